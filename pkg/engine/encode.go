@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// EncodeStore implements memory.Service.
+func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.big.RLock()
+	defer e.big.RUnlock()
+	rec, err := e.buildRecord(req, e.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := e.writeNew([]*memory.MemoryRecord{rec}); err != nil {
+		return nil, err
+	}
+	return storeResponse(rec, len(rec.Associations)), nil
+}
+
+// EncodeBatch implements memory.Service. Every record is validated before
+// any is written, and the batch is committed atomically.
+func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(req.Records) > memory.MaxBatchRecords {
+		return nil, memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", len(req.Records), memory.MaxBatchRecords)
+	}
+	e.big.RLock()
+	defer e.big.RUnlock()
+	now := e.now()
+	recs := make([]*memory.MemoryRecord, len(req.Records))
+	manual := make([]int, len(req.Records))
+	for i := range req.Records {
+		rec, err := e.buildRecord(&req.Records[i], now)
+		if err != nil {
+			return nil, prefixErr(fmt.Sprintf("records[%d].", i), err)
+		}
+		recs[i], manual[i] = rec, len(rec.Associations)
+	}
+	var inferred uint32
+	if req.InferAssociations {
+		for i := 1; i < len(recs); i++ {
+			prev, cur := recs[i-1], recs[i]
+			if addEdge(prev, cur.ID, memory.AssocSequential, 0.7, now) {
+				inferred++
+			}
+			if addEdge(cur, prev.ID, memory.AssocSequential, 0.7, now) {
+				inferred++
+			}
+		}
+	}
+	if err := e.writeNew(recs); err != nil {
+		return nil, err
+	}
+	resp := &memory.EncodeBatchResponse{Results: make([]memory.EncodeStoreResponse, len(recs)), AssociationsInferred: inferred}
+	for i, rec := range recs {
+		resp.Results[i] = *storeResponse(rec, manual[i])
+	}
+	return resp, nil
+}
+
+func storeResponse(rec *memory.MemoryRecord, manual int) *memory.EncodeStoreResponse {
+	return &memory.EncodeStoreResponse{
+		RecordID:            rec.ID,
+		Store:               rec.Store,
+		InitialFidelity:     rec.Fidelity.Score,
+		AssociationsCreated: uint32(manual),
+	}
+}
+
+// addEdge appends an association unless rec already has one to target of
+// that type.
+func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationType, w float64, now time.Time) bool {
+	for _, a := range rec.Associations {
+		if a.TargetID == target && a.AssociationType == typ {
+			return false
+		}
+	}
+	rec.Associations = append(rec.Associations, memory.Association{
+		TargetID: target, AssociationType: typ, Weight: w, CreatedAt: now, LastCoActivation: now,
+	})
+	return true
+}
+
+// buildRecord turns an encode request into a validated new record.
+func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*memory.MemoryRecord, error) {
+	st := memory.StoreEpisodic
+	switch {
+	case req.Store != nil:
+		st = *req.Store
+		if !st.Valid() {
+			return nil, memory.Invalid("store", "want one of %s", memory.StoreTypeNames())
+		}
+	case req.Content.Summary != nil:
+		st = memory.StoreSemantic
+	}
+	var emo memory.EmotionVector
+	if req.Emotion != nil {
+		emo = *req.Emotion
+	}
+	md, err := mergeContext(req.Metadata, req.Context)
+	if err != nil {
+		return nil, err
+	}
+	rec := &memory.MemoryRecord{
+		ID:             e.ids.New(),
+		Store:          st,
+		CreatedAt:      now,
+		UpdatedAt:      now,
+		LastAccessedAt: now,
+		Content:        req.Content,
+		Fidelity:       e.newFidelity(st, emo, now),
+		Emotion:        emo,
+		Metadata:       md,
+		Version:        1,
+		Meta:           memory.NormalizeMeta(req.Meta, memory.TriggerEncodeStore, now),
+	}
+	rec.Fidelity.ClockBase = e.clock()
+	for i, a := range req.Associations {
+		f := fmt.Sprintf("associations[%d]", i)
+		if a.TargetID.IsNil() {
+			return nil, memory.Invalid(f+".target_id", "required and must not be the nil UUID")
+		}
+		if !a.AssociationType.Valid() {
+			return nil, memory.Invalid(f+".association_type", "required")
+		}
+		addEdge(rec, a.TargetID, a.AssociationType, a.Weight, now)
+	}
+	if err := rec.Validate(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// mergeContext stores the encode context in metadata under "_context",
+// wrapping non-object metadata as {"_metadata": value}.
+func mergeContext(md memory.JSON, ctx *memory.EncodeContext) (memory.JSON, error) {
+	if ctx == nil {
+		return md, nil
+	}
+	obj := map[string]json.RawMessage{}
+	switch {
+	case len(md) == 0:
+	case md.IsObject():
+		if err := json.Unmarshal(md, &obj); err != nil {
+			return nil, memory.Invalid("metadata", "not valid JSON: %v", err)
+		}
+	default:
+		obj["_metadata"] = json.RawMessage(md)
+	}
+	c, err := json.Marshal(ctx)
+	if err != nil {
+		return nil, memory.Invalid("context", "%v", err)
+	}
+	obj["_context"] = c
+	out, err := json.Marshal(obj)
+	if err != nil {
+		return nil, memory.Invalid("metadata", "%v", err)
+	}
+	return out, nil
+}
+
+// prefixErr prefixes the message of a client error with a field path such
+// as "records[3].".
+func prefixErr(prefix string, err error) error {
+	var me *memory.Error
+	if errors.As(err, &me) {
+		return &memory.Error{Code: me.Code, Message: prefix + me.Message, RetryAfter: me.RetryAfter}
+	}
+	return err
+}
+
+// writeNew durably stores new records. Working-store records go to memory;
+// when that overflows, the least recently accessed working records move to
+// the episodic store in the same commit.
+func (e *Engine) writeNew(recs []*memory.MemoryRecord) error {
+	b := e.db.NewBatch()
+	defer b.Close()
+	var promoted []*memory.MemoryRecord
+	hasWorking := false
+	for _, rec := range recs {
+		if rec.Store == memory.StoreWorking {
+			hasWorking = true
+			continue
+		}
+		b.PutRecord(rec)
+	}
+	if hasWorking {
+		e.workMu.Lock()
+		defer e.workMu.Unlock()
+		promoted = e.planWorking(recs)
+		for _, p := range promoted {
+			b.PutRecord(p)
+		}
+	}
+	if !b.Empty() {
+		if err := b.Commit(); err != nil {
+			return fmt.Errorf("write records: %w", err)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, rec := range recs {
+		if rec.Store == memory.StoreWorking {
+			e.working.set(rec)
+		}
+		e.st.put(rec)
+	}
+	for _, p := range promoted {
+		e.working.delete(p.ID)
+		e.st.put(p)
+	}
+	return nil
+}
+
+// planWorking works out which working records have to leave when recs are
+// added, and returns them moved to the episodic store. Callers hold workMu.
+func (e *Engine) planWorking(recs []*memory.MemoryRecord) []*memory.MemoryRecord {
+	e.mu.Lock()
+	sim := e.working.all()
+	e.mu.Unlock()
+	var out []*memory.MemoryRecord
+	for _, rec := range recs {
+		if rec.Store != memory.StoreWorking {
+			continue
+		}
+		if len(sim) >= e.working.capacity {
+			v := 0
+			for i := 1; i < len(sim); i++ {
+				if sim[i].LastAccessedAt.Before(sim[v].LastAccessedAt) ||
+					(sim[i].LastAccessedAt.Equal(sim[v].LastAccessedAt) && idLess(sim[i].ID, sim[v].ID)) {
+					v = i
+				}
+			}
+			out = append(out, e.promote(sim[v]))
+			sim = append(sim[:v], sim[v+1:]...)
+		}
+		sim = append(sim, rec)
+	}
+	return out
+}
+
+// promote returns a copy of a working record as an episodic record.
+func (e *Engine) promote(rec *memory.MemoryRecord) *memory.MemoryRecord {
+	c := *rec
+	now := e.now()
+	c.Store = memory.StoreEpisodic
+	c.UpdatedAt = now
+	c.Version++
+	c.Fidelity.Stability = e.opts.Decay.StabilityDays[memory.StoreEpisodic]
+	c.Fidelity.ClockBase = e.clock()
+	return &c
+}
+
+// EncodeUpdate implements memory.Service.
+func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if req.Content == nil && req.Emotion == nil && req.Metadata == nil && req.Meta == nil {
+		return memory.Invalid("", "nothing to update: give at least one of content, emotion, metadata or meta")
+	}
+	e.big.RLock()
+	defer e.big.RUnlock()
+	defer e.lockRecord(req.RecordID)()
+	rec, err := e.get(req.RecordID)
+	if err != nil {
+		return err
+	}
+	now := e.now()
+	if req.Content != nil {
+		rec.Content = *req.Content
+	}
+	if req.Emotion != nil {
+		rec.Emotion = *req.Emotion
+		rec.Fidelity.EmotionalAnchor = anchor(rec.Emotion)
+	}
+	if req.Metadata != nil {
+		rec.Metadata = req.Metadata
+	}
+	if req.Meta != nil {
+		rec.Meta = memory.NormalizeMeta(req.Meta, memory.TriggerEncodeUpdate, now)
+	}
+	rec.UpdatedAt = now
+	rec.Version++
+	if err := rec.Validate(); err != nil {
+		return err
+	}
+	return e.rewrite(rec)
+}
+
+// rewrite durably replaces an existing record. Callers hold the record's
+// lock.
+func (e *Engine) rewrite(recs ...*memory.MemoryRecord) error {
+	b := e.db.NewBatch()
+	defer b.Close()
+	for _, rec := range recs {
+		if rec.Store != memory.StoreWorking {
+			b.PutRecord(rec)
+		}
+	}
+	if !b.Empty() {
+		if err := b.Commit(); err != nil {
+			return fmt.Errorf("write records: %w", err)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, rec := range recs {
+		if rec.Store == memory.StoreWorking {
+			e.working.set(rec)
+		}
+		e.st.put(rec)
+	}
+	return nil
+}

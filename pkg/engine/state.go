@@ -1,0 +1,171 @@
+package engine
+
+import (
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// entry is what the engine keeps in memory about every curated record: enough
+// to answer stats, walk associations and find the record on disk, and little
+// else (the content stays in the store).
+type entry struct {
+	store   memory.StoreType
+	created time.Time
+	score   float64
+	edges   []edge // outgoing associations
+	vector  bool   // has an embedding
+	dream   dreamKind
+}
+
+type edge struct {
+	target memory.ID
+	typ    memory.AssociationType
+	weight float64
+}
+
+// dreamKind marks records that dream processing created, for the stats.
+type dreamKind uint8
+
+const (
+	notDreamt dreamKind = iota
+	dreamSummary
+	dreamSemantic
+)
+
+// state is the engine's in-memory view of the curated records. It is guarded
+// by Engine.mu.
+type state struct {
+	entries  map[memory.ID]*entry
+	incoming map[memory.ID]map[memory.ID]struct{} // target -> sources
+
+	count    [memory.StoreWorking + 1]uint32
+	sumScore [memory.StoreWorking + 1]float64
+	edges    uint32
+	vectors  uint32
+	dreamt   [3]uint32
+
+	// oldest/newest creation times; stale when the record holding them is
+	// deleted, recomputed lazily.
+	oldest, newest time.Time
+	extremesStale  bool
+}
+
+// rawState counts the raw journal.
+type rawState struct {
+	total   uint32
+	pending uint32 // what a default dream tick would process
+}
+
+func newState() *state {
+	return &state{
+		entries:  make(map[memory.ID]*entry),
+		incoming: make(map[memory.ID]map[memory.ID]struct{}),
+	}
+}
+
+func entryOf(rec *memory.MemoryRecord) *entry {
+	e := &entry{
+		store:   rec.Store,
+		created: rec.CreatedAt,
+		score:   rec.Fidelity.Score,
+		vector:  rec.Content.Embedding() != nil,
+		dream:   dreamKindOf(rec),
+	}
+	if len(rec.Associations) > 0 {
+		e.edges = make([]edge, len(rec.Associations))
+		for i, a := range rec.Associations {
+			e.edges[i] = edge{target: a.TargetID, typ: a.AssociationType, weight: a.Weight}
+		}
+	}
+	return e
+}
+
+// put adds or replaces the entry of rec.
+func (s *state) put(rec *memory.MemoryRecord) {
+	if old, ok := s.entries[rec.ID]; ok {
+		s.remove(rec.ID, old)
+	}
+	e := entryOf(rec)
+	s.entries[rec.ID] = e
+	s.count[e.store]++
+	s.sumScore[e.store] += e.score
+	s.edges += uint32(len(e.edges))
+	if e.vector {
+		s.vectors++
+	}
+	s.dreamt[e.dream]++
+	for _, ed := range e.edges {
+		src := s.incoming[ed.target]
+		if src == nil {
+			src = make(map[memory.ID]struct{}, 1)
+			s.incoming[ed.target] = src
+		}
+		src[rec.ID] = struct{}{}
+	}
+	if !s.extremesStale {
+		if s.oldest.IsZero() || e.created.Before(s.oldest) {
+			s.oldest = e.created
+		}
+		if e.created.After(s.newest) {
+			s.newest = e.created
+		}
+	}
+}
+
+// delete forgets the entry of id; incoming edges held by other records are
+// the caller's business (they are rewritten on disk and re-put).
+func (s *state) delete(id memory.ID) {
+	if e, ok := s.entries[id]; ok {
+		s.remove(id, e)
+		delete(s.entries, id)
+	}
+}
+
+func (s *state) remove(id memory.ID, e *entry) {
+	s.count[e.store]--
+	s.sumScore[e.store] -= e.score
+	s.edges -= uint32(len(e.edges))
+	if e.vector {
+		s.vectors--
+	}
+	s.dreamt[e.dream]--
+	for _, ed := range e.edges {
+		if src := s.incoming[ed.target]; src != nil {
+			delete(src, id)
+			if len(src) == 0 {
+				delete(s.incoming, ed.target)
+			}
+		}
+	}
+	if e.created.Equal(s.oldest) || e.created.Equal(s.newest) {
+		s.extremesStale = true
+	}
+}
+
+// extremes returns the oldest and newest creation times (zero when empty).
+func (s *state) extremes() (oldest, newest time.Time) {
+	if s.extremesStale {
+		s.oldest, s.newest = time.Time{}, time.Time{}
+		for _, e := range s.entries {
+			if s.oldest.IsZero() || e.created.Before(s.oldest) {
+				s.oldest = e.created
+			}
+			if e.created.After(s.newest) {
+				s.newest = e.created
+			}
+		}
+		s.extremesStale = false
+	}
+	return s.oldest, s.newest
+}
+
+// sources returns the records holding an edge to id.
+func (s *state) sources(id memory.ID) []memory.ID {
+	src := s.incoming[id]
+	out := make([]memory.ID, 0, len(src))
+	for k := range src {
+		out = append(out, k)
+	}
+	return out
+}

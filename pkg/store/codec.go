@@ -1,0 +1,627 @@
+package store
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Record encoding. Every value starts with a format byte; the decoder keeps
+// every format it ever wrote, so old data directories stay readable. The
+// body is a fixed sequence of fields in the order of the encoder below:
+//
+//	uvarint   unsigned integers and lengths
+//	varint    signed integers
+//	8 bytes   float64, little endian IEEE 754
+//	4 bytes   float32, little endian (embeddings, as one length-prefixed run)
+//	str       uvarint length, then UTF-8 bytes
+//	nstr      0x00 for null, or 0x01 then str
+//	time      varint Unix seconds, uvarint nanoseconds (always UTC)
+//	ntime     0x00 for null, or 0x01 then time
+//	id        16 raw bytes
+//	list      uvarint count, then the items
+//
+// Free-form metadata is kept as its compact JSON text (a str); everything
+// else is structural, so reading a record never parses JSON.
+const (
+	formatRecordV1 byte = 0x01 // MemoryRecord
+	formatRawV1    byte = 0x01 // RawJournalRecord
+)
+
+// ErrCorrupt is returned when a stored value cannot be decoded.
+var ErrCorrupt = errors.New("store: corrupt value")
+
+type wbuf struct{ b []byte }
+
+func (w *wbuf) byte(c byte)      { w.b = append(w.b, c) }
+func (w *wbuf) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *wbuf) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *wbuf) f64(v float64)    { w.b = binary.LittleEndian.AppendUint64(w.b, math.Float64bits(v)) }
+func (w *wbuf) id(v memory.ID)   { w.b = append(w.b, v[:]...) }
+func (w *wbuf) bytes(v []byte)   { w.uvarint(uint64(len(v))); w.b = append(w.b, v...) }
+func (w *wbuf) str(v string)     { w.uvarint(uint64(len(v))); w.b = append(w.b, v...) }
+func (w *wbuf) time(t time.Time) { w.varint(t.Unix()); w.uvarint(uint64(t.Nanosecond())) }
+func (w *wbuf) bool(v bool)      { w.byte(boolByte(v)) }
+func (w *wbuf) present(ok bool)  { w.byte(boolByte(ok)) }
+func (w *wbuf) nstr(v *string) {
+	w.present(v != nil)
+	if v != nil {
+		w.str(*v)
+	}
+}
+func (w *wbuf) ntime(v *time.Time) {
+	w.present(v != nil)
+	if v != nil {
+		w.time(*v)
+	}
+}
+func (w *wbuf) nf64(v *float64) {
+	w.present(v != nil)
+	if v != nil {
+		w.f64(*v)
+	}
+}
+func (w *wbuf) nid(v *memory.ID) {
+	w.present(v != nil)
+	if v != nil {
+		w.id(*v)
+	}
+}
+
+func (w *wbuf) strs(v []string) {
+	w.uvarint(uint64(len(v)))
+	for _, s := range v {
+		w.str(s)
+	}
+}
+
+func (w *wbuf) ids(v []memory.ID) {
+	w.uvarint(uint64(len(v)))
+	for _, id := range v {
+		w.id(id)
+	}
+}
+
+// f32s writes nil as 0 and a vector of n values as n+1, then the values.
+func (w *wbuf) f32s(v []float32) {
+	if v == nil {
+		w.uvarint(0)
+		return
+	}
+	w.uvarint(uint64(len(v)) + 1)
+	for _, x := range v {
+		w.b = binary.LittleEndian.AppendUint32(w.b, math.Float32bits(x))
+	}
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+// rbuf reads what wbuf wrote. The first problem sticks: later reads return
+// zero values and err reports what went wrong.
+type rbuf struct {
+	b   []byte
+	err error
+}
+
+func (r *rbuf) fail(what string) {
+	if r.err == nil {
+		r.err = fmt.Errorf("%w: %s", ErrCorrupt, what)
+	}
+	r.b = nil
+}
+
+func (r *rbuf) byte() byte {
+	if len(r.b) < 1 {
+		r.fail("short value")
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+func (r *rbuf) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail("bad uvarint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rbuf) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rbuf) u32() uint32 {
+	v := r.uvarint()
+	if v > math.MaxUint32 {
+		r.fail("integer out of range")
+		return 0
+	}
+	return uint32(v)
+}
+
+func (r *rbuf) f64() float64 {
+	if len(r.b) < 8 {
+		r.fail("short float")
+		return 0
+	}
+	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *rbuf) id() memory.ID {
+	var id memory.ID
+	if len(r.b) < 16 {
+		r.fail("short id")
+		return id
+	}
+	copy(id[:], r.b)
+	r.b = r.b[16:]
+	return id
+}
+
+// n reads a length and checks that at least min*length bytes remain, so a
+// corrupt length cannot make the decoder allocate wildly.
+func (r *rbuf) n(min int) int {
+	v := r.uvarint()
+	if v > uint64(len(r.b)) || (min > 0 && v*uint64(min) > uint64(len(r.b))) {
+		r.fail("length exceeds value")
+		return 0
+	}
+	return int(v)
+}
+
+func (r *rbuf) bytes() []byte {
+	n := r.n(1)
+	if r.err != nil {
+		return nil
+	}
+	v := make([]byte, n)
+	copy(v, r.b)
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rbuf) str() string {
+	n := r.n(1)
+	if r.err != nil {
+		return ""
+	}
+	v := string(r.b[:n])
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *rbuf) bool() bool {
+	switch r.byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	default:
+		r.fail("bad bool")
+		return false
+	}
+}
+
+func (r *rbuf) time() time.Time {
+	sec := r.varint()
+	nsec := r.uvarint()
+	if nsec >= 1e9 {
+		r.fail("bad nanoseconds")
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+func (r *rbuf) nstr() *string {
+	if !r.bool() {
+		return nil
+	}
+	s := r.str()
+	return &s
+}
+
+func (r *rbuf) ntime() *time.Time {
+	if !r.bool() {
+		return nil
+	}
+	t := r.time()
+	return &t
+}
+
+func (r *rbuf) nf64() *float64 {
+	if !r.bool() {
+		return nil
+	}
+	v := r.f64()
+	return &v
+}
+
+func (r *rbuf) nid() *memory.ID {
+	if !r.bool() {
+		return nil
+	}
+	v := r.id()
+	return &v
+}
+
+func (r *rbuf) strs() []string {
+	n := r.n(1)
+	if n == 0 {
+		return nil
+	}
+	v := make([]string, n)
+	for i := range v {
+		v[i] = r.str()
+	}
+	return v
+}
+
+func (r *rbuf) ids() []memory.ID {
+	n := r.n(16)
+	if n == 0 {
+		return nil
+	}
+	v := make([]memory.ID, n)
+	for i := range v {
+		v[i] = r.id()
+	}
+	return v
+}
+
+func (r *rbuf) f32s() []float32 {
+	n := r.uvarint()
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	n--
+	if n*4 > uint64(len(r.b)) {
+		r.fail("short embedding")
+		return nil
+	}
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(r.b[4*i:]))
+	}
+	r.b = r.b[4*n:]
+	return v
+}
+
+func (r *rbuf) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("trailing bytes")
+	}
+	return r.err
+}
+
+// EncodeRecord returns the stored form of a curated record.
+func EncodeRecord(rec *memory.MemoryRecord) []byte {
+	w := &wbuf{b: make([]byte, 0, 256+contentSize(&rec.Content))}
+	w.byte(formatRecordV1)
+	w.id(rec.ID)
+	w.byte(byte(rec.Store))
+	w.time(rec.CreatedAt)
+	w.time(rec.UpdatedAt)
+	w.time(rec.LastAccessedAt)
+	w.uvarint(uint64(rec.AccessCount))
+	encodeContent(w, &rec.Content)
+	f := &rec.Fidelity
+	w.f64(f.Score)
+	w.f64(f.NoiseLevel)
+	w.f64(f.DecayRate)
+	w.f64(f.EmotionalAnchor)
+	w.uvarint(uint64(f.ReinforcementCount))
+	w.f64(f.Stability)
+	w.time(f.LastDecayTick)
+	w.f64(f.ClockBase)
+	encodeEmotion(w, &rec.Emotion)
+	w.uvarint(uint64(len(rec.Associations)))
+	for i := range rec.Associations {
+		a := &rec.Associations[i]
+		w.id(a.TargetID)
+		w.byte(byte(a.AssociationType))
+		w.f64(a.Weight)
+		w.time(a.CreatedAt)
+		w.time(a.LastCoActivation)
+	}
+	w.bytes(rec.Metadata)
+	w.uvarint(uint64(rec.Version))
+	encodeMeta(w, &rec.Meta)
+	return w.b
+}
+
+// DecodeRecord parses what EncodeRecord wrote.
+func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
+	r := &rbuf{b: b}
+	if f := r.byte(); r.err == nil && f != formatRecordV1 {
+		return nil, fmt.Errorf("%w: unknown record format %#x", ErrCorrupt, f)
+	}
+	rec := &memory.MemoryRecord{}
+	rec.ID = r.id()
+	rec.Store = memory.StoreType(r.byte())
+	rec.CreatedAt = r.time()
+	rec.UpdatedAt = r.time()
+	rec.LastAccessedAt = r.time()
+	rec.AccessCount = r.u32()
+	decodeContent(r, &rec.Content)
+	f := &rec.Fidelity
+	f.Score = r.f64()
+	f.NoiseLevel = r.f64()
+	f.DecayRate = r.f64()
+	f.EmotionalAnchor = r.f64()
+	f.ReinforcementCount = r.u32()
+	f.Stability = r.f64()
+	f.LastDecayTick = r.time()
+	f.ClockBase = r.f64()
+	decodeEmotion(r, &rec.Emotion)
+	if n := r.n(1); n > 0 {
+		rec.Associations = make([]memory.Association, n)
+		for i := range rec.Associations {
+			a := &rec.Associations[i]
+			a.TargetID = r.id()
+			a.AssociationType = memory.AssociationType(r.byte())
+			a.Weight = r.f64()
+			a.CreatedAt = r.time()
+			a.LastCoActivation = r.time()
+		}
+	}
+	if md := r.bytes(); len(md) > 0 {
+		rec.Metadata = md
+	}
+	rec.Version = r.u32()
+	decodeMeta(r, &rec.Meta)
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// EncodeRaw returns the stored form of a raw journal entry.
+func EncodeRaw(rec *memory.RawJournalRecord) []byte {
+	w := &wbuf{b: make([]byte, 0, 192+len(rec.SessionID)+contentSize(&rec.Content))}
+	w.byte(formatRawV1)
+	w.id(rec.ID)
+	w.str(rec.SessionID)
+	w.nstr(rec.TurnID)
+	w.nstr(rec.TopicID)
+	w.byte(byte(rec.Source))
+	w.byte(byte(rec.Speaker))
+	w.byte(byte(rec.Visibility))
+	w.byte(byte(rec.SecrecyLevel))
+	w.time(rec.CreatedAt)
+	w.time(rec.UpdatedAt)
+	encodeContent(w, &rec.Content)
+	w.bytes(rec.Metadata)
+	w.ids(rec.DerivedMemoryIDs)
+	w.bool(rec.Suppressed)
+	encodeMeta(w, &rec.Meta)
+	return w.b
+}
+
+// DecodeRaw parses what EncodeRaw wrote.
+func DecodeRaw(b []byte) (*memory.RawJournalRecord, error) {
+	r := &rbuf{b: b}
+	if f := r.byte(); r.err == nil && f != formatRawV1 {
+		return nil, fmt.Errorf("%w: unknown raw record format %#x", ErrCorrupt, f)
+	}
+	rec := &memory.RawJournalRecord{}
+	rec.ID = r.id()
+	rec.SessionID = r.str()
+	rec.TurnID = r.nstr()
+	rec.TopicID = r.nstr()
+	rec.Source = memory.RawSource(r.byte())
+	rec.Speaker = memory.RawSpeaker(r.byte())
+	rec.Visibility = memory.Visibility(r.byte())
+	rec.SecrecyLevel = memory.SecrecyLevel(r.byte())
+	rec.CreatedAt = r.time()
+	rec.UpdatedAt = r.time()
+	decodeContent(r, &rec.Content)
+	if md := r.bytes(); len(md) > 0 {
+		rec.Metadata = md
+	}
+	rec.DerivedMemoryIDs = r.ids()
+	rec.Suppressed = r.bool()
+	decodeMeta(r, &rec.Meta)
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+func contentSize(c *memory.MemoryContent) int {
+	n := 0
+	for i := range c.Blocks {
+		n += len(c.Blocks[i].Data) + 4*len(c.Blocks[i].Embedding) + 32
+	}
+	return n
+}
+
+func encodeContent(w *wbuf, c *memory.MemoryContent) {
+	w.nstr(c.Summary)
+	w.uvarint(uint64(len(c.Blocks)))
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		w.byte(byte(b.Modality))
+		w.str(b.Format)
+		w.bytes(b.Data)
+		w.f32s(b.Embedding)
+	}
+}
+
+func decodeContent(r *rbuf, c *memory.MemoryContent) {
+	c.Summary = r.nstr()
+	n := r.n(3)
+	if n == 0 {
+		return
+	}
+	c.Blocks = make([]memory.ContentBlock, n)
+	for i := range c.Blocks {
+		b := &c.Blocks[i]
+		b.Modality = memory.Modality(r.byte())
+		b.Format = r.str()
+		b.Data = r.bytes()
+		b.Embedding = r.f32s()
+	}
+}
+
+// encodeEmotion writes a bit mask of the non-zero components, then those
+// components: most records carry no emotion and cost two bytes.
+func encodeEmotion(w *wbuf, e *memory.EmotionVector) {
+	v := emotionValues(e)
+	var mask uint64
+	for i, x := range v {
+		if x != 0 {
+			mask |= 1 << i
+		}
+	}
+	w.uvarint(mask)
+	for i, x := range v {
+		if mask&(1<<i) != 0 {
+			w.f64(x)
+		}
+	}
+}
+
+func decodeEmotion(r *rbuf, e *memory.EmotionVector) {
+	mask := r.uvarint()
+	if mask >= 1<<10 {
+		r.fail("bad emotion mask")
+		return
+	}
+	var v [10]float64
+	for i := range v {
+		if mask&(1<<i) != 0 {
+			v[i] = r.f64()
+		}
+	}
+	*e = memory.EmotionVector{Joy: v[0], Trust: v[1], Fear: v[2], Surprise: v[3], Sadness: v[4], Disgust: v[5], Anger: v[6], Anticipation: v[7], Intensity: v[8], Valence: v[9]}
+}
+
+func emotionValues(e *memory.EmotionVector) [10]float64 {
+	return [10]float64{e.Joy, e.Trust, e.Fear, e.Surprise, e.Sadness, e.Disgust, e.Anger, e.Anticipation, e.Intensity, e.Valence}
+}
+
+func encodeEvidence(w *wbuf, ev []memory.MetaEvidenceRef) {
+	w.uvarint(uint64(len(ev)))
+	for i := range ev {
+		e := &ev[i]
+		w.nid(e.RecordID)
+		w.nid(e.RawRecordID)
+		w.nstr(e.Label)
+		w.nstr(e.Excerpt)
+		w.nstr(e.URI)
+		w.nf64(e.Confidence)
+	}
+}
+
+func decodeEvidence(r *rbuf) []memory.MetaEvidenceRef {
+	n := r.n(6)
+	if n == 0 {
+		return nil
+	}
+	ev := make([]memory.MetaEvidenceRef, n)
+	for i := range ev {
+		e := &ev[i]
+		e.RecordID = r.nid()
+		e.RawRecordID = r.nid()
+		e.Label = r.nstr()
+		e.Excerpt = r.nstr()
+		e.URI = r.nstr()
+		e.Confidence = r.nf64()
+	}
+	return ev
+}
+
+func encodeMeta(w *wbuf, m *memory.MetaMemory) {
+	w.uvarint(uint64(m.SchemaVersion))
+	w.byte(byte(m.CaptureStatus))
+	w.nstr(m.Intent)
+	w.nstr(m.Rationale)
+	w.nstr(m.Trigger)
+	w.strs(m.Goals)
+	encodeEvidence(w, m.Evidence)
+	w.strs(m.Assumptions)
+	w.uvarint(uint64(len(m.Alternatives)))
+	for i := range m.Alternatives {
+		a := &m.Alternatives[i]
+		w.str(a.Option)
+		w.nstr(a.Reason)
+		w.bool(a.Chosen)
+	}
+	w.nstr(m.Decision)
+	w.nf64(m.Confidence)
+	w.ids(m.SourceRecordIDs)
+	w.ids(m.ParentMetaIDs)
+	w.uvarint(uint64(len(m.ContextEdges)))
+	for i := range m.ContextEdges {
+		e := &m.ContextEdges[i]
+		w.nid(e.SourceID)
+		w.id(e.TargetID)
+		w.byte(byte(e.Relation))
+		w.nstr(e.Rationale)
+		encodeEvidence(w, e.Evidence)
+		w.nf64(e.Confidence)
+		w.ntime(e.CreatedAt)
+	}
+	w.strs(m.Tags)
+	w.ntime(m.CapturedAt)
+}
+
+func decodeMeta(r *rbuf, m *memory.MetaMemory) {
+	m.SchemaVersion = r.u32()
+	m.CaptureStatus = memory.MetaCaptureStatus(r.byte())
+	m.Intent = r.nstr()
+	m.Rationale = r.nstr()
+	m.Trigger = r.nstr()
+	m.Goals = r.strs()
+	m.Evidence = decodeEvidence(r)
+	m.Assumptions = r.strs()
+	if n := r.n(3); n > 0 {
+		m.Alternatives = make([]memory.MetaAlternative, n)
+		for i := range m.Alternatives {
+			a := &m.Alternatives[i]
+			a.Option = r.str()
+			a.Reason = r.nstr()
+			a.Chosen = r.bool()
+		}
+	}
+	m.Decision = r.nstr()
+	m.Confidence = r.nf64()
+	m.SourceRecordIDs = r.ids()
+	m.ParentMetaIDs = r.ids()
+	if n := r.n(22); n > 0 {
+		m.ContextEdges = make([]memory.MetaEdge, n)
+		for i := range m.ContextEdges {
+			e := &m.ContextEdges[i]
+			e.SourceID = r.nid()
+			e.TargetID = r.id()
+			e.Relation = memory.MetaRelation(r.byte())
+			e.Rationale = r.nstr()
+			e.Evidence = decodeEvidence(r)
+			e.Confidence = r.nf64()
+			e.CreatedAt = r.ntime()
+		}
+	}
+	m.Tags = r.strs()
+	m.CapturedAt = r.ntime()
+}

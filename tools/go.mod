@@ -1,0 +1,3 @@
+module memsvc.dev/memsvc/tools
+
+go 1.26
