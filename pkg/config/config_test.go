@@ -1,0 +1,248 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite deploy-docs/memsvc.example.toml")
+
+const examplePath = "../../deploy-docs/memsvc.example.toml"
+
+// TestExampleFile keeps the example in deploy-docs in sync with the key
+// table, and boots it: it must load, validate and equal the defaults.
+func TestExampleFile(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteExample(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(examplePath, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(examplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, buf.Bytes()) {
+		t.Fatalf("%s is out of date: run go test ./pkg/config -run TestExampleFile -update", examplePath)
+	}
+	c, err := Load(LoadOptions{File: examplePath})
+	if err != nil {
+		t.Fatalf("example does not load: %v", err)
+	}
+	want := Defaults()
+	want.File = examplePath
+	c.Sources, want.Sources = nil, nil
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("example config differs from defaults:\n got %+v\nwant %+v", c, want)
+	}
+	// Every key is documented in the file, set or commented out.
+	for _, name := range Keys() {
+		leaf := name[strings.LastIndex(name, ".")+1:]
+		if !bytes.Contains(got, []byte("\n"+leaf+" = ")) && !bytes.Contains(got, []byte("\n# "+leaf+" = ")) {
+			t.Errorf("key %s is not in the example file", name)
+		}
+		if !bytes.Contains(got, []byte(envName(name))) {
+			t.Errorf("environment variable of %s is not in the example file", name)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := Load(LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "./data" || c.HTTP.Port != 8420 || c.HTTP.BindAddress != "127.0.0.1" ||
+		c.HTTP.MetricsEnabled || !c.Security.AuditLogEnabled || c.LLM.Provider != "none" ||
+		c.Decay.BackgroundIntervalSecs != 3600 || c.Dream.BackgroundIntervalSecs != 86400 ||
+		c.RateLimit.RequestsPerSecond != 100 || c.RateLimit.Burst != 50 ||
+		c.Log.Level != "info" || c.Log.Format != "pretty" || c.Working.Capacity != 7 ||
+		c.GRPC.Port != nil || c.Auth.Enabled || len(c.Auth.APIKeys) != 0 {
+		t.Fatalf("unexpected defaults: %+v", c)
+	}
+	if got := c.AuditLogPath(); got != filepath.Join("data", "audit.jsonl") {
+		t.Errorf("AuditLogPath = %q", got)
+	}
+	if !c.PersistSearchIndexes() {
+		t.Error("search indexes should persist without store encryption")
+	}
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "memsvc.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPrecedence(t *testing.T) {
+	file := writeFile(t, `
+data_dir = "/from/file"
+[http]
+port = 9001
+bind_address = "::1"
+[log]
+level = "debug"
+`)
+	c, err := Load(LoadOptions{
+		File:    file,
+		Environ: []string{"MEMSVC_HTTP__PORT=9002", "MEMSVC_LOG__FORMAT=json", "PATH=/bin"},
+		Overrides: []Override{
+			{Key: "http.port", Value: "9003", Flag: "--port"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/from/file" || c.HTTP.BindAddress != "::1" || c.Log.Level != "debug" {
+		t.Errorf("file values lost: %+v", c)
+	}
+	if c.Log.Format != "json" {
+		t.Errorf("env did not override default: %q", c.Log.Format)
+	}
+	if c.HTTP.Port != 9003 {
+		t.Errorf("flag did not win: port %d", c.HTTP.Port)
+	}
+	if c.Sources["http.port"] != "--port" || c.Sources["log.format"] != "MEMSVC_LOG__FORMAT" || c.Sources["data_dir"] != file {
+		t.Errorf("sources: %v", c.Sources)
+	}
+
+	c, err = Load(LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__PORT=9002"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.HTTP.Port != 9002 {
+		t.Errorf("env did not beat file: %d", c.HTTP.Port)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	c, err := Load(LoadOptions{Environ: []string{
+		"MEMSVC_AUTH__ENABLED=true",
+		"MEMSVC_AUTH_API_KEYS= k1 , k2,",
+		"MEMSVC_HTTP_TRUSTED_PROXY_CIDRS=10.0.0.0/8, fd00::/8",
+		`MEMSVC_HTTP__CORS_ORIGINS=["https://a.example", "https://b.example"]`,
+		"MEMSVC_GRPC__PORT=8421",
+		"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse",
+		"MEMSVC_DATA_DIR=/srv/memsvc",
+		"MEMSVC_SERVER_URL=http://127.0.0.1:1", // a client variable, not config
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Auth.Enabled || !reflect.DeepEqual(c.Auth.APIKeys, []string{"k1", "k2"}) {
+		t.Errorf("auth: %+v", c.Auth)
+	}
+	if !reflect.DeepEqual(c.HTTP.TrustedProxyCIDRs, []string{"10.0.0.0/8", "fd00::/8"}) {
+		t.Errorf("cidrs: %v", c.HTTP.TrustedProxyCIDRs)
+	}
+	if !reflect.DeepEqual(c.HTTP.CORSOrigins, []string{"https://a.example", "https://b.example"}) {
+		t.Errorf("cors: %v", c.HTTP.CORSOrigins)
+	}
+	if c.GRPC.Port == nil || *c.GRPC.Port != 8421 {
+		t.Errorf("grpc port: %v", c.GRPC.Port)
+	}
+	if c.DataDir != "/srv/memsvc" {
+		t.Errorf("data dir: %q", c.DataDir)
+	}
+	if c.PersistSearchIndexes() {
+		t.Error("search indexes must default to memory while store encryption is on")
+	}
+}
+
+func TestHomeExpansion(t *testing.T) {
+	c, err := Load(LoadOptions{Environ: []string{"HOME=/home/ada", "MEMSVC_DATA_DIR=~/memsvc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "/home/ada/memsvc" {
+		t.Errorf("data dir %q", c.DataDir)
+	}
+}
+
+// TestErrors checks that every kind of mistake is refused with a message
+// naming the key, the source and what is accepted.
+func TestErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.toml")
+	tests := []struct {
+		name    string
+		opts    LoadOptions
+		wantAll []string
+	}{
+		{"missing file", LoadOptions{File: missing}, []string{missing, "does not exist"}},
+		{"syntax", LoadOptions{File: writeFile(t, "[http\nport = 1")}, []string{"line 1"}},
+		{"unknown key", LoadOptions{File: writeFile(t, "[http]\nprot = 1\n")}, []string{"http.prot", "unknown key"}},
+		{"unknown key suggestion", LoadOptions{File: writeFile(t, "[server]\nport = 1\n")}, []string{"server.port", "did you mean http.port"}},
+		{"wrong type", LoadOptions{File: writeFile(t, "[http]\nport = \"8420\"\n")}, []string{"http.port", "want a whole number", `"8420"`}},
+		{"port range", LoadOptions{File: writeFile(t, "[http]\nport = 70000\n")}, []string{"http.port", "between 0 and 65535", "70000"}},
+		{"port zero", LoadOptions{Environ: []string{"MEMSVC_HTTP__PORT=0"}}, []string{"http.port", "MEMSVC_HTTP__PORT", "between 1 and 65535"}},
+		{"env not a number", LoadOptions{Environ: []string{"MEMSVC_HTTP__PORT=eighty"}}, []string{"http.port", "whole number", `"eighty"`}},
+		{"env bool", LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=yes please"}}, []string{"auth.enabled", "true or false"}},
+		{"env unknown", LoadOptions{Environ: []string{"MEMSVC_HTTP__PROT=1"}}, []string{"MEMSVC_HTTP__PROT", "not a memsvc configuration variable"}},
+		{"env single underscore", LoadOptions{Environ: []string{"MEMSVC_LOG_LEVEL=debug"}}, []string{"MEMSVC_LOG_LEVEL", "did you mean MEMSVC_LOG__LEVEL"}},
+		{"log level", LoadOptions{Environ: []string{"MEMSVC_LOG__LEVEL=INFO"}}, []string{"log.level", "trace, debug, info, warn, error", `"INFO"`}},
+		{"log format", LoadOptions{File: writeFile(t, "[log]\nformat = \"xml\"\n")}, []string{"log.format", "pretty, json"}},
+		{"llm provider", LoadOptions{File: writeFile(t, "[llm]\nprovider = \"openai\"\n")}, []string{"llm.provider", `"openai"`, `set llm.provider = "none"`}},
+		{"llm unknown", LoadOptions{File: writeFile(t, "[llm]\nprovider = \"cohere\"\n")}, []string{"llm.provider", `only accepted value is "none"`}},
+		{"bind hostname", LoadOptions{File: writeFile(t, "[http]\nbind_address = \"example.com\"\n")}, []string{"http.bind_address", "IP address", "localhost"}},
+		{"cidr", LoadOptions{Environ: []string{"MEMSVC_HTTP_TRUSTED_PROXY_CIDRS=10.0.0.1"}}, []string{"http.trusted_proxy_cidrs", "CIDR", `"10.0.0.1"`}},
+		{"auth without keys", LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true"}}, []string{"auth.api_keys", "MEMSVC_AUTH_API_KEYS"}},
+		{"blank key", LoadOptions{File: writeFile(t, "[auth]\napi_keys = [\"a\", \"  \"]\n")}, []string{"auth.api_keys", "key 2 is blank"}},
+		{"blank passphrase", LoadOptions{Environ: []string{"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=  "}}, []string{"security.store_encryption_passphrase", "must not be blank"}},
+		{"grpc equals http", LoadOptions{Environ: []string{"MEMSVC_GRPC__PORT=8420"}}, []string{"grpc.port", "differ from http.port"}},
+		{"tls half", LoadOptions{File: writeFile(t, "[grpc]\ntls_cert_path = \"/c.pem\"\n")}, []string{"grpc.tls_cert_path", "set together"}},
+		{"zero interval", LoadOptions{File: writeFile(t, "[decay]\nbackground_interval_secs = 0\n")}, []string{"decay.background_interval_secs", "at least 1"}},
+		{"zero burst", LoadOptions{Environ: []string{"MEMSVC_RATE_LIMIT__BURST=0"}}, []string{"rate_limit.burst"}},
+		{"blank data dir", LoadOptions{Overrides: []Override{{Key: "data_dir", Value: " ", Flag: "--data-dir"}}}, []string{"data_dir", "--data-dir", "blank"}},
+		{"table for scalar", LoadOptions{File: writeFile(t, "[http.port]\nx = 1\n")}, []string{"http.port", "want a whole number", "a table"}},
+		{"working capacity", LoadOptions{File: writeFile(t, "[working]\ncapacity = 0\n")}, []string{"working.capacity", "between 1 and 10000"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Load(tt.opts)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error %v does not match ErrInvalid", err)
+			}
+			for _, want := range tt.wantAll {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+		})
+	}
+}
+
+func TestSecretsNotEchoed(t *testing.T) {
+	_, err := Load(LoadOptions{File: writeFile(t, "[auth]\napi_keys = \"hunter2-secret\"\n")})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error echoes a secret: %v", err)
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1": true, "127.1.2.3": true, "::1": true, "[::1]": true, "localhost": true, "LOCALHOST": true,
+		"0.0.0.0": false, "::": false, "10.0.0.1": false, "example.com": false,
+	} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%q) = %v", addr, got)
+		}
+	}
+}

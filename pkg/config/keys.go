@@ -1,0 +1,500 @@
+package config
+
+import (
+	"fmt"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// key declares one configuration key.
+type key struct {
+	name  string
+	doc   string
+	field func(*Config) any // pointer to the Config field
+	def   any               // default value; nil leaves an optional key unset
+	// example is shown (commented out) in the example file for keys whose
+	// default is unset.
+	example string
+	// check returns a message when the value is not acceptable.
+	check  func(*Config) string
+	secret bool // the value is never shown in messages
+}
+
+func lookup(name string) *key {
+	for i := range keys {
+		if keys[i].name == name {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
+// Keys returns the names of every configuration key, in table order.
+func Keys() []string {
+	out := make([]string, len(keys))
+	for i := range keys {
+		out[i] = keys[i].name
+	}
+	return out
+}
+
+var (
+	logLevels  = []string{"trace", "debug", "info", "warn", "error"}
+	logFormats = []string{"pretty", "json"}
+)
+
+// keys is the configuration reference. Order is the order of the example
+// file.
+var keys = []key{
+	{
+		name:  "data_dir",
+		doc:   "Directory of the embedded database. Exactly one memsvc process may use it at a time. A leading ~/ is expanded.",
+		field: func(c *Config) any { return &c.DataDir },
+		def:   "./data",
+		check: func(c *Config) string { return notBlank(c.DataDir) },
+	},
+	{
+		name:  "http.port",
+		doc:   "TCP port of the HTTP API.",
+		field: func(c *Config) any { return &c.HTTP.Port },
+		def:   uint16(8420),
+		check: func(c *Config) string { return nonZero(uint64(c.HTTP.Port), "a port between 1 and 65535") },
+	},
+	{
+		name: "http.bind_address",
+		doc: "Address the HTTP API (and gRPC) listens on: an IP literal or \"localhost\". " +
+			"A non-loopback address requires auth.enabled = true; put a TLS-terminating reverse proxy in front.",
+		field: func(c *Config) any { return &c.HTTP.BindAddress },
+		def:   "127.0.0.1",
+		check: func(c *Config) string {
+			a := c.HTTP.BindAddress
+			if a == "localhost" {
+				return ""
+			}
+			if _, err := netip.ParseAddr(a); err != nil {
+				return fmt.Sprintf("want an IP address such as 127.0.0.1, 0.0.0.0 or ::1, or \"localhost\" (got %q)", a)
+			}
+			return ""
+		},
+	},
+	{
+		name:  "http.cors_origins",
+		doc:   "Browser origins allowed to call the API (exact match, e.g. \"https://app.example.com\"); \"*\" reflects any origin. Empty sends no CORS headers.",
+		field: func(c *Config) any { return &c.HTTP.CORSOrigins },
+		def:   []string{},
+	},
+	{
+		name: "http.trusted_proxy_cidrs",
+		doc: "Networks of reverse proxies whose X-Forwarded-For / X-Real-IP headers are believed when " +
+			"identifying clients for rate limiting, e.g. [\"10.0.0.0/8\"]. Env: MEMSVC_HTTP__TRUSTED_PROXY_CIDRS (comma list).",
+		field: func(c *Config) any { return &c.HTTP.TrustedProxyCIDRs },
+		def:   []string{},
+		check: func(c *Config) string {
+			for _, s := range c.HTTP.TrustedProxyCIDRs {
+				if _, err := netip.ParsePrefix(s); err != nil {
+					return fmt.Sprintf("%q is not a network in CIDR form such as 10.0.0.0/8 or fd00::/8", s)
+				}
+			}
+			return ""
+		},
+	},
+	{
+		name:  "http.metrics_enabled",
+		doc:   "Serve Prometheus metrics at GET /metrics (behind auth when auth is enabled).",
+		field: func(c *Config) any { return &c.HTTP.MetricsEnabled },
+		def:   false,
+	},
+	{
+		name:  "http.max_body_bytes",
+		doc:   "Largest accepted request body; bigger bodies are refused with 413.",
+		field: func(c *Config) any { return &c.HTTP.MaxBodyBytes },
+		def:   int64(64 << 20),
+		check: func(c *Config) string {
+			if c.HTTP.MaxBodyBytes < 1<<10 {
+				return fmt.Sprintf("must be at least 1024 bytes (got %d)", c.HTTP.MaxBodyBytes)
+			}
+			return ""
+		},
+	},
+	{
+		name:  "http.shutdown_timeout_secs",
+		doc:   "On SIGINT/SIGTERM, how long in-flight requests may run before they are cut off.",
+		field: func(c *Config) any { return &c.HTTP.ShutdownTimeoutSecs },
+		def:   uint32(10),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.HTTP.ShutdownTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:    "grpc.port",
+		doc:     "TCP port of the optional gRPC API (same bind address as HTTP). Unset disables gRPC; `serve --grpc-port` also enables it.",
+		field:   func(c *Config) any { return &c.GRPC.Port },
+		example: "8421",
+		check: func(c *Config) string {
+			if c.GRPC.Port != nil {
+				return nonZero(uint64(*c.GRPC.Port), "a port between 1 and 65535")
+			}
+			return ""
+		},
+	},
+	{
+		name:    "grpc.tls_cert_path",
+		doc:     "PEM certificate for gRPC TLS. Required when auth is enabled or the bind address is not loopback.",
+		field:   func(c *Config) any { return &c.GRPC.TLSCertPath },
+		example: `"/etc/memsvc/tls/server.crt"`,
+		check:   func(c *Config) string { return optNotBlank(c.GRPC.TLSCertPath) },
+	},
+	{
+		name:    "grpc.tls_key_path",
+		doc:     "PEM private key for gRPC TLS; set together with grpc.tls_cert_path.",
+		field:   func(c *Config) any { return &c.GRPC.TLSKeyPath },
+		example: `"/etc/memsvc/tls/server.key"`,
+		check:   func(c *Config) string { return optNotBlank(c.GRPC.TLSKeyPath) },
+	},
+	{
+		name:  "auth.enabled",
+		doc:   "Require `Authorization: Bearer <key>` on the API (not on /health and /readiness).",
+		field: func(c *Config) any { return &c.Auth.Enabled },
+		def:   false,
+	},
+	{
+		name: "auth.api_keys",
+		doc: "Accepted API keys. Prefer the environment variable MEMSVC_AUTH_API_KEYS (comma-separated) " +
+			"over writing keys into a file.",
+		field:  func(c *Config) any { return &c.Auth.APIKeys },
+		def:    []string{},
+		secret: true,
+		check: func(c *Config) string {
+			for i, k := range c.Auth.APIKeys {
+				if strings.TrimSpace(k) == "" {
+					return fmt.Sprintf("key %d is blank; remove it", i+1)
+				}
+			}
+			return ""
+		},
+	},
+	{
+		name: "security.store_encryption_passphrase",
+		doc: "Encrypt records written from now on with a key derived from this passphrase; existing plaintext " +
+			"records stay readable. Prefer MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE.",
+		field:   func(c *Config) any { return &c.Security.StoreEncryptionPassphrase },
+		example: `"use the environment variable instead"`,
+		secret:  true,
+		check:   func(c *Config) string { return optNotBlank(c.Security.StoreEncryptionPassphrase) },
+	},
+	{
+		name:    "security.persist_search_indexes",
+		doc:     "Keep search indexes (derived text) on disk. Default: true, or false while store encryption is on (then they are rebuilt in memory at start).",
+		field:   func(c *Config) any { return &c.Security.PersistSearchIndexes },
+		example: "true",
+	},
+	{
+		name:  "security.audit_log_enabled",
+		doc:   "Append a hash-chained entry to the audit log for every state change.",
+		field: func(c *Config) any { return &c.Security.AuditLogEnabled },
+		def:   true,
+	},
+	{
+		name:    "security.audit_log_path",
+		doc:     "Audit log location. Default: <data_dir>/audit.jsonl.",
+		field:   func(c *Config) any { return &c.Security.AuditLogPath },
+		example: `"/var/lib/memsvc/audit.jsonl"`,
+		check:   func(c *Config) string { return optNotBlank(c.Security.AuditLogPath) },
+	},
+	{
+		name:  "llm.provider",
+		doc:   "memsvc needs no LLM for anything. Only \"none\" is accepted; the llm.* keys exist so shared configuration files load.",
+		field: func(c *Config) any { return &c.LLM.Provider },
+		def:   "none",
+		check: func(c *Config) string {
+			switch c.LLM.Provider {
+			case "none":
+				return ""
+			case "openai", "claude", "anthropic", "gemini", "google":
+				return fmt.Sprintf("provider %q is not available: memsvc works without an LLM; set llm.provider = \"none\" or remove the key", c.LLM.Provider)
+			}
+			return fmt.Sprintf("unknown provider %q: the only accepted value is \"none\"", c.LLM.Provider)
+		},
+	},
+	{
+		name:    "llm.api_key",
+		doc:     "Accepted for compatibility and ignored.",
+		field:   func(c *Config) any { return &c.LLM.APIKey },
+		example: `""`,
+		secret:  true,
+		check:   func(c *Config) string { return optNotBlank(c.LLM.APIKey) },
+	},
+	{
+		name:    "llm.model",
+		doc:     "Accepted for compatibility and ignored.",
+		field:   func(c *Config) any { return &c.LLM.Model },
+		example: `""`,
+		check:   func(c *Config) string { return optNotBlank(c.LLM.Model) },
+	},
+	{
+		name:    "llm.base_url",
+		doc:     "Accepted for compatibility and ignored.",
+		field:   func(c *Config) any { return &c.LLM.BaseURL },
+		example: `""`,
+		check:   func(c *Config) string { return optNotBlank(c.LLM.BaseURL) },
+	},
+	{
+		name:  "decay.background_interval_secs",
+		doc:   "How often `serve` advances the decay clock of every record by the real time elapsed.",
+		field: func(c *Config) any { return &c.Decay.BackgroundIntervalSecs },
+		def:   uint64(3600),
+		check: func(c *Config) string {
+			return nonZero(c.Decay.BackgroundIntervalSecs, "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "dream.background_interval_secs",
+		doc:   "How often `serve` summarises pending raw journal entries into curated memories.",
+		field: func(c *Config) any { return &c.Dream.BackgroundIntervalSecs },
+		def:   uint64(86400),
+		check: func(c *Config) string {
+			return nonZero(c.Dream.BackgroundIntervalSecs, "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "rate_limit.requests_per_second",
+		doc:   "Sustained requests per second allowed per API key (or per client address without auth).",
+		field: func(c *Config) any { return &c.RateLimit.RequestsPerSecond },
+		def:   uint64(100),
+		check: func(c *Config) string { return nonZero(c.RateLimit.RequestsPerSecond, "a rate of at least 1") },
+	},
+	{
+		name:  "rate_limit.burst",
+		doc:   "Requests a client may make at once before the rate applies.",
+		field: func(c *Config) any { return &c.RateLimit.Burst },
+		def:   uint32(50),
+		check: func(c *Config) string { return nonZero(uint64(c.RateLimit.Burst), "a burst of at least 1") },
+	},
+	{
+		name:  "log.level",
+		doc:   "Least severe log level written to stderr: trace, debug, info, warn or error.",
+		field: func(c *Config) any { return &c.Log.Level },
+		def:   "info",
+		check: func(c *Config) string { return oneOf(c.Log.Level, logLevels) },
+	},
+	{
+		name:  "log.format",
+		doc:   "Log line format on stderr: pretty (human-readable text) or json.",
+		field: func(c *Config) any { return &c.Log.Format },
+		def:   "pretty",
+		check: func(c *Config) string { return oneOf(c.Log.Format, logFormats) },
+	},
+	{
+		name:  "working.capacity",
+		doc:   "Records the volatile working store holds; storing one more moves the least recently used one to the episodic store.",
+		field: func(c *Config) any { return &c.Working.Capacity },
+		def:   uint32(7),
+		check: func(c *Config) string {
+			if c.Working.Capacity < 1 || c.Working.Capacity > 10000 {
+				return fmt.Sprintf("want a capacity between 1 and 10000 (got %d)", c.Working.Capacity)
+			}
+			return ""
+		},
+	},
+}
+
+func notBlank(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "must not be blank"
+	}
+	return ""
+}
+
+func optNotBlank(s *string) string {
+	if s != nil && strings.TrimSpace(*s) == "" {
+		return "must not be blank when set; remove the key instead"
+	}
+	return ""
+}
+
+func nonZero(v uint64, want string) string {
+	if v == 0 {
+		return "want " + want + " (got 0)"
+	}
+	return ""
+}
+
+func oneOf(v string, allowed []string) string {
+	if slices.Contains(allowed, v) {
+		return ""
+	}
+	return fmt.Sprintf("want one of %s (got %q)", strings.Join(allowed, ", "), v)
+}
+
+func (k *key) applyDefault(c *Config) {
+	if k.def == nil {
+		return
+	}
+	switch p := k.field(c).(type) {
+	case *string:
+		*p = k.def.(string)
+	case *bool:
+		*p = k.def.(bool)
+	case *uint16:
+		*p = k.def.(uint16)
+	case *uint32:
+		*p = k.def.(uint32)
+	case *uint64:
+		*p = k.def.(uint64)
+	case *int64:
+		*p = k.def.(int64)
+	case *[]string:
+		*p = slices.Clone(k.def.([]string))
+	default:
+		panic(fmt.Sprintf("config: key %s has a default for unsupported field type %T", k.name, p))
+	}
+}
+
+// set stores a value decoded from TOML (string, bool, int64, float64 or
+// []any) in the key's field.
+func (k *key) set(c *Config, v any, source string) error {
+	bad := func(want string) error {
+		return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want %s, got %s", want, k.describe(v))}
+	}
+	switch p := k.field(c).(type) {
+	case *string, **string:
+		s, ok := v.(string)
+		if !ok {
+			return bad("a string")
+		}
+		if pp, ok := p.(**string); ok {
+			*pp = &s
+		} else {
+			*p.(*string) = s
+		}
+	case *bool, **bool:
+		b, ok := v.(bool)
+		if !ok {
+			return bad("true or false")
+		}
+		if pp, ok := p.(**bool); ok {
+			*pp = &b
+		} else {
+			*p.(*bool) = b
+		}
+	case *uint16, **uint16, *uint32, *uint64, *int64:
+		n, ok := v.(int64)
+		if !ok {
+			return bad("a whole number")
+		}
+		var max uint64
+		switch p.(type) {
+		case *uint16, **uint16:
+			max = 1<<16 - 1
+		case *uint32:
+			max = 1<<32 - 1
+		default:
+			max = 1<<63 - 1
+		}
+		if n < 0 || uint64(n) > max {
+			return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want a whole number between 0 and %d, got %d", max, n)}
+		}
+		switch p := p.(type) {
+		case *uint16:
+			*p = uint16(n)
+		case **uint16:
+			u := uint16(n)
+			*p = &u
+		case *uint32:
+			*p = uint32(n)
+		case *uint64:
+			*p = uint64(n)
+		case *int64:
+			*p = n
+		}
+	case *[]string:
+		list, ok := v.([]any)
+		if !ok {
+			return bad("a list of strings")
+		}
+		out := make([]string, 0, len(list))
+		for _, item := range list {
+			s, ok := item.(string)
+			if !ok {
+				return bad("a list of strings")
+			}
+			out = append(out, s)
+		}
+		*p = out
+	default:
+		panic(fmt.Sprintf("config: key %s has unsupported field type %T", k.name, p))
+	}
+	c.Sources[k.name] = source
+	return nil
+}
+
+// setString stores a value given as text (environment variable or flag),
+// parsing it according to the key's type.
+func (k *key) setString(c *Config, s, source string) error {
+	var v any
+	switch k.field(c).(type) {
+	case *string, **string:
+		v = s
+		if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+			if u, err := strconv.Unquote(s); err == nil {
+				v = u
+			}
+		}
+	case *bool, **bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want true or false, got %q", s)}
+		}
+		v = b
+	case *uint16, **uint16, *uint32, *uint64, *int64:
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want a whole number, got %q", s)}
+		}
+		v = n
+	case *[]string:
+		list, err := parseList(s)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: err.Error()}
+		}
+		v = list
+	}
+	return k.set(c, v, source)
+}
+
+// parseList reads a TOML array of strings ("[\"a\", \"b\"]") or a comma
+// list ("a, b"); blank items of a comma list are dropped.
+func parseList(s string) ([]any, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "[") {
+		var doc struct{ V []any }
+		if err := unmarshalTOML([]byte("V = "+t), &doc); err != nil {
+			return nil, fmt.Errorf("want a comma-separated list or a TOML array of strings, got %q", s)
+		}
+		return doc.V, nil
+	}
+	out := []any{}
+	for _, item := range strings.Split(t, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
+func (k *key) describe(v any) string {
+	if k.secret {
+		return fmt.Sprintf("a %T value", v)
+	}
+	switch v := v.(type) {
+	case string:
+		return strconv.Quote(v)
+	case []any:
+		return "a list"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("%v", v)
+}
