@@ -167,14 +167,6 @@ func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
 	return rec, err
 }
 
-// exists reports whether a curated record with this id is known.
-func (e *Engine) exists(id memory.ID) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	_, ok := e.st.entries[id]
-	return ok
-}
-
 // clock is the current decay-clock reading in seconds: the decay age a
 // record would have if it had been created when the data directory was.
 func (e *Engine) clock() float64 { return math.Float64frombits(e.clockBits.Load()) }
