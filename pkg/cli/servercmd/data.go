@@ -1,0 +1,340 @@
+package servercmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// oneArg returns the single positional argument of a command.
+func oneArg(args []string, name string) (string, error) {
+	switch len(args) {
+	case 0:
+		return "", cli.Usagef("missing %s argument", name)
+	case 1:
+		return args[0], nil
+	default:
+		return "", cli.Usagef("expected one %s argument, got %d (quote text that contains spaces)", name, len(args))
+	}
+}
+
+func (r *root) storeCmd() *ff.Command {
+	fs := r.subFlags("store")
+	storeName := fs.StringLong("store", "episodic", "store: "+memory.StoreTypeNames())
+	embedding := fs.StringLong("embedding", "", "embedding as comma-separated numbers, e.g. `0.12,-0.4,0.9`")
+	metaJSON := fs.StringLong("meta-json", "", "meta-memory JSON: intent, rationale, tags, evidence, ...")
+	return &ff.Command{
+		Name:      "store",
+		Usage:     "memsvc store <TEXT> [--store STORE] [--embedding NUMS] [--meta-json JSON]",
+		ShortHelp: "store a text memory",
+		LongHelp: "Stores TEXT as a curated memory and prints its id.\n\n" +
+			"Examples:\n" +
+			"  memsvc store \"Deploys need two approvals\" --store procedural\n" +
+			"  memsvc store \"chose pebble for storage\" --meta-json '{\"intent\":\"pick a store\",\"tags\":[\"adr\"]}'",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			text, err := oneArg(args, "TEXT")
+			if err != nil {
+				return err
+			}
+			st, err := memory.ParseStoreType(strings.ToLower(*storeName))
+			if err != nil {
+				return fmt.Errorf("--store: %w", err)
+			}
+			vec, err := parseEmbedding(*embedding)
+			if err != nil {
+				return err
+			}
+			meta, err := memory.ParseMetaJSON("--meta-json", *metaJSON)
+			if err != nil {
+				return err
+			}
+			content := memory.TextContent(text)
+			content.Blocks[0].Embedding = vec
+			req := &memory.EncodeStoreRequest{Content: content, Store: &st, Meta: meta}
+			return r.withService(ctx, func(svc memory.Service) error {
+				resp, err := svc.EncodeStore(ctx, req)
+				if err != nil {
+					return err
+				}
+				if st == memory.StoreWorking {
+					fmt.Fprintln(r.stderr, "warning: the working store lives in memory; this record is gone when this command exits (store it through a running server with --server-url to keep it)")
+				}
+				_, err = fmt.Fprintf(r.stdout, "Stored: %s (store: %s, fidelity: %s)\n", resp.RecordID, resp.Store, strconv.FormatFloat(resp.InitialFidelity, 'f', -1, 64))
+				return err
+			})
+		},
+	}
+}
+
+// parseEmbedding reads "0.1, 0.2,-3" into a vector; empty means none.
+func parseEmbedding(s string) ([]float32, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	parts := strings.Split(s, ",")
+	out := make([]float32, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("--embedding: item %d (%q) is not a finite number", i+1, strings.TrimSpace(p))
+		}
+		out[i] = float32(v)
+	}
+	return out, nil
+}
+
+func (r *root) storeRawCmd() *ff.Command {
+	fs := r.subFlags("store-raw")
+	session := fs.StringLong("session-id", "", "session the entry belongs to (required)")
+	topic := fs.StringLong("topic-id", "", "topic within the session; dream processing groups by it")
+	turn := fs.StringLong("turn-id", "", "turn identifier within the session")
+	source := fs.StringLong("source", "conversation", "source: conversation, tool_io, scratchpad, summary, imported")
+	speaker := fs.StringLong("speaker", "user", "speaker: user, assistant, system, tool")
+	visibility := fs.StringLong("visibility", "normal", "visibility: normal, private_scratch, sealed")
+	secrecy := fs.StringLong("secrecy-level", "public", "secrecy level: public, sensitive, secret")
+	metaJSON := fs.StringLong("meta-json", "", "meta-memory JSON")
+	return &ff.Command{
+		Name:      "store-raw",
+		Usage:     "memsvc store-raw <TEXT> --session-id ID [FLAGS]",
+		ShortHelp: "append a verbatim entry to the raw journal",
+		LongHelp: "Appends TEXT verbatim to the raw journal and prints the stored entry as JSON.\n" +
+			"Raw entries are curated into memories only by dream processing.\n\n" +
+			"Example:\n" +
+			"  memsvc store-raw \"user: how do I rotate keys?\" --session-id chat-42 --speaker user",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			text, err := oneArg(args, "TEXT")
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(*session) == "" {
+				return cli.Usagef("--session-id is required")
+			}
+			req := &memory.EncodeStoreRawRequest{SessionID: *session, Content: memory.TextContent(text)}
+			if *topic != "" {
+				req.TopicID = topic
+			}
+			if *turn != "" {
+				req.TurnID = turn
+			}
+			if req.Source, err = memory.ParseRawSource(norm(*source)); err != nil {
+				return fmt.Errorf("--source: %w", err)
+			}
+			if req.Speaker, err = memory.ParseRawSpeaker(norm(*speaker)); err != nil {
+				return fmt.Errorf("--speaker: %w", err)
+			}
+			if req.Visibility, err = memory.ParseVisibility(norm(*visibility)); err != nil {
+				return fmt.Errorf("--visibility: %w", err)
+			}
+			if req.SecrecyLevel, err = memory.ParseSecrecyLevel(norm(*secrecy)); err != nil {
+				return fmt.Errorf("--secrecy-level: %w", err)
+			}
+			if req.Meta, err = memory.ParseMetaJSON("--meta-json", *metaJSON); err != nil {
+				return err
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				resp, err := svc.EncodeStoreRaw(ctx, req)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(r.stdout, resp)
+			})
+		},
+	}
+}
+
+func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// parseSecrecyLevels reads a comma list; empty means the default (nil).
+func parseSecrecyLevels(s string) ([]memory.SecrecyLevel, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	out := []memory.SecrecyLevel{}
+	for _, p := range strings.Split(s, ",") {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		l, err := memory.ParseSecrecyLevel(norm(p))
+		if err != nil {
+			return nil, fmt.Errorf("--secrecy-levels: %w", err)
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func (r *root) recallRawCmd() *ff.Command {
+	fs := r.subFlags("recall-raw")
+	session := fs.StringLong("session-id", "", "only entries of this session")
+	limit := fs.UintLong("limit", 10, "maximum number of entries")
+	private := fs.BoolLong("include-private-scratch", "include private_scratch entries")
+	sealed := fs.BoolLong("include-sealed", "include sealed entries")
+	levels := fs.StringLong("secrecy-levels", "", "comma-separated secrecy levels (default: public,sensitive)")
+	return &ff.Command{
+		Name:      "recall-raw",
+		Usage:     "memsvc recall-raw [QUERY] [--session-id ID] [--limit N] [FLAGS]",
+		ShortHelp: "query the raw journal (JSON, newest first)",
+		LongHelp: "Prints raw journal entries matching QUERY and the filters as JSON, newest first.\n" +
+			"Secret entries are left out unless --secrecy-levels names them.\n\n" +
+			"Examples:\n" +
+			"  memsvc recall-raw --session-id chat-42\n" +
+			"  memsvc recall-raw \"rate limit\" --limit 5",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 1 {
+				return cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
+			}
+			req := memory.DefaultRecallRawQueryRequest()
+			if len(args) == 1 {
+				req.Query = &args[0]
+			}
+			if *session != "" {
+				req.SessionID = session
+			}
+			if *limit > math.MaxUint32 {
+				return fmt.Errorf("--limit: %d is too large", *limit)
+			}
+			req.Limit = uint32(*limit)
+			req.IncludePrivateScratch = *private
+			req.IncludeSealed = *sealed
+			var err error
+			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
+				return err
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				resp, err := svc.RecallRaw(ctx, &req)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(r.stdout, resp)
+			})
+		},
+	}
+}
+
+func (r *root) inspectCmd() *ff.Command {
+	fs := r.subFlags("inspect")
+	return &ff.Command{
+		Name:      "inspect",
+		Usage:     "memsvc inspect <RECORD_ID>",
+		ShortHelp: "print a record as JSON",
+		LongHelp: "Prints one curated record as JSON: content, fidelity, emotion, associations,\n" +
+			"metadata, meta-memory and version.",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			arg, err := oneArg(args, "RECORD_ID")
+			if err != nil {
+				return err
+			}
+			id, err := memory.ParseID(arg)
+			if err != nil {
+				return err
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				rec, err := svc.Record(ctx, &memory.IntrospectRecordRequest{RecordID: id})
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(r.stdout, rec)
+			})
+		},
+	}
+}
+
+func (r *root) statsCmd() *ff.Command {
+	fs := r.subFlags("stats")
+	return &ff.Command{
+		Name:      "stats",
+		Usage:     "memsvc stats",
+		ShortHelp: "print statistics as JSON",
+		LongHelp:  "Prints record counts per store, associations, average fidelity, raw journal and dream counters.",
+		Flags:     fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("stats takes no arguments")
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				s, err := svc.Stats(ctx)
+				if err != nil {
+					return err
+				}
+				return cli.PrintJSON(r.stdout, s)
+			})
+		},
+	}
+}
+
+func (r *root) forgetCmd() *ff.Command {
+	fs := r.subFlags("forget")
+	cascade := fs.BoolLong("cascade", "also delete the records this one is directly associated with")
+	confirm := fs.BoolLong("confirm", "confirm permanent deletion (required when not asked interactively)")
+	return &ff.Command{
+		Name:      "forget",
+		Usage:     "memsvc forget <RECORD_ID> --confirm [--cascade]",
+		ShortHelp: "delete a record permanently",
+		LongHelp: "Deletes a curated record for good. Without --confirm, asks on a terminal and\n" +
+			"refuses otherwise. Associations other records hold to it are removed too.",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			arg, err := oneArg(args, "RECORD_ID")
+			if err != nil {
+				return err
+			}
+			id, err := memory.ParseID(arg)
+			if err != nil {
+				return err
+			}
+			if !*confirm {
+				ok, err := r.ask(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade]))
+				if err != nil {
+					return err
+				}
+				if !ok {
+					fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
+					return nil
+				}
+			}
+			yes := true
+			return r.withService(ctx, func(svc memory.Service) error {
+				resp, err := svc.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Cascade: *cascade, Confirm: &yes})
+				if err != nil {
+					return err
+				}
+				if resp.RecordsDeleted == 0 {
+					return memory.NotFound(id)
+				}
+				_, err = fmt.Fprintf(r.stdout, "Deleted %d record(s)\n", resp.RecordsDeleted)
+				return err
+			})
+		},
+	}
+}
+
+// errNeedConfirm is returned when a destructive command is not confirmed
+// and cannot ask.
+var errNeedConfirm = errors.New("refusing to delete without --confirm (stdin is not a terminal, so there is no one to ask); nothing was deleted")
+
+// ask prompts on stderr and reads the answer from an interactive stdin.
+func (r *root) ask(prompt string) (bool, error) {
+	if !cli.IsTerminal(r.stdin) {
+		return false, errNeedConfirm
+	}
+	fmt.Fprint(r.stderr, prompt)
+	line, err := bufio.NewReader(r.stdin).ReadString('\n')
+	if err != nil && line == "" {
+		return false, nil
+	}
+	a := strings.TrimSpace(line)
+	return a == "y" || a == "Y", nil
+}

@@ -1,0 +1,143 @@
+// Package servercmd is the `memsvc` command: the server and its data
+// commands. Data commands open the data directory themselves (the embedded
+// engine); only one process may hold a directory at a time.
+package servercmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Version is the memsvc release.
+const Version = "0.1.0"
+
+// Main runs memsvc with the process's arguments and returns its exit code.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+}
+
+// Run executes the command line args and returns the exit code. Command
+// output goes to stdout; logs, warnings and errors go to stderr.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	r := newRoot(stdin, stdout, stderr, environ)
+	return cli.Run(ctx, r.cmd, args, stderr)
+}
+
+// root holds what every subcommand shares: the streams and the global
+// flags.
+type root struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	environ []string
+
+	dataDir    string
+	configPath string
+	version    bool
+
+	flags *ff.FlagSet
+	cmd   *ff.Command
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root {
+	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
+	r.flags = ff.NewFlagSet("memsvc")
+	r.flags.StringVar(&r.dataDir, 0, "data-dir", "", "data directory (default `./data`, or data_dir from the config)")
+	r.flags.StringVar(&r.configPath, 0, "config", "", "TOML configuration file (see deploy-docs/memsvc.example.toml)")
+	r.flags.BoolVar(&r.version, 'V', "version", "print the version and exit")
+	r.cmd = &ff.Command{
+		Name:      "memsvc",
+		Usage:     "memsvc [--data-dir DIR] [--config FILE] <COMMAND> [FLAGS] [ARGS]",
+		ShortHelp: "memory database for AI agents",
+		LongHelp: "memsvc keeps curated memories and a raw journal for AI agents.\n\n" +
+			"Examples:\n" +
+			"  memsvc store \"the deploy key rotates on Fridays\" --store semantic\n" +
+			"  memsvc store-raw \"user asked about rate limits\" --session-id s1\n" +
+			"  memsvc recall-raw --session-id s1\n" +
+			"  memsvc inspect 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f\n" +
+			"  memsvc stats",
+		Flags: r.flags,
+		Exec: func(ctx context.Context, args []string) error {
+			if r.version {
+				fmt.Fprintf(r.stdout, "memsvc %s\n", Version)
+				return nil
+			}
+			if len(args) > 0 {
+				return cli.Usagef("unknown command %q", args[0])
+			}
+			return ff.ErrHelp
+		},
+	}
+	r.cmd.Subcommands = []*ff.Command{
+		r.storeCmd(),
+		r.storeRawCmd(),
+		r.recallRawCmd(),
+		r.inspectCmd(),
+		r.statsCmd(),
+		r.forgetCmd(),
+	}
+	return r
+}
+
+// subFlags returns a flag set for a subcommand that also accepts the global
+// flags.
+func (r *root) subFlags(name string) *ff.FlagSet {
+	return ff.NewFlagSet(name).SetParent(r.flags)
+}
+
+// loadConfig reads the configuration with the global flags applied.
+func (r *root) loadConfig() (*config.Config, error) {
+	opts := config.LoadOptions{File: r.configPath, Environ: r.environ}
+	if r.dataDir != "" {
+		opts.Overrides = append(opts.Overrides, config.Override{Key: "data_dir", Value: r.dataDir, Flag: "--data-dir"})
+	}
+	return config.Load(opts)
+}
+
+// withService runs fn against the engine over the data directory.
+func (r *root) withService(ctx context.Context, fn func(memory.Service) error) error {
+	cfg, err := r.loadConfig()
+	if err != nil {
+		return err
+	}
+	log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
+	db, err := store.Open(cfg.DataDir, store.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	eng, err := engine.Open(ctx, db, engineOptions(cfg, log))
+	if err != nil {
+		_ = db.Close()
+		return fmt.Errorf("open engine: %w", err)
+	}
+	runErr := fn(eng)
+	if err := eng.Close(); err != nil && runErr == nil {
+		runErr = err
+	}
+	if err := db.Close(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("close data directory: %w", err)
+	}
+	return runErr
+}
+
+func engineOptions(cfg *config.Config, log *slog.Logger) engine.Options {
+	return engine.Options{
+		Logger:          log,
+		WorkingCapacity: int(cfg.Working.Capacity),
+	}
+}
