@@ -624,3 +624,183 @@ type Stats struct {
 	BackgroundDecayEnabled bool                  `json:"background_decay_enabled"`
 	BackgroundDreamEnabled bool                  `json:"background_dream_enabled"`
 }
+
+// Wire shapes of the responses: lists are [] and maps {} when empty, never
+// null, and the nullable request fields that have an "empty" Go value go out
+// as null, so a request marshalled by a client means what it says.
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// nullableBytes is Bytes that marshals nil as null (an absent cue or
+// archive), not as an empty array.
+type nullableBytes Bytes
+
+func (b nullableBytes) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	return Bytes(b).MarshalJSON()
+}
+
+// MarshalJSON writes a nil metadata as null ("leave it unchanged"), not {}
+// (which would replace the stored metadata).
+func (r EncodeUpdateRequest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Header   *CMPHeader      `json:"header"`
+		RecordID ID              `json:"record_id"`
+		Content  *MemoryContent  `json:"content"`
+		Emotion  *EmotionVector  `json:"emotion"`
+		Metadata json.RawMessage `json:"metadata"`
+		Meta     *MetaMemory     `json:"meta"`
+	}{r.Header, r.RecordID, r.Content, r.Emotion, json.RawMessage(r.Metadata), r.Meta})
+}
+
+// MarshalJSON writes absent image and audio cues as null.
+func (c RecallCue) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Text      *string         `json:"text"`
+		Image     nullableBytes   `json:"image"`
+		Audio     nullableBytes   `json:"audio"`
+		Emotion   *EmotionVector  `json:"emotion"`
+		Temporal  *TemporalRange  `json:"temporal"`
+		Spatial   json.RawMessage `json:"spatial"`
+		Semantic  json.RawMessage `json:"semantic"`
+		Embedding []float32       `json:"embedding"`
+	}{c.Text, nullableBytes(c.Image), nullableBytes(c.Audio), c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding})
+}
+
+// MarshalJSON writes absent archive data as null.
+func (r ImportRequest) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Header             *CMPHeader         `json:"header"`
+		ArchiveID          string             `json:"archive_id"`
+		Strategy           ImportStrategy     `json:"strategy"`
+		ConflictResolution ConflictResolution `json:"conflict_resolution"`
+		DecryptionKey      *string            `json:"decryption_key"`
+		ArchiveData        nullableBytes      `json:"archive_data"`
+	}{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, nullableBytes(r.ArchiveData)})
+}
+
+// MarshalJSON writes an empty result list as [].
+func (r EncodeBatchResponse) MarshalJSON() ([]byte, error) {
+	type plain EncodeBatchResponse
+	p := plain(r)
+	p.Results = orEmpty(p.Results)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty result list as [].
+func (r EncodeBatchStoreRawResponse) MarshalJSON() ([]byte, error) {
+	type plain EncodeBatchStoreRawResponse
+	p := plain(r)
+	p.Results = orEmpty(p.Results)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty memory list as [].
+func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
+	type plain RecallQueryResponse
+	p := plain(r)
+	p.Memories = orEmpty(p.Memories)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty store list as [].
+func (q QueryMetadata) MarshalJSON() ([]byte, error) {
+	type plain QueryMetadata
+	p := plain(q)
+	p.StoresSearched = orEmpty(p.StoresSearched)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty activation list as [].
+func (a ActivationTrace) MarshalJSON() ([]byte, error) {
+	type plain ActivationTrace
+	p := plain(a)
+	p.Activations = orEmpty(p.Activations)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty record list as [].
+func (r RecallRawQueryResponse) MarshalJSON() ([]byte, error) {
+	type plain RecallRawQueryResponse
+	p := plain(r)
+	p.Records = orEmpty(p.Records)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty memory list as [].
+func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
+	type plain RecallAssociateResponse
+	p := plain(r)
+	p.Memories = orEmpty(p.Memories)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty memory list as [].
+func (b TimelineBucket) MarshalJSON() ([]byte, error) {
+	type plain TimelineBucket
+	p := plain(b)
+	p.Memories = orEmpty(p.Memories)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty bucket list as [].
+func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
+	type plain RecallTimelineResponse
+	p := plain(r)
+	p.Buckets = orEmpty(p.Buckets)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes empty node, edge and meta-edge lists as [].
+func (r RecallGraphResponse) MarshalJSON() ([]byte, error) {
+	type plain RecallGraphResponse
+	p := plain(r)
+	p.Nodes = orEmpty(p.Nodes)
+	p.Edges = orEmpty(p.Edges)
+	p.MetaEdges = orEmpty(p.MetaEdges)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes an empty forecast list as [].
+func (r DecayForecastResponse) MarshalJSON() ([]byte, error) {
+	type plain DecayForecastResponse
+	p := plain(r)
+	p.Forecasts = orEmpty(p.Forecasts)
+	return json.Marshal(p)
+}
+
+// MarshalJSON writes empty lists as [].
+func (m EvolutionMetrics) MarshalJSON() ([]byte, error) {
+	type plain EvolutionMetrics
+	p := plain(m)
+	p.ParameterAdjustments = orEmpty(p.ParameterAdjustments)
+	p.DetectedPatterns = orEmpty(p.DetectedPatterns)
+	p.SchemaAdaptations = orEmpty(p.SchemaAdaptations)
+	return json.Marshal(p)
+}
+
+// MarshalJSON lists all five stores in records_by_store (zero when absent)
+// and writes an empty avg_fidelity_by_store as {}.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	p := plain(s)
+	by := make(map[StoreType]uint32, len(AllStores))
+	for _, st := range AllStores {
+		by[st] = 0
+	}
+	for st, n := range s.RecordsByStore {
+		by[st] = n
+	}
+	p.RecordsByStore = by
+	if p.AvgFidelityByStore == nil {
+		p.AvgFidelityByStore = map[StoreType]float64{}
+	}
+	return json.Marshal(p)
+}

@@ -33,17 +33,22 @@ func ParseID(s string) (ID, error) {
 	switch len(t) {
 	case 36:
 		if t[8] != '-' || t[13] != '-' || t[18] != '-' || t[23] != '-' {
-			return id, fmt.Errorf("invalid UUID %q: want the form 01890a5d-ac96-774b-bcce-b302099a8057", s)
+			return id, badUUID(s)
 		}
 		t = t[0:8] + t[9:13] + t[14:18] + t[19:23] + t[24:]
 	case 32:
 	default:
-		return id, fmt.Errorf("invalid UUID %q: want the form 01890a5d-ac96-774b-bcce-b302099a8057", s)
+		return id, badUUID(s)
 	}
 	if _, err := hex.Decode(id[:], []byte(t)); err != nil {
-		return ID{}, fmt.Errorf("invalid UUID %q: want the form 01890a5d-ac96-774b-bcce-b302099a8057", s)
+		return ID{}, badUUID(s)
 	}
 	return id, nil
+}
+
+// badUUID is a validation error: ids come from clients.
+func badUUID(s string) error {
+	return &Error{Code: CodeValidation, Message: fmt.Sprintf("invalid UUID %q: want the form 01890a5d-ac96-774b-bcce-b302099a8057", s)}
 }
 
 // MustParseID is ParseID for constants in tests and examples; it panics on

@@ -260,7 +260,13 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 	if err := json.Unmarshal([]byte(text), &m); err != nil {
 		return nil, Invalid(field, "not a valid meta-memory JSON object: %v", err)
 	}
-	if err := m.Validate(field); err != nil {
+	// Validate what will be stored: the service turns schema version 0
+	// into 1 before validating, so it is accepted here too.
+	v := m
+	if v.SchemaVersion == 0 {
+		v.SchemaVersion = 1
+	}
+	if err := v.Validate(field); err != nil {
 		return nil, err
 	}
 	return &m, nil

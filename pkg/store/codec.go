@@ -295,7 +295,7 @@ func (r *rbuf) f32s() []float32 {
 		return nil
 	}
 	n--
-	if n*4 > uint64(len(r.b)) {
+	if n > uint64(len(r.b))/4 { // not n*4: a corrupt count can overflow it
 		r.fail("short embedding")
 		return nil
 	}

@@ -40,6 +40,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -94,6 +95,9 @@ type DB struct {
 	lock *pebble.Lock
 	dir  string
 	log  *slog.Logger
+
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Options configure Open.
@@ -136,6 +140,11 @@ func OpenInMemory() (*DB, error) {
 }
 
 func isLockErr(err error) bool {
+	if _, ok := errors.AsType[*os.PathError](err); ok {
+		// Creating the LOCK file failed (permissions, read-only
+		// file system): a real error, not another process.
+		return false
+	}
 	return errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EACCES) ||
 		bytes.Contains([]byte(err.Error()), []byte("lock held"))
 }
@@ -190,14 +199,17 @@ func (db *DB) checkLayout() error {
 func (db *DB) Dir() string { return db.dir }
 
 // Close flushes and closes the database and releases the directory lock.
+// Closing again returns the first result.
 func (db *DB) Close() error {
-	err := db.pdb.Close()
-	if db.lock != nil {
-		if lerr := db.lock.Close(); err == nil {
-			err = lerr
+	db.closeOnce.Do(func() {
+		db.closeErr = db.pdb.Close()
+		if db.lock != nil {
+			if err := db.lock.Close(); db.closeErr == nil {
+				db.closeErr = err
+			}
 		}
-	}
-	return err
+	})
+	return db.closeErr
 }
 
 type pebbleLogger struct{ l *slog.Logger }
