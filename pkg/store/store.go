@@ -245,7 +245,11 @@ func (db *DB) Get(key []byte) ([]byte, error) {
 // when reverse is set) until fn returns false or an error. The key and value
 // are only valid during the call.
 func (db *DB) Scan(lower, upper []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
-	it, err := db.pdb.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return scan(db.pdb, lower, upper, reverse, fn)
+}
+
+func scan(r pebble.Reader, lower, upper []byte, reverse bool, fn func(key, value []byte) (bool, error)) error {
+	it, err := r.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
 	if err != nil {
 		return err
 	}
@@ -400,7 +404,12 @@ func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord
 
 // ScanRecords calls fn for every record of store st in id order.
 func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return db.ScanPrefix([]byte{nsCurated, byte(st)}, false, func(k, v []byte) (bool, error) {
+	return scanRecords(db.pdb, st, fn)
+}
+
+func scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+	p := []byte{nsCurated, byte(st)}
+	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
 		rec, err := DecodeRecord(v)
 		if err != nil {
 			return false, fmt.Errorf("%s record %x: %w", st, k[2:], err)
@@ -505,7 +514,12 @@ func (db *DB) HasRaw(id memory.ID) (bool, error) {
 
 // ScanRaw calls fn for every raw journal entry in id order.
 func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return db.ScanPrefix([]byte{nsRaw}, false, func(k, v []byte) (bool, error) {
+	return scanRaw(db.pdb, fn)
+}
+
+func scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
+	p := []byte{nsRaw}
+	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
 		rec, err := DecodeRaw(v)
 		if err != nil {
 			return false, fmt.Errorf("raw record %x: %w", k[1:], err)
@@ -549,6 +563,24 @@ func (db *DB) ScanRawNewest(rng RawRange, fn func(id memory.ID, flags RawFlags) 
 		return fn(id, RawFlags(v[0]))
 	})
 }
+
+// Snapshot is a consistent, read-only view of the database at one moment;
+// writes after it was taken are invisible to it.
+type Snapshot struct{ s *pebble.Snapshot }
+
+// NewSnapshot takes a snapshot. Close it when done.
+func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot()} }
+
+// ScanRecords is DB.ScanRecords over the snapshot.
+func (s *Snapshot) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+	return scanRecords(s.s, st, fn)
+}
+
+// ScanRaw is DB.ScanRaw over the snapshot.
+func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error { return scanRaw(s.s, fn) }
+
+// Close releases the snapshot.
+func (s *Snapshot) Close() error { return s.s.Close() }
 
 // Settings.
 

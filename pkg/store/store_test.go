@@ -680,3 +680,39 @@ func TestCloseTwice(t *testing.T) {
 		t.Fatalf("second close: %v", err)
 	}
 }
+
+func TestSnapshot(t *testing.T) {
+	db, err := OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	put := func(rec *memory.MemoryRecord) {
+		b := db.NewBatch()
+		defer b.Close()
+		b.PutRecord(rec)
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := minimalRecord()
+	put(first)
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	second := minimalRecord()
+	second.ID[15]++
+	put(second)
+	count := func(scan func(memory.StoreType, func(*memory.MemoryRecord) error) error) int {
+		n := 0
+		if err := scan(first.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if got := count(snap.ScanRecords); got != 1 {
+		t.Fatalf("snapshot sees %d records, want 1", got)
+	}
+	if got := count(db.ScanRecords); got != 2 {
+		t.Fatalf("db sees %d records, want 2", got)
+	}
+}
