@@ -148,23 +148,27 @@ package audit
 const (
 	// OpEncodeStore: one curated record was stored.
 	OpEncodeStore = "encode.store"
-	// OpEncodeBatch: a batch of curated records was stored (each record
-	// also has its own encode.store entry).
+	// OpEncodeBatch: a batch of curated records was stored in one atomic
+	// change; the entry lists them all.
 	OpEncodeBatch = "encode.batch"
 	// OpEncodeUpdate: a curated record's content or metadata changed.
 	OpEncodeUpdate = "encode.update"
 	// OpEncodeStoreRaw: one raw journal entry was appended.
 	OpEncodeStoreRaw = "encode.store_raw"
-	// OpEncodeBatchRaw: a batch of raw journal entries was appended (each
-	// also has its own encode.store_raw entry).
+	// OpEncodeBatchRaw: a batch of raw journal entries was appended in one
+	// atomic change; the entry lists them all.
 	OpEncodeBatchRaw = "encode.batch_raw"
 	// OpRecallReconsolidate: a recall with reconsolidation reinforced at
 	// least one record.
 	OpRecallReconsolidate = "recall.query.reconsolidate"
-	// OpDreamTick: a dream tick ran, dry runs and background ticks included.
+	// OpDreamTick: a dream tick summarised a group of raw entries (one
+	// entry per group; dry runs change nothing and are not logged).
 	OpDreamTick = "lifecycle.dream_tick"
-	// OpConsolidate: a consolidation ran, dry runs included.
+	// OpConsolidate: a consolidation changed records (dry runs are not
+	// logged).
 	OpConsolidate = "lifecycle.consolidate"
+	// OpLink: similarity associations were added between records.
+	OpLink = "associations.link"
 	// OpDecayTick: the decay clock advanced.
 	OpDecayTick = "lifecycle.decay_tick"
 	// OpDecayPrune: records below decay.prune_below were deleted.
@@ -173,7 +177,8 @@ const (
 	OpSetMode = "lifecycle.set_mode"
 	// OpForget: records were deleted on request.
 	OpForget = "lifecycle.forget"
-	// OpExport: an archive was exported.
+	// OpExport: an archive was exported. Not a state change, but data left
+	// the server, so it is logged.
 	OpExport = "lifecycle.export"
 	// OpImport: an archive was imported.
 	OpImport = "lifecycle.import"

@@ -1,19 +1,59 @@
 package engine
 
 import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
-// DecayConfig holds the parameters of the decay model (DESIGN §5). Fidelity
-// follows score = (1 + t/(S·A))^(-d) over a record's decay age t, with
-// stability S in days, emotional anchor A = 1 + 2·intensity and decay rate d.
+// The decay model (DESIGN §5).
+//
+// Fidelity follows a power law over a record's decay age t (days):
+//
+//	score = (1 + t/(S·A))^(-d)
+//
+// with stability S in days, emotional anchor A = 1 + 2·intensity (set once
+// from the emotion, never compounding) and decay rate d. noise_level is
+// 1 - score. Records under DormantBelow are dormant: human-mode recall skips
+// them; nothing is deleted unless pruning is configured.
+//
+// Decay age is kept as a clock. The engine holds one decay-clock reading C
+// (seconds, persisted); every record remembers the reading at its last
+// reinforcement (FidelityState.ClockBase), so its own clock shows C minus
+// that base. A decay tick advances C — by the real time elapsed since the
+// last tick for the background loop, by a given duration for decay-tick —
+// which advances every record's clock at once without rewriting records.
+// The forecast uses the same formula, so forecasts and ticks agree.
+//
+// A recall that returns a record whose clock shows more than
+// ReinforceAfter·S·A reinforces it: reinforcement_count + 1, S doubles, and
+// its clock restarts (score back to 1). Quick repeats do not inflate
+// stability.
+
+// Model constants.
+const (
+	// DormantBelow is the score under which a record is dormant.
+	DormantBelow = 0.05
+	// ReinforceAfter is the share of S·A that must have passed on a
+	// record's clock before a recall reinforces it again.
+	ReinforceAfter = 0.1
+	secondsPerDay  = 86400
+)
+
+// DecayConfig holds the parameters of the decay model.
 type DecayConfig struct {
 	// StabilityDays is the initial stability per store, in days.
 	StabilityDays map[memory.StoreType]float64
 	// DecayRate is the exponent d of new records.
 	DecayRate float64
+	// PruneBelow, when positive, makes decay ticks delete records whose
+	// score fell under it (each deletion is audited). Zero never deletes.
+	PruneBelow float64
 }
 
 // DefaultStabilityDays are the initial stabilities: an episode fades over
@@ -31,7 +71,7 @@ var DefaultStabilityDays = map[memory.StoreType]float64{
 const DefaultDecayRate = 0.5
 
 func (c DecayConfig) withDefaults() DecayConfig {
-	out := DecayConfig{StabilityDays: make(map[memory.StoreType]float64, len(DefaultStabilityDays)), DecayRate: c.DecayRate}
+	out := DecayConfig{StabilityDays: make(map[memory.StoreType]float64, len(DefaultStabilityDays)), DecayRate: c.DecayRate, PruneBelow: c.PruneBelow}
 	for st, d := range DefaultStabilityDays {
 		out.StabilityDays[st] = d
 		if v, ok := c.StabilityDays[st]; ok && v > 0 {
@@ -46,15 +86,40 @@ func (c DecayConfig) withDefaults() DecayConfig {
 
 // anchor is the emotional anchor A of a record with this emotion.
 func anchor(e memory.EmotionVector) float64 {
-	i := e.Intensity
-	if i < 0 {
-		i = 0
-	}
-	if i > 1 {
-		i = 1
-	}
-	return 1 + 2*i
+	return 1 + 2*math.Max(0, math.Min(1, e.Intensity))
 }
+
+// fidelityScore is the score after ageDays on a record's clock.
+func fidelityScore(ageDays, stability, anchor, rate float64) float64 {
+	if ageDays <= 0 {
+		return 1
+	}
+	sa := stability * anchor
+	if sa <= 0 || math.IsNaN(sa) {
+		return 0
+	}
+	s := math.Pow(1+ageDays/sa, -rate)
+	if math.IsNaN(s) {
+		return 0
+	}
+	return math.Max(0, math.Min(1, s))
+}
+
+// ageForScore inverts fidelityScore: the age in days at which the score
+// falls to target; +Inf when it never does.
+func ageForScore(target, stability, anchor, rate float64) float64 {
+	if target >= 1 {
+		return 0
+	}
+	if target <= 0 || rate <= 0 {
+		return math.Inf(1)
+	}
+	return stability * anchor * (math.Pow(target, -1/rate) - 1)
+}
+
+// decays reports whether records of store st age (the working store does
+// not).
+func decays(st memory.StoreType) bool { return st.Persistent() }
 
 // newFidelity is the fidelity state of a record created now in store st.
 func (e *Engine) newFidelity(st memory.StoreType, emo memory.EmotionVector, now time.Time) memory.FidelityState {
@@ -62,7 +127,104 @@ func (e *Engine) newFidelity(st memory.StoreType, emo memory.EmotionVector, now 
 		Score:           1,
 		DecayRate:       e.opts.Decay.DecayRate,
 		EmotionalAnchor: anchor(emo),
-		Stability:       e.opts.Decay.StabilityDays[st],
+		Stability:       e.stabilityFor(st),
 		LastDecayTick:   now,
+		ClockBase:       e.clock(),
 	}
+}
+
+// clockState is the persisted decay clock.
+type clockState struct {
+	reading  float64   // seconds
+	lastTick time.Time // wall time of the last tick (zero: never)
+}
+
+const clockKey = "decay_clock"
+
+func encodeClock(c clockState) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(c.reading))
+	var t int64
+	if !c.lastTick.IsZero() {
+		t = c.lastTick.UnixNano()
+	}
+	return binary.LittleEndian.AppendUint64(b, uint64(t))
+}
+
+func decodeClock(b []byte) (clockState, error) {
+	if len(b) != 16 {
+		return clockState{}, fmt.Errorf("decay clock: %w", store.ErrCorrupt)
+	}
+	c := clockState{reading: math.Float64frombits(binary.LittleEndian.Uint64(b))}
+	if t := int64(binary.LittleEndian.Uint64(b[8:])); t != 0 {
+		c.lastTick = time.Unix(0, t).UTC()
+	}
+	return c, nil
+}
+
+// loadClock reads the persisted clock; a new directory starts at zero.
+func (e *Engine) loadClock() error {
+	v, err := e.db.GetMeta(clockKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c, err := decodeClock(v)
+	if err != nil {
+		return err
+	}
+	e.setClock(c)
+	return nil
+}
+
+func (e *Engine) setClock(c clockState) {
+	e.clockBits.Store(math.Float64bits(c.reading))
+	e.mu.Lock()
+	e.lastTick = c.lastTick
+	e.mu.Unlock()
+}
+
+// clock is the current decay-clock reading in seconds.
+func (e *Engine) clock() float64 { return math.Float64frombits(e.clockBits.Load()) }
+
+// ageDays is a record's decay age at clock reading c.
+func ageDays(f *memory.FidelityState, st memory.StoreType, c float64) float64 {
+	if !decays(st) {
+		return 0
+	}
+	return (c - f.ClockBase) / secondsPerDay
+}
+
+// present fills the derived fidelity fields of rec for the current clock:
+// score, noise level and the time of the last decay tick.
+func (e *Engine) present(rec *memory.MemoryRecord) {
+	f := &rec.Fidelity
+	f.Score = fidelityScore(ageDays(f, rec.Store, e.clock()), f.Stability, f.EmotionalAnchor, f.DecayRate)
+	f.NoiseLevel = 1 - f.Score
+	e.mu.Lock()
+	if e.lastTick.After(rec.CreatedAt) {
+		f.LastDecayTick = e.lastTick
+	} else {
+		f.LastDecayTick = rec.CreatedAt
+	}
+	e.mu.Unlock()
+}
+
+// reinforce applies spaced reinforcement to a recalled record: when its
+// clock shows more than ReinforceAfter·S·A, stability doubles and the clock
+// restarts. It reports whether it did.
+func (e *Engine) reinforce(rec *memory.MemoryRecord) bool {
+	f := &rec.Fidelity
+	if !decays(rec.Store) {
+		return false
+	}
+	c := e.clock()
+	if ageDays(f, rec.Store, c) <= ReinforceAfter*f.Stability*f.EmotionalAnchor {
+		return false
+	}
+	f.ReinforcementCount++
+	f.Stability *= 2
+	f.ClockBase = c
+	return true
 }

@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+
 	"encoding/json"
 	"errors"
 	"fmt"
+	"memsvc.dev/memsvc/pkg/audit"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -21,7 +23,7 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 	if err != nil {
 		return nil, err
 	}
-	if err := e.writeNew([]*memory.MemoryRecord{rec}); err != nil {
+	if err := e.writeNew(audit.OpEncodeStore, []*memory.MemoryRecord{rec}, map[string]any{"associations": len(rec.Associations)}); err != nil {
 		return nil, err
 	}
 	return storeResponse(rec, len(rec.Associations)), nil
@@ -60,7 +62,7 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 			}
 		}
 	}
-	if err := e.writeNew(recs); err != nil {
+	if err := e.writeNew(audit.OpEncodeBatch, recs, map[string]any{"records": len(recs), "associations_inferred": inferred}); err != nil {
 		return nil, err
 	}
 	resp := &memory.EncodeBatchResponse{Results: make([]memory.EncodeStoreResponse, len(recs)), AssociationsInferred: inferred}
@@ -126,7 +128,6 @@ func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*me
 		Version:        1,
 		Meta:           memory.NormalizeMeta(req.Meta, memory.TriggerEncodeStore, now),
 	}
-	rec.Fidelity.ClockBase = e.clock()
 	for i, a := range req.Associations {
 		f := fmt.Sprintf("associations[%d]", i)
 		if a.TargetID.IsNil() {
@@ -181,55 +182,64 @@ func prefixErr(prefix string, err error) error {
 	return err
 }
 
-// writeNew durably stores new records. Working-store records go to memory;
-// when that overflows, the least recently accessed working records move to
-// the episodic store in the same commit.
-func (e *Engine) writeNew(recs []*memory.MemoryRecord) error {
-	b := e.db.NewBatch()
-	defer b.Close()
-	var promoted []*memory.MemoryRecord
+// writeNew durably stores new records. Working-store records live in
+// memory; when that overflows, the least recently accessed working records
+// move to the episodic store in the same commit.
+func (e *Engine) writeNew(op string, recs []*memory.MemoryRecord, summary map[string]any) error {
+	t := e.begin()
+	defer t.close()
 	hasWorking := false
 	for _, rec := range recs {
-		if rec.Store == memory.StoreWorking {
-			hasWorking = true
-			continue
-		}
-		b.PutRecord(rec)
+		hasWorking = hasWorking || rec.Store == memory.StoreWorking
 	}
 	if hasWorking {
 		e.workMu.Lock()
 		defer e.workMu.Unlock()
+	}
+	for _, rec := range recs {
+		if err := t.putRecord(rec); err != nil {
+			return err
+		}
+	}
+	var promoted []*memory.MemoryRecord
+	if hasWorking {
 		promoted = e.planWorking(recs)
 		for _, p := range promoted {
-			b.PutRecord(p)
+			if err := t.moveRecord(p, memory.StoreWorking); err != nil {
+				return err
+			}
 		}
 	}
-	if !b.Empty() {
-		if err := b.Commit(); err != nil {
-			return fmt.Errorf("write records: %w", err)
-		}
+	ids, stores := idsOf(recs), storesOf(recs)
+	if len(promoted) > 0 {
+		summary["promoted_to_episodic"] = len(promoted)
+		ids = append(ids, idsOf(promoted)...)
+		stores = append(stores, memory.StoreEpisodic)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, rec := range recs {
-		if rec.Store == memory.StoreWorking {
-			e.working.set(rec)
-		}
-		e.st.put(rec)
+	t.audit(op, ids, stores, summary)
+	if err := t.commit(); err != nil {
+		return err
 	}
-	for _, p := range promoted {
-		e.working.delete(p.ID)
-		e.st.put(p)
-	}
+	e.queueLinks(recs)
+	e.queueLinks(promoted)
 	return nil
 }
 
 // planWorking works out which working records have to leave when recs are
 // added, and returns them moved to the episodic store. Callers hold workMu.
 func (e *Engine) planWorking(recs []*memory.MemoryRecord) []*memory.MemoryRecord {
-	e.mu.Lock()
-	sim := e.working.all()
-	e.mu.Unlock()
+	return e.planWorkingFrom(false, recs)
+}
+
+// planWorkingFrom is planWorking starting from an empty working store when
+// fresh is set (an import that replaces everything).
+func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*memory.MemoryRecord {
+	var sim []*memory.MemoryRecord
+	if !fresh {
+		e.mu.RLock()
+		sim = e.working.all()
+		e.mu.RUnlock()
+	}
 	var out []*memory.MemoryRecord
 	for _, rec := range recs {
 		if rec.Store != memory.StoreWorking {
@@ -297,31 +307,22 @@ func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateReque
 	if err := rec.Validate(); err != nil {
 		return err
 	}
-	return e.rewrite(rec)
+	return e.rewrite(audit.OpEncodeUpdate, map[string]any{
+		"content_changed": req.Content != nil, "emotion_changed": req.Emotion != nil,
+		"metadata_changed": req.Metadata != nil, "meta_changed": req.Meta != nil,
+	}, rec)
 }
 
-// rewrite durably replaces an existing record. Callers hold the record's
-// lock.
-func (e *Engine) rewrite(recs ...*memory.MemoryRecord) error {
-	b := e.db.NewBatch()
-	defer b.Close()
+// rewrite durably replaces existing records and logs op. Callers hold
+// their locks.
+func (e *Engine) rewrite(op string, summary map[string]any, recs ...*memory.MemoryRecord) error {
+	t := e.begin()
+	defer t.close()
 	for _, rec := range recs {
-		if rec.Store != memory.StoreWorking {
-			b.PutRecord(rec)
+		if err := t.putRecord(rec); err != nil {
+			return err
 		}
 	}
-	if !b.Empty() {
-		if err := b.Commit(); err != nil {
-			return fmt.Errorf("write records: %w", err)
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for _, rec := range recs {
-		if rec.Store == memory.StoreWorking {
-			e.working.set(rec)
-		}
-		e.st.put(rec)
-	}
-	return nil
+	t.audit(op, idsOf(recs), storesOf(recs), summary)
+	return t.commit()
 }

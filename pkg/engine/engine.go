@@ -16,16 +16,18 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/archive"
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -38,6 +40,22 @@ type Options struct {
 	Now func() time.Time
 	// WorkingCapacity bounds the working store; 0 selects 7.
 	WorkingCapacity int
+	// SimilarLinks is how many similarity associations a new record gets
+	// (in the background); 0 selects 3, negative disables them.
+	SimilarLinks int
+	// ArchiveKDF sets the passphrase hashing cost of encrypted exports;
+	// zero fields take the archive package's defaults.
+	ArchiveKDF archive.KDFParams
+	// ImportMaxBytes bounds the size of an imported archive; 0 selects
+	// the archive package's default (512 MiB).
+	ImportMaxBytes int64
+	// Audit, when set, receives one entry per committed state change
+	// (through an outbox in the store). The caller opens and closes it.
+	Audit *audit.Log
+	// PersistIndexes keeps the full-text indexes in the data directory.
+	// When false they live in memory and are rebuilt at every start, so no
+	// text derived from records reaches the disk outside the records.
+	PersistIndexes bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
 }
@@ -50,18 +68,32 @@ type Engine struct {
 	ids  *memory.IDSource
 	opts Options
 
-	big    sync.RWMutex
-	seed   maphash.Seed
-	locks  [64]sync.Mutex
-	workMu sync.Mutex // serialises writes to the working store
-	rawMu  sync.Mutex // serialises raw writes that carry client ids
+	big     sync.RWMutex
+	seed    maphash.Seed
+	locks   [64]sync.Mutex
+	workMu  sync.Mutex // serialises writes to the working store
+	rawMu   sync.Mutex // serialises raw writes that carry client ids
+	tickMu  sync.Mutex // serialises decay ticks
+	dreamMu sync.Mutex // serialises dream ticks
 
 	clockBits atomic.Uint64 // decay clock in seconds, as float64 bits
 
-	mu      sync.Mutex // guards the fields below
-	st      *state
-	raw     rawState
-	working *workingStore
+	vectors *vectorIndex
+
+	idx     indexes
+	link    *linker
+	aud     *auditState
+	evo     evolution
+	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
+	modeMu  sync.Mutex    // serialises set-mode
+
+	mu        sync.RWMutex // guards the fields below
+	st        *state
+	raw       rawState
+	working   *workingStore
+	lastTick  time.Time                                  // wall time of the last decay tick
+	lastDream time.Time                                  // wall time of the last dream tick (zero: never)
+	mode      [memory.StoreWorking + 1]memory.RecallMode // per-store recall mode
 }
 
 var _ memory.Service = (*Engine)(nil)
@@ -78,6 +110,9 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if opts.WorkingCapacity <= 0 {
 		opts.WorkingCapacity = 7
 	}
+	if opts.SimilarLinks == 0 {
+		opts.SimilarLinks = 3
+	}
 	opts.Decay = opts.Decay.withDefaults()
 	e := &Engine{
 		db:      db,
@@ -87,11 +122,31 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		seed:    maphash.MakeSeed(),
 		st:      newState(),
 		working: newWorkingStore(opts.WorkingCapacity),
+		vectors: newVectorIndex(),
 	}
 	e.ids = memory.NewIDSource(e.now, nil)
+	if err := e.loadClock(); err != nil {
+		return nil, fmt.Errorf("load decay clock: %w", err)
+	}
+	if err := e.loadEvolution(); err != nil {
+		return nil, fmt.Errorf("load evolution state: %w", err)
+	}
+	if err := e.loadModes(); err != nil {
+		return nil, fmt.Errorf("load recall modes: %w", err)
+	}
+	if err := e.loadCounters(); err != nil {
+		return nil, fmt.Errorf("load counters: %w", err)
+	}
 	if err := e.load(ctx); err != nil {
 		return nil, err
 	}
+	if err := e.openIndexes(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.openAudit(); err != nil {
+		return nil, err
+	}
+	e.startLinker()
 	return e, nil
 }
 
@@ -104,6 +159,9 @@ func (e *Engine) load(ctx context.Context) error {
 				return err
 			}
 			e.st.put(rec)
+			if v := rec.Content.Embedding(); v != nil {
+				e.vectors.put(rec.ID, v)
+			}
 			return nil
 		})
 		if err != nil {
@@ -111,10 +169,7 @@ func (e *Engine) load(ctx context.Context) error {
 		}
 	}
 	err := e.db.ScanRawNewest(store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
-		e.raw.total++
-		if pendingDream(f) {
-			e.raw.pending++
-		}
+		e.raw.add(f)
 		return true, nil
 	})
 	if err != nil {
@@ -131,16 +186,21 @@ func pendingDream(f store.RawFlags) bool {
 		f.Visibility() == memory.VisibilityNormal && f.SecrecyLevel() != memory.SecrecySecret
 }
 
+func (e *Engine) stripe(id memory.ID) int {
+	return int(maphash.Bytes(e.seed, id[:]) % uint64(len(e.locks)))
+}
+
 // lockRecord takes the striped lock of id and returns its unlock.
 func (e *Engine) lockRecord(id memory.ID) func() {
-	m := &e.locks[maphash.Bytes(e.seed, id[:])%uint64(len(e.locks))]
+	m := &e.locks[e.stripe(id)]
 	m.Lock()
 	return m.Unlock
 }
 
-// get reads a curated record from the working store or disk.
+// get reads a curated record from the working store or disk. The derived
+// fidelity fields are not filled in; see present.
 func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
-	e.mu.Lock()
+	e.mu.RLock()
 	ent, ok := e.st.entries[id]
 	var st memory.StoreType
 	if ok {
@@ -150,7 +210,7 @@ func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
 	if ok && st == memory.StoreWorking {
 		wrec = e.working.get(id)
 	}
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	if !ok {
 		return nil, memory.NotFound(id)
 	}
@@ -166,10 +226,6 @@ func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
 	}
 	return rec, err
 }
-
-// clock is the current decay-clock reading in seconds: the decay age a
-// record would have if it had been created when the data directory was.
-func (e *Engine) clock() float64 { return math.Float64frombits(e.clockBits.Load()) }
 
 // dreamKindOf reads metadata._dream.kind.
 func dreamKindOf(rec *memory.MemoryRecord) dreamKind {
@@ -197,9 +253,54 @@ func dreamKindOf(rec *memory.MemoryRecord) dreamKind {
 	return notDreamt
 }
 
-// Close stops the engine. It does not close the store.
+const recallCountKey = "recall_count"
+
+// loadCounters reads the persisted operation counters.
+func (e *Engine) loadCounters() error {
+	v, err := e.db.GetMeta(recallCountKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return e.loadLastDream()
+	case err != nil:
+		return err
+	case len(v) != 8:
+		return fmt.Errorf("recall count: %w", store.ErrCorrupt)
+	}
+	e.recalls.Store(binary.LittleEndian.Uint64(v))
+	return e.loadLastDream()
+}
+
+func (e *Engine) loadLastDream() error {
+	v, err := e.db.GetMeta(lastDreamKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case len(v) != 8:
+		return fmt.Errorf("last dream tick: %w", store.ErrCorrupt)
+	}
+	e.lastDream = time.Unix(0, int64(binary.LittleEndian.Uint64(v))).UTC()
+	return nil
+}
+
+func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+// Close stops the engine and saves its counters. It does not close the
+// store.
 func (e *Engine) Close() error {
+	e.stopLinker()
+	e.stopAudit()
 	e.big.Lock()
 	defer e.big.Unlock()
-	return nil
+	b := e.db.NewBatch()
+	defer b.Close()
+	b.PutMeta(recallCountKey, uint64Bytes(e.recalls.Load()))
+	err := b.Commit()
+	if e.idx.db != nil && e.idx.db != e.db {
+		if cerr := e.idx.db.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -651,11 +651,17 @@ func TestConcurrentWriters(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+	if err := h.e.syncLinks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	s := h.stats()
 	if s.TotalRecords != workers*each+1 || s.RawJournalRecords != workers*each {
 		t.Fatalf("lost writes: %d records, %d raw", s.TotalRecords, s.RawJournalRecords)
 	}
-	if v := h.record(seed).Version; v != workers*each+1 {
-		t.Fatalf("lost updates: version %d", v)
+	// Every update bumps the version once, and so does every similarity
+	// link another store added to the seed.
+	rec := h.record(seed)
+	if want := uint32(workers*each + 1 + len(rec.Associations)); rec.Version != want {
+		t.Fatalf("lost updates: version %d, want %d (%d links)", rec.Version, want, len(rec.Associations))
 	}
 }

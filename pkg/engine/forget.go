@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -38,63 +39,8 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 		return &memory.ForgetResponse{}, nil
 	}
 
-	// Records that keep an edge to a doomed record lose that edge.
-	now := e.now()
-	e.mu.Lock()
-	var holders []memory.ID
-	for id := range doomed {
-		for _, src := range e.st.sources(id) {
-			if _, gone := doomed[src]; !gone && !slices.Contains(holders, src) {
-				holders = append(holders, src)
-			}
-		}
-	}
-	e.mu.Unlock()
-	var rewritten []*memory.MemoryRecord
-	for _, id := range holders {
-		rec, err := e.get(id)
-		if err != nil {
-			return nil, fmt.Errorf("forget: read %s: %w", id, err)
-		}
-		rec.Associations = slices.DeleteFunc(rec.Associations, func(a memory.Association) bool {
-			_, gone := doomed[a.TargetID]
-			return gone
-		})
-		rec.UpdatedAt = now
-		rec.Version++
-		rewritten = append(rewritten, rec)
-	}
-
-	b := e.db.NewBatch()
-	defer b.Close()
-	for id, st := range doomed {
-		if st != memory.StoreWorking {
-			b.DeleteRecord(st, id)
-		}
-	}
-	for _, rec := range rewritten {
-		if rec.Store != memory.StoreWorking {
-			b.PutRecord(rec)
-		}
-	}
-	if !b.Empty() {
-		if err := b.Commit(); err != nil {
-			return nil, fmt.Errorf("forget: %w", err)
-		}
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	for id, st := range doomed {
-		if st == memory.StoreWorking {
-			e.working.delete(id)
-		}
-		e.st.delete(id)
-	}
-	for _, rec := range rewritten {
-		if rec.Store == memory.StoreWorking {
-			e.working.set(rec)
-		}
-		e.st.put(rec)
+	if err := e.deleteLocked(doomed, audit.OpForget, map[string]any{"cascade": req.Cascade, "records_deleted": len(doomed)}); err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
 	}
 	return &memory.ForgetResponse{RecordsDeleted: uint32(len(doomed))}, nil
 }
@@ -128,4 +74,48 @@ func (e *Engine) selectForget(req *memory.ForgetRequest) map[memory.ID]memory.St
 		}
 	}
 	return doomed
+}
+
+// deleteLocked deletes records and, in the same commit, the edges other
+// records hold to them. Callers hold big exclusively.
+func (e *Engine) deleteLocked(doomed map[memory.ID]memory.StoreType, op string, summary map[string]any) error {
+	now := e.now()
+	e.mu.RLock()
+	var holders []memory.ID
+	for id := range doomed {
+		for _, src := range e.st.sources(id) {
+			if _, gone := doomed[src]; !gone && !slices.Contains(holders, src) {
+				holders = append(holders, src)
+			}
+		}
+	}
+	e.mu.RUnlock()
+	t := e.begin()
+	defer t.close()
+	for _, id := range holders {
+		rec, err := e.get(id)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", id, err)
+		}
+		rec.Associations = slices.DeleteFunc(rec.Associations, func(a memory.Association) bool {
+			_, gone := doomed[a.TargetID]
+			return gone
+		})
+		rec.UpdatedAt = now
+		rec.Version++
+		if err := t.putRecord(rec); err != nil {
+			return err
+		}
+	}
+	var ids []memory.ID
+	var stores []memory.StoreType
+	for id, st := range doomed {
+		if err := t.deleteRecord(id, st); err != nil {
+			return err
+		}
+		ids = append(ids, id)
+		stores = append(stores, st)
+	}
+	t.audit(op, ids, stores, summary)
+	return t.commit()
 }

@@ -24,24 +24,26 @@ func (e *Engine) Stats(ctx context.Context) (*memory.Stats, error) {
 		RawJournalRecords:      e.raw.total,
 		RawJournalPendingDream: e.raw.pending,
 		VectorIndexRecords:     e.st.vectors,
+		TotalRecallCount:       e.recalls.Load(),
 		VectorSearchBackend:    VectorBackend,
 		DreamEpisodicSummaries: e.st.dreamt[dreamSummary],
 		DreamSemanticNodes:     e.st.dreamt[dreamSemantic],
-		EvolutionMetrics: &memory.EvolutionMetrics{
-			ParameterAdjustments: []memory.ParameterAdjustment{},
-			DetectedPatterns:     []string{},
-			SchemaAdaptations:    []string{},
-		},
+		EvolutionMetrics:       e.evolutionMetrics(),
 	}
 	var sum float64
+	sums := e.st.sums(e.clock())
 	for _, st := range memory.AllStores {
 		n := e.st.count[st]
 		s.RecordsByStore[st] = n
 		s.TotalRecords += n
-		sum += e.st.sumScore[st]
+		sum += sums[st]
 		if n > 0 {
-			s.AvgFidelityByStore[st] = clamp01(e.st.sumScore[st] / float64(n))
+			s.AvgFidelityByStore[st] = clamp01(sums[st] / float64(n))
 		}
+	}
+	if !e.lastDream.IsZero() {
+		t := e.lastDream
+		s.LastDreamTickAt = &t
 	}
 	if s.TotalRecords > 0 {
 		s.AvgFidelity = clamp01(sum / float64(s.TotalRecords))
@@ -69,5 +71,10 @@ func (e *Engine) Record(ctx context.Context, req *memory.IntrospectRecordRequest
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
-	return e.get(req.RecordID)
+	rec, err := e.get(req.RecordID)
+	if err != nil {
+		return nil, err
+	}
+	e.present(rec)
+	return rec, nil
 }

@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -51,9 +56,8 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 	}
 	resp := &memory.EncodeBatchStoreRawResponse{Results: make([]memory.EncodeStoreRawResponse, len(recs))}
 	seen := make(map[memory.ID]int, len(recs))
-	b := e.db.NewBatch()
-	defer b.Close()
-	var added []*memory.RawJournalRecord
+	t := e.begin()
+	defer t.close()
 	for i, rec := range recs {
 		out := rec
 		if req.Records[i].RecordID != nil {
@@ -72,23 +76,25 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 			}
 		}
 		seen[rec.ID] = i
-		b.PutRaw(rec, nil)
-		added = append(added, rec)
+		if err := t.putRaw(rec, nil); err != nil {
+			return nil, err
+		}
 		resp.Results[i] = rawResponse(rec, false)
 	}
-	if len(added) > 0 {
-		if err := b.Commit(); err != nil {
-			return nil, fmt.Errorf("write raw records: %w", err)
-		}
+	op := audit.OpEncodeBatchRaw
+	if len(recs) == 1 {
+		op = audit.OpEncodeStoreRaw
 	}
-	e.mu.Lock()
-	for _, rec := range added {
-		e.raw.total++
-		if pendingDream(store.FlagsOf(rec)) {
-			e.raw.pending++
-		}
+	var ids []memory.ID
+	for _, rec := range t.raws {
+		ids = append(ids, rec.ID)
 	}
-	e.mu.Unlock()
+	if len(ids) > 0 {
+		t.audit(op, ids, nil, map[string]any{"records": len(ids), "duplicates": len(recs) - len(ids)})
+	}
+	if err := t.commit(); err != nil {
+		return nil, fmt.Errorf("write raw records: %w", err)
+	}
 	return resp, nil
 }
 
@@ -171,9 +177,11 @@ func (f rawFilter) allows(fl store.RawFlags) bool {
 	return false
 }
 
-// RecallRaw implements memory.Service: entries matching the session, time,
-// visibility and secrecy filters (and every word of the query), newest
-// first.
+// RecallRaw implements memory.Service: entries that match the query (every
+// query term, after stemming; a query without index terms, such as "?!",
+// matches as a case-insensitive substring) and the session, time,
+// visibility and secrecy filters, newest first. total_candidates counts
+// every match, not just the returned ones.
 func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -190,27 +198,33 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 	if req.Temporal != nil {
 		rng.Start, rng.End = req.Temporal.Start, req.Temporal.End
 	}
-	var terms []string
+	query := ""
 	if req.Query != nil {
-		terms = strings.Fields(strings.ToLower(*req.Query))
+		query = strings.TrimSpace(*req.Query)
 	}
 	filter := newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels)
+	if query != "" && len(textindex.Tokenize(query)) > 0 {
+		return e.rawSearch(ctx, query, rng, filter, int(req.Limit))
+	}
+	needle := strings.ToLower(query)
 	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}}
 	err := e.db.ScanRawNewest(rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
 		}
-		need := len(terms) > 0 || uint32(len(resp.Records)) < req.Limit
-		if !need {
-			resp.TotalCandidates++
+		if needle == "" && uint32(len(resp.Records)) >= req.Limit {
+			resp.TotalCandidates++ // counting needs only the index entry
 			return true, ctx.Err()
 		}
 		rec, err := e.db.GetRaw(id)
 		if err != nil {
 			return false, err
 		}
-		if !matchesTerms(rec, terms) {
-			return true, nil
+		if needle != "" {
+			text, ok := rec.Content.Text()
+			if !ok || !strings.Contains(strings.ToLower(text), needle) {
+				return true, nil
+			}
 		}
 		resp.TotalCandidates++
 		if uint32(len(resp.Records)) < req.Limit {
@@ -224,21 +238,65 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 	return resp, nil
 }
 
-// matchesTerms reports whether the entry's text contains every term,
-// ignoring case.
-func matchesTerms(rec *memory.RawJournalRecord, terms []string) bool {
-	if len(terms) == 0 {
-		return true
+// rawSearch answers a raw query with index terms from the raw index: the
+// filters run on the attributes stored with each posting, so only the
+// returned entries are read.
+func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange, filter rawFilter, limit int) (*memory.RecallRawQueryResponse, error) {
+	type match struct {
+		id      memory.ID
+		created int64
 	}
-	text, ok := rec.Content.Text()
-	if !ok {
-		return false
+	var matches []match
+	var wantSession uint64
+	if rng.Session != nil {
+		wantSession = sessionHash(*rng.Session)
 	}
-	text = strings.ToLower(text)
-	for _, t := range terms {
-		if !strings.Contains(text, t) {
+	start, end := int64(math.MinInt64), int64(math.MaxInt64)
+	if !rng.Start.IsZero() {
+		start, end = rng.Start.UnixNano(), rng.End.UnixNano()
+	}
+	_, err := e.idx.raw.Search(textindex.Query{Text: query, All: true, Filter: func(doc memory.ID, attrs []byte) bool {
+		a, ok := parseRawAttrs(attrs)
+		if !ok || !filter.allows(a.flags) || a.created < start || a.created > end {
 			return false
 		}
+		if rng.Session != nil && a.session != wantSession {
+			return false
+		}
+		matches = append(matches, match{doc, a.created})
+		return false // collected; no ranking needed
+	}})
+	if err != nil {
+		return nil, fmt.Errorf("raw search: %w", err)
 	}
-	return true
+	slices.SortFunc(matches, func(a, b match) int {
+		switch {
+		case a.created != b.created:
+			return cmp.Compare(b.created, a.created)
+		case idLess(a.id, b.id):
+			return 1
+		case idLess(b.id, a.id):
+			return -1
+		}
+		return 0
+	})
+	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}, TotalCandidates: uint32(len(matches))}
+	for _, m := range matches {
+		if len(resp.Records) >= limit {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec, err := e.db.GetRaw(m.id)
+		if err != nil {
+			return nil, fmt.Errorf("raw recall: %w", err)
+		}
+		if rng.Session != nil && rec.SessionID != *rng.Session {
+			resp.TotalCandidates-- // a 64-bit session hash collision
+			continue
+		}
+		resp.Records = append(resp.Records, *rec)
+	}
+	return resp, nil
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // entry is what the engine keeps in memory about every curated record: enough
@@ -12,10 +13,19 @@ import (
 type entry struct {
 	store   memory.StoreType
 	created time.Time
-	score   float64
-	edges   []edge // outgoing associations
-	vector  bool   // has an embedding
-	dream   dreamKind
+	// decay parameters; the score is derived from them and the clock
+	stability, anchor, rate, base float64
+	edges                         []edge // outgoing associations
+	vector                        bool   // has an embedding
+	dream                         dreamKind
+}
+
+// score is the entry's fidelity at clock reading c.
+func (e *entry) score(c float64) float64 {
+	if !decays(e.store) {
+		return 1
+	}
+	return fidelityScore((c-e.base)/secondsPerDay, e.stability, e.anchor, e.rate)
 }
 
 type edge struct {
@@ -39,8 +49,11 @@ type state struct {
 	entries  map[memory.ID]*entry
 	incoming map[memory.ID]map[memory.ID]struct{} // target -> sources
 
-	count    [memory.StoreWorking + 1]uint32
+	count [memory.StoreWorking + 1]uint32
+	// sumScore holds the score sums per store at clock reading sumClock;
+	// they are recomputed when the clock has moved.
 	sumScore [memory.StoreWorking + 1]float64
+	sumClock float64
 	edges    uint32
 	vectors  uint32
 	dreamt   [3]uint32
@@ -57,6 +70,20 @@ type rawState struct {
 	pending uint32 // what a default dream tick would process
 }
 
+func (r *rawState) add(f store.RawFlags) {
+	r.total++
+	if pendingDream(f) {
+		r.pending++
+	}
+}
+
+func (r *rawState) remove(f store.RawFlags) {
+	r.total--
+	if pendingDream(f) {
+		r.pending--
+	}
+}
+
 func newState() *state {
 	return &state{
 		entries:  make(map[memory.ID]*entry),
@@ -65,12 +92,16 @@ func newState() *state {
 }
 
 func entryOf(rec *memory.MemoryRecord) *entry {
+	f := &rec.Fidelity
 	e := &entry{
-		store:   rec.Store,
-		created: rec.CreatedAt,
-		score:   rec.Fidelity.Score,
-		vector:  rec.Content.Embedding() != nil,
-		dream:   dreamKindOf(rec),
+		store:     rec.Store,
+		created:   rec.CreatedAt,
+		stability: f.Stability,
+		anchor:    f.EmotionalAnchor,
+		rate:      f.DecayRate,
+		base:      f.ClockBase,
+		vector:    rec.Content.Embedding() != nil,
+		dream:     dreamKindOf(rec),
 	}
 	if len(rec.Associations) > 0 {
 		e.edges = make([]edge, len(rec.Associations))
@@ -89,7 +120,7 @@ func (s *state) put(rec *memory.MemoryRecord) {
 	e := entryOf(rec)
 	s.entries[rec.ID] = e
 	s.count[e.store]++
-	s.sumScore[e.store] += e.score
+	s.sumScore[e.store] += e.score(s.sumClock)
 	s.edges += uint32(len(e.edges))
 	if e.vector {
 		s.vectors++
@@ -124,7 +155,7 @@ func (s *state) delete(id memory.ID) {
 
 func (s *state) remove(id memory.ID, e *entry) {
 	s.count[e.store]--
-	s.sumScore[e.store] -= e.score
+	s.sumScore[e.store] -= e.score(s.sumClock)
 	s.edges -= uint32(len(e.edges))
 	if e.vector {
 		s.vectors--
@@ -168,4 +199,16 @@ func (s *state) sources(id memory.ID) []memory.ID {
 		out = append(out, k)
 	}
 	return out
+}
+
+// sums returns the score sums per store at clock reading c.
+func (s *state) sums(c float64) [memory.StoreWorking + 1]float64 {
+	if c != s.sumClock {
+		s.sumScore = [memory.StoreWorking + 1]float64{}
+		for _, e := range s.entries {
+			s.sumScore[e.store] += e.score(c)
+		}
+		s.sumClock = c
+	}
+	return s.sumScore
 }

@@ -494,7 +494,9 @@ type ForgetResponse struct {
 	RecordsDeleted uint32 `json:"records_deleted"`
 }
 
-// ExportRequest is lifecycle.export.
+// ExportRequest is lifecycle.export. With IncludeRawJournal, sealed and
+// secret raw entries stay out unless IncludeSealed / IncludeSecret ask for
+// them (additions to the upstream request).
 type ExportRequest struct {
 	Header            *CMPHeader  `json:"header"`
 	Format            string      `json:"format"`
@@ -502,6 +504,8 @@ type ExportRequest struct {
 	IncludeRawJournal bool        `json:"include_raw_journal"`
 	Encrypt           bool        `json:"encrypt"`
 	EncryptionKey     *string     `json:"encryption_key"`
+	IncludeSealed     bool        `json:"include_sealed"`
+	IncludeSecret     bool        `json:"include_secret"`
 }
 
 // DefaultExportRequest: the cma format.

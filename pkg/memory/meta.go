@@ -112,6 +112,9 @@ func (e MetaEdge) MarshalJSON() ([]byte, error) {
 }
 
 func (m MetaMemory) withLists() MetaMemory {
+	if m.CaptureStatus == 0 {
+		m.CaptureStatus = CaptureLegacy
+	}
 	if m.Goals == nil {
 		m.Goals = []string{}
 	}

@@ -1,0 +1,383 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/archive"
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Export implements memory.Service. It reads a snapshot, so writers carry
+// on while a large archive streams out and the archive is consistent.
+// With include_raw_journal, raw entries go along, except sealed and secret
+// ones unless include_sealed / include_secret ask for them too.
+func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if f := strings.ToLower(strings.TrimSpace(req.Format)); f != "cma" && f != "jsonl" {
+		return nil, memory.Invalid("format", "want cma or jsonl (an alias of cma), got %q", req.Format)
+	}
+	var enc *archive.EncryptOptions
+	switch {
+	case req.Encrypt && (req.EncryptionKey == nil || *req.EncryptionKey == ""):
+		return nil, memory.Invalid("encryption_key", "required when encrypt is true")
+	case !req.Encrypt && req.EncryptionKey != nil && *req.EncryptionKey != "":
+		return nil, memory.Invalid("encryption_key", "given but encrypt is false: set encrypt to true, or leave the key out for a plaintext archive")
+	case req.Encrypt:
+		enc = &archive.EncryptOptions{Passphrase: []byte(*req.EncryptionKey), KDF: e.opts.ArchiveKDF}
+	}
+	var stores [memory.StoreWorking + 1]bool
+	if req.Stores == nil {
+		for _, st := range memory.AllStores {
+			stores[st] = true
+		}
+	}
+	for i, st := range req.Stores {
+		if !st.Valid() {
+			return nil, memory.Invalid(fmt.Sprintf("stores[%d]", i), "want one of %s", memory.StoreTypeNames())
+		}
+		stores[st] = true
+	}
+
+	// A consistent view: the store snapshot and the working store as of now.
+	e.big.RLock()
+	snap := e.db.NewSnapshot()
+	e.mu.RLock()
+	working := e.working.all()
+	clock := e.clock()
+	e.mu.RUnlock()
+	e.big.RUnlock()
+	defer snap.Close()
+
+	includeRaw := func(r *memory.RawJournalRecord) bool {
+		return (r.Visibility != memory.VisibilitySealed || req.IncludeSealed) && (r.SecrecyLevel != memory.SecrecySecret || req.IncludeSecret)
+	}
+	h := archive.Header{Version: archive.Version1, Timestamp: e.now()}
+	if req.IncludeRawJournal {
+		h.Version = archive.Version2
+	}
+	for _, st := range memory.PersistentStores {
+		if stores[st] {
+			if err := snap.ScanRecords(st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
+				return nil, fmt.Errorf("export: %w", err)
+			}
+		}
+	}
+	if stores[memory.StoreWorking] {
+		h.Curated += len(working)
+	}
+	if req.IncludeRawJournal {
+		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
+			if includeRaw(r) {
+				h.Raw++
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
+		}
+	}
+
+	aw, err := archive.NewWriter(w, h, archive.WriterOptions{Encryption: enc})
+	if err != nil {
+		return nil, exportFailed(err)
+	}
+	writeRec := func(rec *memory.MemoryRecord) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		e.presentAt(rec, clock)
+		return aw.WriteRecord(rec)
+	}
+	for _, st := range memory.PersistentStores {
+		if stores[st] {
+			if err := snap.ScanRecords(st, writeRec); err != nil {
+				return nil, exportFailed(err)
+			}
+		}
+	}
+	if stores[memory.StoreWorking] {
+		for _, rec := range working {
+			if err := writeRec(rec); err != nil {
+				return nil, exportFailed(err)
+			}
+		}
+	}
+	if req.IncludeRawJournal {
+		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
+			if !includeRaw(r) {
+				return nil
+			}
+			return aw.WriteRaw(r)
+		}); err != nil {
+			return nil, exportFailed(err)
+		}
+	}
+	sum, err := aw.Close()
+	if err != nil {
+		return nil, exportFailed(err)
+	}
+	resp := &memory.ExportResponse{
+		ArchiveID:   e.ids.New().String(),
+		SizeBytes:   uint64(sum.Size),
+		RecordCount: uint32(sum.Header.Records()),
+		Checksum:    sum.Checksum,
+	}
+	if err := e.logOnly(ctx, audit.OpExport, map[string]any{
+		"archive_id": resp.ArchiveID, "records": resp.RecordCount, "encrypted": req.Encrypt,
+		"include_raw_journal": req.IncludeRawJournal, "checksum": resp.Checksum,
+	}); err != nil {
+		return nil, fmt.Errorf("export: %w", err)
+	}
+	return resp, nil
+}
+
+// exportFailed keeps client errors (a cancelled context) and reports
+// everything else as EXPORT_FAILED; the cause goes to the caller's log.
+func exportFailed(err error) error {
+	var me *memory.Error
+	if errors.As(err, &me) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", &memory.Error{Code: memory.CodeExportFailed, Message: "the archive could not be written"}, err)
+}
+
+// presentAt fills the derived fidelity fields for clock reading c.
+func (e *Engine) presentAt(rec *memory.MemoryRecord, c float64) {
+	f := &rec.Fidelity
+	f.Score = fidelityScore(ageDays(f, rec.Store, c), f.Stability, f.EmotionalAnchor, f.DecayRate)
+	f.NoiseLevel = 1 - f.Score
+}
+
+// Import implements memory.Service. The whole archive is read and checked
+// (checksum, counts, every record) before anything is written, and it is
+// written in one atomic commit: a bad archive changes nothing, and a
+// replace that crashes half-way leaves the old data intact.
+func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !req.Strategy.Valid() {
+		return nil, memory.Invalid("strategy", "want merge or replace")
+	}
+	if !req.ConflictResolution.Valid() {
+		return nil, memory.Invalid("conflict_resolution", "want keep_existing, keep_imported or keep_newer")
+	}
+	if r == nil {
+		return nil, memory.Invalid("archive_data", "required: the archive to import")
+	}
+	opts := archive.ReaderOptions{Now: e.now, MaxSize: e.opts.ImportMaxBytes}
+	if req.DecryptionKey != nil {
+		opts.Passphrase = []byte(*req.DecryptionKey)
+	}
+	ar, err := archive.NewReader(r, opts)
+	if err != nil {
+		return nil, importConflict(err)
+	}
+	var curated []*memory.MemoryRecord
+	var raws []*memory.RawJournalRecord
+	for {
+		ent, err := ar.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, importConflict(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if ent.Record != nil {
+			curated = append(curated, ent.Record)
+		} else {
+			raws = append(raws, ent.Raw)
+		}
+	}
+
+	e.big.Lock()
+	defer e.big.Unlock()
+	e.workMu.Lock()
+	defer e.workMu.Unlock()
+	replace := req.Strategy == memory.ImportReplace
+	clock := e.clock()
+	t := e.begin()
+	defer t.close()
+	if replace {
+		t.b.DeleteRange([]byte{'c'}, []byte{'c' + 1})
+		t.b.DeleteRange([]byte{'j'}, []byte{'j' + 1})
+		t.b.DeleteRange([]byte{'s'}, []byte{'s' + 1})
+		t.b.DeleteRange([]byte{'t'}, []byte{'t' + 1})
+		t.clear(e.idx.text)
+		t.clear(e.idx.raw)
+		t.replace = true
+	}
+	resp := &memory.ImportResponse{}
+	var working []*memory.MemoryRecord
+	for _, rec := range curated {
+		fromStore, exists := memory.StoreType(0), false
+		if !replace {
+			e.mu.RLock()
+			if ent, ok := e.st.entries[rec.ID]; ok {
+				fromStore, exists = ent.store, true
+			}
+			e.mu.RUnlock()
+		}
+		if exists && !e.importWins(req.ConflictResolution, rec.ID, fromStore, rec) {
+			continue
+		}
+		settleImported(rec, clock, e.opts.Decay)
+		if rec.Store == memory.StoreWorking {
+			working = append(working, rec)
+		} else if err := t.moveRecord(rec, fromStore); err != nil {
+			return nil, err
+		}
+		resp.RecordsImported++
+	}
+	if len(working) > 0 {
+		for _, rec := range working {
+			if err := t.putRecord(rec); err != nil {
+				return nil, err
+			}
+		}
+		for _, p := range e.planWorkingFrom(t.replace, working) {
+			if err := t.moveRecord(p, memory.StoreWorking); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, rec := range raws {
+		var old *memory.RawJournalRecord
+		if !replace {
+			o, err := e.db.GetRaw(rec.ID)
+			switch {
+			case err == nil:
+				old = o
+			case !errors.Is(err, store.ErrNotFound):
+				return nil, fmt.Errorf("import: %w", err)
+			}
+		}
+		if old != nil {
+			switch req.ConflictResolution {
+			case memory.KeepExisting:
+				continue
+			case memory.KeepNewer:
+				if !rec.UpdatedAt.After(old.UpdatedAt) {
+					continue
+				}
+			}
+		}
+		if err := t.putRaw(rec, old); err != nil {
+			return nil, err
+		}
+		resp.RecordsImported++
+	}
+	// Dream summaries bring the time of the tick that made them.
+	var lastDream time.Time
+	for _, rec := range curated {
+		if at, ok := dreamTickOf(rec); ok && at.After(lastDream) {
+			lastDream = at
+		}
+	}
+	var ids []memory.ID
+	for _, rec := range t.puts {
+		ids = append(ids, rec.ID)
+	}
+	for _, rec := range t.raws {
+		ids = append(ids, rec.ID)
+	}
+	t.audit(audit.OpImport, ids, storesOf(t.puts), map[string]any{
+		"archive_id": req.ArchiveID, "strategy": req.Strategy.String(),
+		"conflict_resolution": req.ConflictResolution.String(), "records_imported": resp.RecordsImported,
+	})
+	if !lastDream.IsZero() && (replace || lastDream.After(e.lastDreamAt())) {
+		t.b.PutMeta(lastDreamKey, uint64Bytes(uint64(lastDream.UnixNano())))
+	}
+	if err := t.commit(); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	if !lastDream.IsZero() || replace {
+		e.mu.Lock()
+		if replace || lastDream.After(e.lastDream) {
+			e.lastDream = lastDream
+		}
+		e.mu.Unlock()
+	}
+	return resp, nil
+}
+
+func (e *Engine) lastDreamAt() time.Time {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.lastDream
+}
+
+// dreamTickOf reads metadata._origin.dream_tick_at of a dream output.
+func dreamTickOf(rec *memory.MemoryRecord) (time.Time, bool) {
+	if dreamKindOf(rec) == notDreamt {
+		return time.Time{}, false
+	}
+	var md struct {
+		Origin struct {
+			At time.Time `json:"dream_tick_at"`
+		} `json:"_origin"`
+	}
+	if json.Unmarshal(rec.Metadata, &md) != nil || md.Origin.At.IsZero() {
+		return time.Time{}, false
+	}
+	return md.Origin.At.UTC(), true
+}
+
+// importWins decides a conflict for a curated record that already exists.
+func (e *Engine) importWins(cr memory.ConflictResolution, id memory.ID, st memory.StoreType, imported *memory.MemoryRecord) bool {
+	switch cr {
+	case memory.KeepExisting:
+		return false
+	case memory.KeepImported:
+		return true
+	}
+	existing, err := e.get(id)
+	if err != nil {
+		return true
+	}
+	return imported.UpdatedAt.After(existing.UpdatedAt)
+}
+
+// settleImported maps an archived record onto this engine's decay clock:
+// the archived score becomes the record's age, and missing or invalid decay
+// parameters take the store's defaults.
+func settleImported(rec *memory.MemoryRecord, clock float64, cfg DecayConfig) {
+	f := &rec.Fidelity
+	if !(f.Stability > 0) || math.IsInf(f.Stability, 0) {
+		f.Stability = cfg.StabilityDays[rec.Store]
+	}
+	if !(f.EmotionalAnchor >= 1) || math.IsInf(f.EmotionalAnchor, 0) {
+		f.EmotionalAnchor = anchor(rec.Emotion)
+	}
+	if !(f.DecayRate > 0) || math.IsInf(f.DecayRate, 0) {
+		f.DecayRate = cfg.DecayRate
+	}
+	age := 0.0
+	if f.Score < 1 {
+		age = ageForScore(math.Max(f.Score, 1e-9), f.Stability, f.EmotionalAnchor, f.DecayRate)
+	}
+	f.ClockBase = clock - age*secondsPerDay
+}
+
+// importConflict reports an archive problem as IMPORT_CONFLICT with a
+// message that says what is wrong with it.
+func importConflict(err error) error {
+	var me *memory.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	return &memory.Error{Code: memory.CodeImportConflict, Message: "archive rejected: " + err.Error()}
+}

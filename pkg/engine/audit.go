@@ -1,0 +1,284 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Audit logging through an outbox: every committed state change carries its
+// audit event, with the next sequence number, in the same store batch as
+// the change itself. A background appender moves events from the outbox to
+// the hash-chained log (group commits, one fsync per group) and then deletes
+// them. A crash between the commit and the append leaves the event in the
+// outbox, and Open appends it; a crash between the append and the delete
+// leaves an event the log already has, and Open drops it. So every change
+// is logged exactly once.
+//
+// The data directory also remembers the last sequence it saw appended; a
+// log that ends before it was truncated or replaced, and the engine refuses
+// to start on it.
+const (
+	nsOutbox       = 'o'
+	auditHeadKey   = "audit_head"
+	auditBatch     = 256 // events per append
+	auditMaxIDs    = 1000
+	auditQueueWake = 1
+)
+
+// auditState is the engine's side of the audit log.
+type auditState struct {
+	log *audit.Log
+
+	mu   sync.Mutex // serialises sequence assignment with the commit
+	next uint64     // sequence of the next event
+
+	flushMu sync.Mutex // one flush of the outbox at a time
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// auditEvent is a change to log, attached to a txn.
+type auditEvent struct {
+	op      string
+	ids     []memory.ID
+	stores  []memory.StoreType
+	summary map[string]any
+}
+
+type outboxEvent struct {
+	Time       time.Time       `json:"time"`
+	Operation  string          `json:"operation"`
+	RecordIDs  []string        `json:"record_ids"`
+	StoreTypes []string        `json:"store_types"`
+	Summary    json.RawMessage `json:"summary"`
+}
+
+func outboxKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
+}
+
+// openAudit replays the outbox into the log and starts the appender.
+func (e *Engine) openAudit() error {
+	if e.opts.Audit == nil {
+		return nil
+	}
+	a := &auditState{log: e.opts.Audit, wake: make(chan struct{}, auditQueueWake), stop: make(chan struct{}), done: make(chan struct{})}
+	last, _ := a.log.Last()
+	if v, err := e.db.GetMeta(auditHeadKey); err == nil {
+		if len(v) != 8 {
+			return fmt.Errorf("audit head: %w", store.ErrCorrupt)
+		}
+		if head := binary.BigEndian.Uint64(v); head > last {
+			return fmt.Errorf("audit log %s ends at entry %d but this data directory already logged entry %d: "+
+				"the log was truncated or replaced; restore it from a backup (or disable security.audit_log_enabled to start without it)",
+				a.log.Path(), last, head)
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("audit head: %w", err)
+	}
+	e.aud = a
+	// Drop what the log already has, append the rest; new events continue
+	// after the last one logged.
+	if err := e.flushOutbox(true); err != nil {
+		return fmt.Errorf("replay audit outbox: %w", err)
+	}
+	last, _ = a.log.Last()
+	a.next = last + 1
+	go e.runAppender()
+	return nil
+}
+
+// flushOutbox appends pending outbox events to the log and deletes them.
+// At start-up (replay) events the log already holds are only deleted.
+func (e *Engine) flushOutbox(replay bool) error {
+	a := e.aud
+	a.flushMu.Lock()
+	defer a.flushMu.Unlock()
+	for {
+		last, _ := a.log.Last()
+		var events []audit.Event
+		var stale [][]byte
+		err := e.db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
+			if len(k) != 9 {
+				return false, fmt.Errorf("outbox key %x: %w", k, store.ErrCorrupt)
+			}
+			seq := binary.BigEndian.Uint64(k[1:])
+			if seq <= last {
+				stale = append(stale, append([]byte(nil), k...))
+				return true, nil
+			}
+			var ev outboxEvent
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return false, fmt.Errorf("outbox event %d: %w", seq, err)
+			}
+			events = append(events, audit.Event{Sequence: seq, Time: ev.Time, Operation: ev.Operation,
+				RecordIDs: ev.RecordIDs, StoreTypes: ev.StoreTypes, Summary: ev.Summary})
+			return len(events) < auditBatch, nil
+		})
+		if err != nil {
+			return err
+		}
+		if len(events) > 0 {
+			if err := a.log.Append(events...); err != nil {
+				return fmt.Errorf("append to audit log: %w", err)
+			}
+		}
+		if len(events) == 0 && len(stale) == 0 {
+			return nil
+		}
+		b := e.db.NewBatch()
+		for _, k := range stale {
+			b.Delete(k)
+		}
+		var head uint64
+		for _, ev := range events {
+			b.Delete(outboxKey(ev.Sequence))
+			head = ev.Sequence
+		}
+		if head > 0 {
+			b.PutMeta(auditHeadKey, binary.BigEndian.AppendUint64(nil, head))
+		}
+		// The deletes need no sync: after a crash the events reappear
+		// and are dropped as already logged.
+		err = b.CommitNoSync()
+		b.Close()
+		if err != nil {
+			return fmt.Errorf("clear audit outbox: %w", err)
+		}
+		if replay && len(events) > 0 {
+			e.log.Info("audit outbox replayed", "events", len(events))
+		}
+		if len(events) < auditBatch {
+			return nil
+		}
+	}
+}
+
+func (e *Engine) runAppender() {
+	a := e.aud
+	defer close(a.done)
+	for {
+		select {
+		case <-a.wake:
+		case <-a.stop:
+			if err := e.flushOutbox(false); err != nil {
+				e.log.Error("audit log", "err", err)
+			}
+			return
+		}
+		if err := e.flushOutbox(false); err != nil {
+			// The events stay in the outbox and are retried on the next
+			// change or at the next start.
+			e.log.Error("audit log", "err", err)
+		}
+	}
+}
+
+func (e *Engine) stopAudit() {
+	if e.aud == nil {
+		return
+	}
+	close(e.aud.stop)
+	<-e.aud.done
+}
+
+// syncAudit appends everything committed so far (for tests and shutdown).
+func (e *Engine) syncAudit() error {
+	if e.aud == nil {
+		return nil
+	}
+	return e.flushOutbox(false)
+}
+
+// audit attaches an event to the change.
+func (t *txn) audit(op string, ids []memory.ID, stores []memory.StoreType, summary map[string]any) {
+	t.event = &auditEvent{op: op, ids: ids, stores: stores, summary: summary}
+}
+
+// commitAudited commits b with the txn's event in the outbox. Sequence
+// numbers are assigned in commit order, under a lock, so the outbox never
+// has a gap.
+func (t *txn) commitAudited() error {
+	a := t.e.aud
+	ev := t.event
+	ids := make([]string, 0, min(len(ev.ids), auditMaxIDs))
+	for i, id := range ev.ids {
+		if i == auditMaxIDs {
+			break
+		}
+		ids = append(ids, id.String())
+	}
+	summary := ev.summary
+	if summary == nil {
+		summary = map[string]any{}
+	}
+	if len(ev.ids) > auditMaxIDs {
+		summary["record_ids_total"] = len(ev.ids)
+	}
+	var stores []string
+	seen := map[memory.StoreType]bool{}
+	for _, st := range ev.stores {
+		if st.Valid() && !seen[st] {
+			seen[st] = true
+			stores = append(stores, st.String())
+		}
+	}
+	sum, err := json.Marshal(summary)
+	if err != nil {
+		return fmt.Errorf("audit summary: %w", err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	body, err := json.Marshal(outboxEvent{Time: t.e.now(), Operation: ev.op, RecordIDs: ids, StoreTypes: stores, Summary: sum})
+	if err != nil {
+		return fmt.Errorf("audit event: %w", err)
+	}
+	t.b.Set(outboxKey(a.next), body)
+	if err := t.b.Commit(); err != nil {
+		return err
+	}
+	a.next++
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// logOnly records an event that changes no data (an export).
+func (e *Engine) logOnly(ctx context.Context, op string, summary map[string]any) error {
+	if e.aud == nil {
+		return nil
+	}
+	t := e.begin()
+	defer t.close()
+	t.audit(op, nil, nil, summary)
+	return t.commit()
+}
+
+func storesOf(recs []*memory.MemoryRecord) []memory.StoreType {
+	out := make([]memory.StoreType, len(recs))
+	for i, r := range recs {
+		out[i] = r.Store
+	}
+	return out
+}
+
+func idsOf(recs []*memory.MemoryRecord) []memory.ID {
+	out := make([]memory.ID, len(recs))
+	for i, r := range recs {
+		out[i] = r.ID
+	}
+	return out
+}

@@ -1,0 +1,281 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+type auditLine struct {
+	Sequence  uint64          `json:"sequence"`
+	Operation string          `json:"operation"`
+	RecordIDs []string        `json:"record_ids"`
+	Summary   json.RawMessage `json:"summary"`
+}
+
+func readAudit(t *testing.T, path string) []auditLine {
+	t.Helper()
+	if _, err := audit.VerifyFile(path); err != nil {
+		t.Fatalf("audit log does not verify: %v", err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []auditLine
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var l auditLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// auditHarness opens the engine with an audit log next to the data.
+func auditHarness(t *testing.T) (*harness, string) {
+	t.Helper()
+	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	path := filepath.Join(h.dir, "audit.jsonl")
+	var log *audit.Log
+	h.opts = Options{Now: h.clock.Now, SimilarLinks: -1}
+	openWithAudit := func() {
+		var err error
+		if log, err = audit.Open(path, audit.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		h.opts.Audit = log
+		h.open()
+	}
+	openWithAudit()
+	t.Cleanup(func() {
+		h.close()
+		log.Close()
+	})
+	return h, path
+}
+
+func TestAuditEveryChange(t *testing.T) {
+	h, path := auditHarness(t)
+	ctx := context.Background()
+	id := h.store("Xylophonic secret content", memory.StoreEpisodic)
+	c := memory.TextContent("Xylophonic updated content")
+	if err := h.e.EncodeUpdate(ctx, &memory.EncodeUpdateRequest{RecordID: id, Content: &c}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: []memory.EncodeStoreRequest{{Content: memory.TextContent("a")}, {Content: memory.TextContent("b")}}}); err != nil {
+		t.Fatal(err)
+	}
+	r := rawReq("s", "Xylophonic raw")
+	if _, err := h.e.EncodeStoreRaw(ctx, &r); err != nil {
+		t.Fatal(err)
+	}
+	req := memory.DefaultRecallQueryRequest()
+	req.Cue.Text = ptr("xylophonic")
+	if _, err := h.e.RecallQuery(ctx, &req); err != nil {
+		t.Fatal(err)
+	}
+	tick(t, h, 3600)
+	if err := h.e.SetMode(ctx, &memory.SetModeRequest{Mode: memory.ModePerfect}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.Export(ctx, &memory.ExportRequest{Format: "cma"}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Confirm: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	// Read-only operations log nothing.
+	if _, err := h.e.Stats(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readAudit(t, path)
+	var ops []string
+	for i, l := range lines {
+		ops = append(ops, l.Operation)
+		if l.Sequence != uint64(i+1) {
+			t.Fatalf("sequence %d at line %d", l.Sequence, i+1)
+		}
+		if bytes.Contains(l.Summary, []byte("Xylophonic")) || bytes.Contains(l.Summary, []byte("xylophonic")) {
+			t.Fatalf("summary holds memory content: %s", l.Summary)
+		}
+	}
+	want := []string{"encode.store", "encode.update", "encode.batch", "encode.store_raw", "recall.query.reconsolidate",
+		"lifecycle.decay_tick", "lifecycle.set_mode", "lifecycle.export", "lifecycle.forget"}
+	if !slices.Equal(ops, want) {
+		t.Fatalf("operations %v, want %v", ops, want)
+	}
+	if lines[0].RecordIDs[0] != id.String() || lines[8].RecordIDs[0] != id.String() || len(lines[2].RecordIDs) != 2 {
+		t.Fatalf("record ids: %+v", lines)
+	}
+	// Entries survive a restart and the chain continues.
+	h.close()
+	h.opts.Audit.Close()
+	log, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.opts.Audit = log
+	h.open()
+	h.store("after restart", memory.StoreEpisodic)
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readAudit(t, path); len(got) != 10 || got[9].Sequence != 10 {
+		t.Fatalf("after restart: %d entries", len(got))
+	}
+}
+
+// TestAuditTruncationRefused: a log that ends before what the data
+// directory knows it logged is refused at start.
+func TestAuditTruncationRefused(t *testing.T) {
+	h, path := auditHarness(t)
+	for i := 0; i < 3; i++ {
+		h.store(fmt.Sprint("record ", i), memory.StoreEpisodic)
+	}
+	h.close()
+	h.opts.Audit.Close()
+	b, _ := os.ReadFile(path)
+	lines := bytes.SplitAfter(b, []byte("\n"))
+	if err := os.WriteFile(path, bytes.Join(lines[:2], nil), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.Open(path, audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	db, err := store.Open(h.dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = Open(context.Background(), db, Options{Audit: log})
+	if err == nil || !strings.Contains(err.Error(), "ends at entry 2") || !strings.Contains(err.Error(), "truncated") {
+		t.Fatalf("truncated log accepted: %v", err)
+	}
+}
+
+// TestAuditCrash kills a writer with SIGKILL at random moments and checks
+// that every committed record has exactly one audit entry, and no entry
+// exists without its record.
+func TestAuditCrash(t *testing.T) {
+	if dir := os.Getenv("MEMSVC_AUDIT_CHILD"); dir != "" {
+		auditChild(dir)
+		return
+	}
+	dir := t.TempDir()
+	for round := 0; round < 3; round++ {
+		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAuditCrash$")
+		cmd.Env = append(os.Environ(), "MEMSVC_AUDIT_CHILD="+dir)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(out)
+		acked := 0
+		for acked < 30+round*17 && sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "stored ") {
+				acked++
+			}
+		}
+		_ = cmd.Process.Signal(syscall.SIGKILL)
+		_ = cmd.Wait()
+		cancel()
+	}
+	// Reopening replays the outbox.
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := map[string]bool{}
+	if err := db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+		records[rec.ID.String()] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.Close()
+	db.Close()
+	log.Close()
+	logged := map[string]int{}
+	for _, l := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
+		if l.Operation == audit.OpEncodeStore {
+			logged[l.RecordIDs[0]]++
+		}
+	}
+	if len(records) < 60 {
+		t.Fatalf("only %d records after three rounds", len(records))
+	}
+	for id := range records {
+		if logged[id] != 1 {
+			t.Fatalf("record %s has %d audit entries", id, logged[id])
+		}
+	}
+	for id := range logged {
+		if !records[id] {
+			t.Fatalf("audit entry for %s, which does not exist", id)
+		}
+	}
+}
+
+func auditChild(dir string) {
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	st := memory.StoreEpisodic
+	for i := 0; ; i++ {
+		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("crash note ", i)), Store: &st})
+		if err != nil {
+			fmt.Println("error", err)
+			os.Exit(1)
+		}
+		fmt.Println("stored", resp.RecordID)
+	}
+}

@@ -1,0 +1,300 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Consolidation turns mature episodic memories into semantic ones.
+//
+// A consolidated record gets a semantic copy: the same content (with a
+// summary when it had none), a fresh semantic fidelity, a meta-memory that
+// cites the source, provenance links both ways, and metadata
+// "_consolidated_from" naming the source and the version it was copied at.
+// Consolidating is idempotent: a source whose copy is up to date is
+// skipped; a source that changed since gets its copy refreshed, not a
+// second one.
+//
+// Strategies:
+//
+//   - incremental: the eligible episodic records that have no up-to-date
+//     copy; near-duplicates are merged among those records only.
+//   - full: near-duplicates are merged across every episodic record, every
+//     eligible record is consolidated, and dormant sources (score under the
+//     dormant threshold) whose content now lives in an up-to-date copy are
+//     pruned.
+//   - selective: like incremental, but only for salient records: recalled
+//     at least twice, reinforced, or emotionally intense (intensity ≥ 0.5).
+//
+// Eligibility always requires min_age_hours since creation and
+// min_access_count accesses. A dry run changes nothing and reports what a
+// real run would do.
+const (
+	dupCosine          = 0.92
+	dupJaccard         = 0.9
+	selectiveAccesses  = 2
+	selectiveIntensity = 0.5
+	summaryBytes       = 100
+)
+
+// consolidation marker in a semantic copy's metadata
+type consolidatedFrom struct {
+	RecordID memory.ID `json:"record_id"`
+	Version  uint32    `json:"version"`
+}
+
+func consolidatedOf(rec *memory.MemoryRecord) (consolidatedFrom, bool) {
+	if rec.Store != memory.StoreSemantic || !bytes.Contains(rec.Metadata, []byte(`"_consolidated_from"`)) {
+		return consolidatedFrom{}, false
+	}
+	var md struct {
+		From *consolidatedFrom `json:"_consolidated_from"`
+	}
+	if json.Unmarshal(rec.Metadata, &md) != nil || md.From == nil {
+		return consolidatedFrom{}, false
+	}
+	return *md.From, true
+}
+
+// Consolidate implements memory.Service.
+func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !req.Strategy.Valid() {
+		return nil, memory.Invalid("strategy", "want one of incremental, full, selective")
+	}
+	e.big.Lock()
+	defer e.big.Unlock()
+	now := e.now()
+	clock := e.clock()
+
+	// What exists: episodic sources and the copies made of them.
+	copies := map[memory.ID]*memory.MemoryRecord{} // source id -> its copy
+	if err := e.db.ScanRecords(memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
+		if from, ok := consolidatedOf(rec); ok {
+			copies[from.RecordID] = rec
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("consolidate: %w", err)
+	}
+	var episodic []*memory.MemoryRecord
+	if err := e.db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+		episodic = append(episodic, rec)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("consolidate: %w", err)
+	}
+	upToDate := func(rec *memory.MemoryRecord) bool {
+		c := copies[rec.ID]
+		if c == nil {
+			return false
+		}
+		from, _ := consolidatedOf(c)
+		return from.Version == rec.Version
+	}
+	eligible := func(rec *memory.MemoryRecord) bool {
+		age := now.Sub(rec.CreatedAt)
+		if age < 0 || age < time.Duration(req.MinAgeHours)*time.Hour || rec.AccessCount < req.MinAccessCount {
+			return false
+		}
+		if req.Strategy == memory.ConsolidateSelective {
+			return rec.AccessCount >= selectiveAccesses || rec.Fidelity.ReinforcementCount > 0 || rec.Emotion.Intensity >= selectiveIntensity
+		}
+		return true
+	}
+
+	resp := &memory.ConsolidateResponse{RecordsProcessed: uint32(len(episodic))}
+	var work []*memory.MemoryRecord
+	for _, rec := range episodic {
+		if eligible(rec) && (req.Strategy == memory.ConsolidateFull || !upToDate(rec)) {
+			work = append(work, rec)
+		}
+	}
+
+	// Near-duplicates: among the work list, or among all episodic records
+	// for full.
+	pool := work
+	if req.Strategy == memory.ConsolidateFull {
+		pool = episodic
+	}
+	merges := e.duplicates(pool, clock)
+	resp.RecordsCompressed = uint32(len(merges))
+	gone := map[memory.ID]bool{}
+	for _, m := range merges {
+		gone[m.drop.ID] = true
+	}
+	work = slices.DeleteFunc(work, func(r *memory.MemoryRecord) bool { return gone[r.ID] })
+
+	for _, rec := range work {
+		if !upToDate(rec) {
+			resp.RecordsMigrated++
+			if copies[rec.ID] == nil {
+				resp.SemanticNodesCreated++
+			}
+		}
+	}
+	var prune []*memory.MemoryRecord
+	if req.Strategy == memory.ConsolidateFull {
+		for _, rec := range episodic {
+			if gone[rec.ID] || e.entryScore(rec.ID, clock) >= DormantBelow {
+				continue
+			}
+			if upToDate(rec) || slices.ContainsFunc(work, func(w *memory.MemoryRecord) bool { return w.ID == rec.ID }) {
+				prune = append(prune, rec)
+			}
+		}
+	}
+	resp.RecordsPruned = uint32(len(prune))
+	if req.DryRun {
+		return resp, nil
+	}
+
+	// Merge duplicates: the kept record inherits the dropped one's edges
+	// (never an edge to itself), then the dropped one is deleted.
+	for _, m := range merges {
+		changed := false
+		for _, a := range m.drop.Associations {
+			if a.TargetID != m.keep.ID && !gone[a.TargetID] {
+				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Weight, now) || changed
+			}
+		}
+		if changed {
+			m.keep.UpdatedAt = now
+			m.keep.Version++
+			if err := e.rewrite(audit.OpConsolidate, map[string]any{"step": "merge", "merged_from": m.drop.ID.String()}, m.keep); err != nil {
+				return nil, err
+			}
+		}
+		if err := e.deleteLocked(map[memory.ID]memory.StoreType{m.drop.ID: memory.StoreEpisodic}, audit.OpConsolidate, map[string]any{"step": "merge", "kept": m.keep.ID.String()}); err != nil {
+			return nil, err
+		}
+	}
+	for _, rec := range work {
+		if upToDate(rec) {
+			continue
+		}
+		if err := e.consolidateOne(rec, copies[rec.ID], now); err != nil {
+			return nil, err
+		}
+	}
+	if len(prune) > 0 {
+		doomed := map[memory.ID]memory.StoreType{}
+		for _, rec := range prune {
+			doomed[rec.ID] = memory.StoreEpisodic
+		}
+		if err := e.deleteLocked(doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": req.Strategy.String()}); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+func (e *Engine) entryScore(id memory.ID, clock float64) float64 {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if ent, ok := e.st.entries[id]; ok {
+		return ent.score(clock)
+	}
+	return 0
+}
+
+type merge struct{ keep, drop *memory.MemoryRecord }
+
+// duplicates pairs near-identical records (cosine above dupCosine for
+// embeddings, term overlap above dupJaccard for text). The record with the
+// higher fidelity is kept (the older one on ties); each record is in at
+// most one pair.
+func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge {
+	var out []merge
+	used := map[memory.ID]bool{}
+	terms := make([]map[string]bool, len(pool))
+	for i, rec := range pool {
+		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
+	}
+	for i, a := range pool {
+		if used[a.ID] {
+			continue
+		}
+		for j := i + 1; j < len(pool); j++ {
+			b := pool[j]
+			if used[b.ID] || !nearDuplicate(a, b, terms[i], terms[j]) {
+				continue
+			}
+			keep, drop := a, b
+			if e.entryScore(b.ID, clock) > e.entryScore(a.ID, clock) {
+				keep, drop = b, a
+			}
+			out = append(out, merge{keep, drop})
+			used[a.ID], used[b.ID] = true, true
+			break
+		}
+	}
+	return out
+}
+
+func nearDuplicate(a, b *memory.MemoryRecord, ta, tb map[string]bool) bool {
+	va, vb := a.Content.Embedding(), b.Content.Embedding()
+	if va != nil && vb != nil && len(va) == len(vb) {
+		na, nb := normalize(va), normalize(vb)
+		return na != nil && nb != nil && float64(dot(na, nb)) > dupCosine
+	}
+	j, _ := jaccard(ta, tb)
+	return len(ta) > 0 && j >= dupJaccard
+}
+
+// consolidateOne writes (or refreshes) the semantic copy of rec.
+func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.MemoryRecord, now time.Time) error {
+	cp := &memory.MemoryRecord{
+		ID: e.ids.New(), Store: memory.StoreSemantic, CreatedAt: now, LastAccessedAt: now, Version: 1,
+		Fidelity: e.newFidelity(memory.StoreSemantic, rec.Emotion, now),
+	}
+	if existing != nil {
+		cp = existing
+		cp.Version++
+	}
+	cp.UpdatedAt = now
+	cp.Content = rec.Content
+	if cp.Content.Summary == nil {
+		if text, ok := rec.Content.Text(); ok {
+			s := truncate(text, summaryBytes)
+			cp.Content.Summary = &s
+		}
+	}
+	cp.Emotion = rec.Emotion
+	cp.Metadata = mustJSON(map[string]any{"_consolidated_from": consolidatedFrom{RecordID: rec.ID, Version: rec.Version}})
+	cp.Meta = memory.InferredMeta(memory.TriggerConsolidate, "Consolidated from an episodic memory.", nil, now)
+	src := rec.ID
+	one := 1.0
+	label := "consolidated_from"
+	cp.Meta.SourceRecordIDs = []memory.ID{src}
+	cp.Meta.Evidence = []memory.MetaEvidenceRef{{RecordID: &src, Label: &label, Confidence: &one}}
+	cp.Meta.ContextEdges = []memory.MetaEdge{{SourceID: &cp.ID, TargetID: src, Relation: memory.RelDerivedFrom, Confidence: &one}}
+	addEdge(cp, rec.ID, memory.AssocSemantic, 1, now)
+
+	t := e.begin()
+	defer t.close()
+	if addEdge(rec, cp.ID, memory.AssocSemantic, 1, now) {
+		// The link is provenance, not a change of the memory: the version
+		// stays, so the copy remains up to date.
+		rec.UpdatedAt = now
+		if err := t.putRecord(rec); err != nil {
+			return err
+		}
+	}
+	if err := t.putRecord(cp); err != nil {
+		return err
+	}
+	t.audit(audit.OpConsolidate, []memory.ID{rec.ID, cp.ID}, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},
+		map[string]any{"step": "copy", "refreshed": existing != nil})
+	return t.commit()
+}

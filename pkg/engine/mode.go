@@ -1,0 +1,91 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Recall modes are kept per store and persisted, so `set-mode perfect
+// --scope semantic` lasts across restarts and applies to every recall that
+// does not name a mode itself.
+
+const modeKey = "recall_mode"
+
+// loadModes reads the persisted modes; unset stores are human.
+func (e *Engine) loadModes() error {
+	for _, st := range memory.AllStores {
+		e.mode[st] = memory.ModeHuman
+	}
+	v, err := e.db.GetMeta(modeKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if len(v) != len(e.mode) {
+		return fmt.Errorf("recall modes: %w", store.ErrCorrupt)
+	}
+	for st := range v {
+		if m := memory.RecallMode(v[st]); m.Valid() {
+			e.mode[st] = m
+		}
+	}
+	return nil
+}
+
+// modes returns the mode of every store.
+func (e *Engine) modes() [memory.StoreWorking + 1]memory.RecallMode {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return e.mode
+}
+
+// SetMode implements memory.Service. A nil or empty scope sets every store.
+func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !req.Mode.Valid() {
+		return memory.Invalid("mode", "required: want human or perfect")
+	}
+	scope := req.Scope
+	if len(scope) == 0 {
+		scope = memory.AllStores
+	}
+	for i, st := range scope {
+		if !st.Valid() {
+			return memory.Invalid(fmt.Sprintf("scope[%d]", i), "want one of %s", memory.StoreTypeNames())
+		}
+	}
+	e.modeMu.Lock()
+	defer e.modeMu.Unlock()
+	next := e.modes()
+	for _, st := range scope {
+		next[st] = req.Mode
+	}
+	v := make([]byte, len(next))
+	for i, m := range next {
+		v[i] = byte(m)
+	}
+	t := e.begin()
+	defer t.close()
+	t.b.PutMeta(modeKey, v)
+	names := make([]string, len(scope))
+	for i, st := range scope {
+		names[i] = st.String()
+	}
+	t.audit(audit.OpSetMode, nil, scope, map[string]any{"mode": req.Mode.String(), "scope": names})
+	if err := t.commit(); err != nil {
+		return fmt.Errorf("set mode: %w", err)
+	}
+	e.mu.Lock()
+	e.mode = next
+	e.mu.Unlock()
+	return nil
+}

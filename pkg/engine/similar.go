@@ -1,0 +1,286 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Similarity associations: a stored record is linked both ways, with type
+// semantic, to the few most similar records already stored. With an
+// embedding, similarity is the cosine of the embeddings; without one it is
+// the Jaccard overlap of the records' index terms among the best text
+// matches, and at least similarShared terms must be shared (two one-word
+// notes are not similar because they share one word).
+const (
+	similarCosine       = 0.8
+	similarJaccard      = 0.3
+	similarShared       = 2
+	similarTextSearched = 8
+	similarQueryTerms   = 12
+)
+
+type link struct {
+	target memory.ID
+	weight float64
+}
+
+// similar finds the records rec should be linked to.
+func (e *Engine) similar(rec *memory.MemoryRecord) []link {
+	persistentOnly := func(id memory.ID) bool {
+		ent, ok := e.st.entries[id]
+		return ok && ent.store.Persistent() && id != rec.ID
+	}
+	n := e.opts.SimilarLinks
+	if v := rec.Content.Embedding(); v != nil {
+		e.mu.RLock()
+		hits := e.vectors.search(v, n, similarCosine, persistentOnly)
+		e.mu.RUnlock()
+		out := make([]link, len(hits))
+		for i, h := range hits {
+			out[i] = link{h.id, h.score}
+		}
+		return out
+	}
+	texts := recordTexts(rec)
+	if len(texts) == 0 {
+		return nil
+	}
+	mine := termSet(strings.Join(texts, "\n"))
+	if len(mine) == 0 {
+		return nil
+	}
+	query := similarityQuery(mine)
+	e.mu.RLock()
+	res, err := e.idx.text.Search(textindex.Query{Text: query, Limit: similarTextSearched, Filter: func(id memory.ID, _ []byte) bool {
+		return persistentOnly(id)
+	}})
+	e.mu.RUnlock()
+	if err != nil {
+		e.log.Warn("similarity search", "err", err)
+		return nil
+	}
+	var out []link
+	for _, h := range res.Hits {
+		other, err := e.get(h.Doc)
+		if err != nil {
+			continue
+		}
+		j, shared := jaccard(mine, termSet(strings.Join(recordTexts(other), "\n")))
+		if j >= similarJaccard && shared >= similarShared {
+			out = append(out, link{h.Doc, j})
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// similarityQuery picks the record's most distinctive terms to search
+// with: the longest ones (long words are the rare ones), at most
+// similarQueryTerms, so the search stays cheap however long the record is.
+func similarityQuery(terms map[string]bool) string {
+	list := make([]string, 0, len(terms))
+	for t := range terms {
+		list = append(list, t)
+	}
+	slices.SortFunc(list, func(a, b string) int {
+		if c := cmp.Compare(len(b), len(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	if len(list) > similarQueryTerms {
+		list = list[:similarQueryTerms]
+	}
+	return strings.Join(list, " ")
+}
+
+func termSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range textindex.Tokenize(text) {
+		set[t] = true
+	}
+	return set
+}
+
+// jaccard returns the Jaccard index of two term sets and the number of
+// shared terms.
+func jaccard(a, b map[string]bool) (float64, int) {
+	if len(a) == 0 || len(b) == 0 {
+		return 0, 0
+	}
+	inter := 0
+	for t := range a {
+		if b[t] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter), inter
+}
+
+// The linker computes similarity associations in the background, so a
+// store never waits for a search over every record. New persistent records
+// are queued after they commit; when the queue is full, linking is skipped
+// for the overflow (the records are stored all the same). Close drains the
+// queue for a bounded time.
+const (
+	linkQueue      = 4096
+	linkDrainLimit = 5 * time.Second
+)
+
+type linkJob struct {
+	id      memory.ID
+	barrier chan struct{} // non-nil: close it when everything before is done
+}
+
+type linker struct {
+	jobs    chan linkJob
+	stop    chan struct{}
+	done    chan struct{}
+	dropped atomic.Uint64
+}
+
+func (e *Engine) startLinker() {
+	e.link = &linker{jobs: make(chan linkJob, linkQueue), stop: make(chan struct{}), done: make(chan struct{})}
+	go e.runLinker()
+}
+
+func (e *Engine) runLinker() {
+	defer close(e.link.done)
+	for {
+		select {
+		case j := <-e.link.jobs:
+			e.linkJob(j)
+		case <-e.link.stop:
+			deadline := time.After(linkDrainLimit)
+			for {
+				select {
+				case j := <-e.link.jobs:
+					e.linkJob(j)
+				case <-deadline:
+					return
+				default:
+					return
+				}
+			}
+		}
+	}
+}
+
+func (e *Engine) linkJob(j linkJob) {
+	if j.barrier != nil {
+		close(j.barrier)
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			e.log.Error("similarity linking panicked", "record", j.id, "panic", r)
+		}
+	}()
+	if err := e.linkRecord(j.id); err != nil {
+		e.log.Warn("similarity linking", "record", j.id, "err", err)
+	}
+}
+
+// queueLinks asks the linker to link new records.
+func (e *Engine) queueLinks(recs []*memory.MemoryRecord) {
+	if e.opts.SimilarLinks <= 0 {
+		return
+	}
+	for _, rec := range recs {
+		if !rec.Store.Persistent() {
+			continue
+		}
+		select {
+		case e.link.jobs <- linkJob{id: rec.ID}:
+		default:
+			e.link.dropped.Add(1)
+		}
+	}
+}
+
+// syncLinks waits until every record queued before the call is linked.
+func (e *Engine) syncLinks(ctx context.Context) error {
+	b := make(chan struct{})
+	select {
+	case e.link.jobs <- linkJob{barrier: b}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case <-b:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Engine) stopLinker() {
+	close(e.link.stop)
+	<-e.link.done
+}
+
+// linkRecord adds similarity associations from a record to its most similar
+// records and back, in one commit.
+func (e *Engine) linkRecord(id memory.ID) error {
+	e.big.RLock()
+	defer e.big.RUnlock()
+	rec, err := e.get(id)
+	if err != nil {
+		return nil // forgotten meanwhile
+	}
+	links := e.similar(rec)
+	if len(links) == 0 {
+		return nil
+	}
+	ids := []memory.ID{id}
+	for _, l := range links {
+		ids = append(ids, l.target)
+	}
+	defer e.lockRecords(ids)()
+	now := e.now()
+	t := e.begin()
+	defer t.close()
+	// Re-read under the locks: the records may have changed meanwhile.
+	if rec, err = e.get(id); err != nil {
+		return nil
+	}
+	changed := false
+	for _, l := range links {
+		other, err := e.get(l.target)
+		if err != nil {
+			continue
+		}
+		w := round3(l.weight)
+		if addEdge(rec, l.target, memory.AssocSemantic, w, now) {
+			changed = true
+		}
+		if addEdge(other, id, memory.AssocSemantic, w, now) {
+			other.UpdatedAt = now
+			other.Version++
+			if err := t.putRecord(other); err != nil {
+				return err
+			}
+		}
+	}
+	if changed {
+		rec.UpdatedAt = now
+		rec.Version++
+		if err := t.putRecord(rec); err != nil {
+			return err
+		}
+	}
+	t.audit(audit.OpLink, ids, nil, map[string]any{"links": len(links)})
+	return t.commit()
+}
+
+func round3(v float64) float64 { return float64(int(v*1000+0.5)) / 1000 }
