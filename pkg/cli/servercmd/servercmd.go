@@ -86,10 +86,17 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 	r.cmd.Subcommands = []*ff.Command{
 		r.storeCmd(),
 		r.storeRawCmd(),
+		r.recallCmd(),
 		r.recallRawCmd(),
 		r.inspectCmd(),
 		r.statsCmd(),
 		r.forgetCmd(),
+		r.setModeCmd(),
+		r.decayTickCmd(),
+		r.dreamTickCmd(),
+		r.consolidateCmd(),
+		r.exportCmd(),
+		r.importCmd(),
 	}
 	return r
 }
@@ -139,5 +146,6 @@ func engineOptions(cfg *config.Config, log *slog.Logger) engine.Options {
 	return engine.Options{
 		Logger:          log,
 		WorkingCapacity: int(cfg.Working.Capacity),
+		PersistIndexes:  cfg.PersistSearchIndexes(),
 	}
 }

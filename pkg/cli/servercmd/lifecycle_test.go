@@ -1,0 +1,145 @@
+package servercmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+func runIn(t *testing.T, dataDir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), append([]string{"--data-dir", dataDir}, args...), strings.NewReader(stdin), &stdout, &stderr, nil)
+	return stdout.String(), stderr.String(), code
+}
+
+func TestRecallAndSetMode(t *testing.T) {
+	dir := t.TempDir()
+	id := storeText(t, dir, "the staging cluster runs on spot instances")
+	storeText(t, dir, "lunch is at noon")
+	out, errOut, code := run(t, dir, "recall", "spot instances")
+	if code != 0 {
+		t.Fatalf("recall: %d %s", code, errOut)
+	}
+	want := regexp.MustCompile(`^Found 1 memories \(total candidates: 1\)\n\n1\. \[episodic\] score=\d\.\d{4} fidelity=1\.0000\n   ID: ` + id + `\n   the staging cluster runs on spot instances\n\n$`)
+	if !want.MatchString(out) {
+		t.Fatalf("recall output:\n%s", out)
+	}
+	// Without a query: the most recent first.
+	out, _, _ = run(t, dir, "recall", "--limit", "1")
+	if !strings.Contains(out, "lunch is at noon") || strings.Contains(out, "spot") {
+		t.Fatalf("recent listing:\n%s", out)
+	}
+	out, errOut, code = run(t, dir, "set-mode", "PERFECT", "--scope", "episodic,semantic")
+	if code != 0 || out != "Recall mode set to perfect for episodic, semantic\n" {
+		t.Fatalf("set-mode: %d %q %s", code, out, errOut)
+	}
+	_, errOut, code = run(t, dir, "set-mode", "fuzzy")
+	if code != 1 || !strings.Contains(errOut, "human, perfect") {
+		t.Fatalf("bad mode: %d %s", code, errOut)
+	}
+	_, errOut, code = run(t, dir, "recall", "x", "--mode", "dreamy")
+	if code != 1 || !strings.Contains(errOut, "--mode") {
+		t.Fatalf("bad --mode: %d %s", code, errOut)
+	}
+}
+
+func TestDecayDreamConsolidate(t *testing.T) {
+	dir := t.TempDir()
+	storeText(t, dir, "an episode worth keeping")
+	out, _, code := run(t, dir, "decay-tick", "--duration", "86400")
+	if code != 0 || out != "Decay tick completed:\n  records updated: 1\n  records below threshold: 0\n  records pruned: 0\n" {
+		t.Fatalf("decay-tick: %d %q", code, out)
+	}
+	if s := stats(t, dir); s.AvgFidelity < 0.707 || s.AvgFidelity > 0.708 {
+		t.Fatalf("fidelity after a day: %v", s.AvgFidelity)
+	}
+	for _, text := range []string{"we discussed the cache eviction policy", "the cache eviction policy is LRU with a TTL"} {
+		if _, errOut, code := run(t, dir, "store-raw", text, "--session-id", "s1", "--topic-id", "cache"); code != 0 {
+			t.Fatal(errOut)
+		}
+	}
+	out, _, code = run(t, dir, "dream-tick", "--dry-run")
+	var dr memory.DreamTickResponse
+	if err := json.Unmarshal([]byte(out), &dr); err != nil || code != 0 || dr.SemanticNodesCreated != 1 {
+		t.Fatalf("dream dry run: %d %q", code, out)
+	}
+	out, _, _ = run(t, dir, "dream-tick", "--promote-semantic=false")
+	if err := json.Unmarshal([]byte(out), &dr); err != nil || dr != (memory.DreamTickResponse{GroupsProcessed: 1, RawRecordsProcessed: 2, EpisodicSummariesCreated: 1}) {
+		t.Fatalf("dream: %q", out)
+	}
+	out, _, code = run(t, dir, "consolidate", "--dry-run")
+	if code != 0 || out != "Consolidated: processed=2, migrated=2, compressed=0, pruned=0, semantic_nodes_created=2 (dry run: nothing was changed)\n" {
+		t.Fatalf("consolidate dry run: %q", out)
+	}
+	out, _, _ = run(t, dir, "consolidate")
+	if out != "Consolidated: processed=2, migrated=2, compressed=0, pruned=0, semantic_nodes_created=2\n" {
+		t.Fatalf("consolidate: %q", out)
+	}
+	out, _, _ = run(t, dir, "consolidate")
+	if out != "Consolidated: processed=2, migrated=0, compressed=0, pruned=0, semantic_nodes_created=0\n" {
+		t.Fatalf("second consolidate: %q", out)
+	}
+	_, errOut, code := run(t, dir, "consolidate", "--strategy", "greedy")
+	if code != 1 || !strings.Contains(errOut, "full, incremental, selective") {
+		t.Fatalf("bad strategy: %d %s", code, errOut)
+	}
+}
+
+func TestExportImport(t *testing.T) {
+	dir := t.TempDir()
+	storeText(t, dir, "remember the milk")
+	run(t, dir, "store-raw", "a raw note", "--session-id", "s")
+	archivePath := filepath.Join(t.TempDir(), "backup.cma")
+	out, errOut, code := run(t, dir, "export", "--output", archivePath, "--include-raw-journal")
+	if code != 0 || !regexp.MustCompile(`^Exported 2 records to .*backup\.cma \(\d+ bytes, archive_id=[0-9a-f-]{36}, checksum=[0-9a-f]{64}\)\n$`).MatchString(out) {
+		t.Fatalf("export: %d %q %s", code, out, errOut)
+	}
+	st, err := os.Stat(archivePath)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("archive mode %v %v", st.Mode(), err)
+	}
+	_, errOut, code = run(t, dir, "export", "--output", archivePath)
+	if code != 1 || !strings.Contains(errOut, "already exists") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("overwrite without --force: %d %s", code, errOut)
+	}
+	if _, errOut, code = run(t, dir, "export", "--output", archivePath, "--force"); code != 0 {
+		t.Fatalf("export --force: %s", errOut)
+	}
+	_, errOut, code = run(t, dir, "export", "--output", archivePath+"2", "--encryption-key", "pw")
+	if code != 2 || !strings.Contains(errOut, "without --encrypt") {
+		t.Fatalf("key without --encrypt: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(archivePath + "2"); err == nil {
+		t.Fatal("a refused export left a file")
+	}
+
+	other := t.TempDir()
+	out, errOut, code = run(t, other, "import", archivePath)
+	if code != 0 || out != "Imported 1 records from "+archivePath+"\n" {
+		t.Fatalf("import: %d %q %s", code, out, errOut)
+	}
+	if s := stats(t, other); s.TotalRecords != 1 {
+		t.Fatalf("imported stats %+v", s)
+	}
+
+	// Encrypted, with the passphrase on stdin.
+	enc := filepath.Join(t.TempDir(), "enc.cma")
+	if _, errOut, code := runIn(t, dir, "s3cret phrase\n", "export", "--output", enc, "--encrypt", "--encryption-key-stdin"); code != 0 {
+		t.Fatalf("encrypted export: %s", errOut)
+	}
+	_, errOut, code = run(t, t.TempDir(), "import", enc)
+	if code != 1 || !strings.Contains(errOut, "archive rejected") {
+		t.Fatalf("encrypted import without key: %d %s", code, errOut)
+	}
+	if out, errOut, code := runIn(t, t.TempDir(), "s3cret phrase\n", "import", enc, "--decryption-key-stdin"); code != 0 || !strings.HasPrefix(out, "Imported 1 records") {
+		t.Fatalf("encrypted import: %d %q %s", code, out, errOut)
+	}
+}

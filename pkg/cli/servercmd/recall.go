@@ -1,0 +1,145 @@
+package servercmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+func (r *root) recallCmd() *ff.Command {
+	fs := r.subFlags("recall")
+	limit := fs.UintLong("limit", 10, "maximum number of memories")
+	mode := fs.StringLong("mode", "", "human (fidelity-weighted, faded text masked) or perfect (exact); default: the mode set with set-mode, human unless changed")
+	storesFlag := fs.StringLong("stores", "", "comma-separated stores to search (default: all)")
+	return &ff.Command{
+		Name:      "recall",
+		Usage:     "memsvc recall [QUERY] [--limit N] [--mode human|perfect] [--stores LIST]",
+		ShortHelp: "find memories by text (recent ones without a query)",
+		LongHelp: "Ranks memories against QUERY (stemmed full-text search over content, summary\n" +
+			"and meta-memory, plus spreading activation along associations) and prints them.\n" +
+			"Without QUERY, lists the most recent memories. Recalling a memory reinforces it.\n\n" +
+			"Examples:\n" +
+			"  memsvc recall \"why did we choose pebble\"\n" +
+			"  memsvc recall deploy --limit 3 --mode perfect",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 1 {
+				return cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
+			}
+			req := memory.DefaultRecallQueryRequest()
+			if len(args) == 1 {
+				req.Cue.Text = &args[0]
+			}
+			if *limit > math.MaxUint32 {
+				return fmt.Errorf("--limit: %d is too large", *limit)
+			}
+			req.Limit = uint32(*limit)
+			if *mode != "" {
+				m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(*mode)))
+				if err != nil {
+					return fmt.Errorf("--mode: %w", err)
+				}
+				req.RecallMode = &m
+			}
+			var err error
+			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
+				return err
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				resp, err := svc.RecallQuery(ctx, &req)
+				if err != nil {
+					return err
+				}
+				return printRecall(r.stdout, resp)
+			})
+		},
+	}
+}
+
+// printRecall writes the human-readable recall listing.
+func printRecall(w io.Writer, resp *memory.RecallQueryResponse) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Found %d memories (total candidates: %d)\n\n", len(resp.Memories), resp.TotalCandidates)
+	for i, m := range resp.Memories {
+		fmt.Fprintf(&b, "%d. [%s] score=%.4f fidelity=%.4f\n", i+1, m.Record.Store, m.RelevanceScore, m.Record.Fidelity.Score)
+		fmt.Fprintf(&b, "   ID: %s\n", m.Record.ID)
+		text, ok := m.RenderedContent.Text()
+		if !ok {
+			text = "[non-text]"
+		}
+		fmt.Fprintf(&b, "   %s\n\n", strings.ReplaceAll(text, "\n", "\n   "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// parseStores reads a comma list of store names; empty means all (nil).
+func parseStores(flag, s string) ([]memory.StoreType, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []memory.StoreType
+	for _, p := range strings.Split(s, ",") {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		st, err := memory.ParseStoreType(strings.ToLower(strings.TrimSpace(p)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", flag, err)
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func (r *root) setModeCmd() *ff.Command {
+	fs := r.subFlags("set-mode")
+	scope := fs.StringLong("scope", "", "comma-separated stores the mode applies to (default: all)")
+	return &ff.Command{
+		Name:      "set-mode",
+		Usage:     "memsvc set-mode <human|perfect> [--scope LIST]",
+		ShortHelp: "set the recall mode (persisted)",
+		LongHelp: "Sets the recall mode of the stores in scope. It is saved in the data directory\n" +
+			"and applies to every recall that does not name a mode itself.\n\n" +
+			"Examples:\n" +
+			"  memsvc set-mode perfect\n" +
+			"  memsvc set-mode human --scope episodic,emotional",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			arg, err := oneArg(args, "MODE")
+			if err != nil {
+				return err
+			}
+			m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(arg)))
+			if err != nil {
+				return err
+			}
+			req := &memory.SetModeRequest{Mode: m}
+			if req.Scope, err = parseStores("--scope", *scope); err != nil {
+				return err
+			}
+			return r.withService(ctx, func(svc memory.Service) error {
+				if err := svc.SetMode(ctx, req); err != nil {
+					return err
+				}
+				where := "all stores"
+				if len(req.Scope) > 0 {
+					names := make([]string, len(req.Scope))
+					for i, st := range req.Scope {
+						names[i] = st.String()
+					}
+					where = strings.Join(names, ", ")
+				}
+				_, err := fmt.Fprintf(r.stdout, "Recall mode set to %s for %s\n", m, where)
+				return err
+			})
+		},
+	}
+}
