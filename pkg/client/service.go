@@ -1,0 +1,266 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/wire"
+)
+
+// do performs a JSON call and returns the decoded answer.
+func do[Resp any](ctx context.Context, c *Client, method, path string, in any) (*Resp, error) {
+	var out Resp
+	if err := c.call(ctx, method, path, in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// EncodeStore implements memory.Service.
+func (c *Client) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
+	return do[memory.EncodeStoreResponse](ctx, c, http.MethodPost, wire.PathEncode, req)
+}
+
+// EncodeBatch implements memory.Service.
+func (c *Client) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
+	return do[memory.EncodeBatchResponse](ctx, c, http.MethodPost, wire.PathEncodeBatch, req)
+}
+
+// EncodeUpdate implements memory.Service.
+func (c *Client) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateRequest) error {
+	return c.call(ctx, http.MethodPatch, wire.RecordPath(wire.PathEncodeUpdate, req.RecordID), req, nil)
+}
+
+// EncodeStoreRaw implements memory.Service.
+func (c *Client) EncodeStoreRaw(ctx context.Context, req *memory.EncodeStoreRawRequest) (*memory.EncodeStoreRawResponse, error) {
+	return do[memory.EncodeStoreRawResponse](ctx, c, http.MethodPost, wire.PathEncodeRaw, req)
+}
+
+// EncodeBatchRaw implements memory.Service.
+func (c *Client) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
+	return do[memory.EncodeBatchStoreRawResponse](ctx, c, http.MethodPost, wire.PathEncodeRawBatch, req)
+}
+
+// RecallQuery implements memory.Service.
+func (c *Client) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
+	return do[memory.RecallQueryResponse](ctx, c, http.MethodPost, wire.PathRecallQuery, req)
+}
+
+// RecallRaw implements memory.Service.
+func (c *Client) RecallRaw(ctx context.Context, req *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
+	return do[memory.RecallRawQueryResponse](ctx, c, http.MethodPost, wire.PathRecallRaw, req)
+}
+
+// RecallAssociate implements memory.Service.
+func (c *Client) RecallAssociate(ctx context.Context, req *memory.RecallAssociateRequest) (*memory.RecallAssociateResponse, error) {
+	return do[memory.RecallAssociateResponse](ctx, c, http.MethodPost, wire.RecordPath(wire.PathRecallAssociate, req.RecordID), req)
+}
+
+// RecallTimeline implements memory.Service.
+func (c *Client) RecallTimeline(ctx context.Context, req *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
+	return do[memory.RecallTimelineResponse](ctx, c, http.MethodPost, wire.PathRecallTimeline, req)
+}
+
+// RecallGraph implements memory.Service.
+func (c *Client) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest) (*memory.RecallGraphResponse, error) {
+	return do[memory.RecallGraphResponse](ctx, c, http.MethodPost, wire.PathRecallGraph, req)
+}
+
+// Consolidate implements memory.Service.
+func (c *Client) Consolidate(ctx context.Context, req *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
+	return do[memory.ConsolidateResponse](ctx, c, http.MethodPost, wire.PathConsolidate, req)
+}
+
+// DreamTick implements memory.Service.
+func (c *Client) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+	return do[memory.DreamTickResponse](ctx, c, http.MethodPost, wire.PathDreamTick, req)
+}
+
+// DecayTick implements memory.Service.
+func (c *Client) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
+	return do[memory.DecayTickResponse](ctx, c, http.MethodPost, wire.PathDecayTick, req)
+}
+
+// SetMode implements memory.Service.
+func (c *Client) SetMode(ctx context.Context, req *memory.SetModeRequest) error {
+	return c.call(ctx, http.MethodPut, wire.PathMode, req, nil)
+}
+
+// Forget implements memory.Service.
+func (c *Client) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory.ForgetResponse, error) {
+	return do[memory.ForgetResponse](ctx, c, http.MethodDelete, wire.PathForget, req)
+}
+
+// Stats implements memory.Service.
+func (c *Client) Stats(ctx context.Context) (*memory.Stats, error) {
+	return do[memory.Stats](ctx, c, http.MethodGet, wire.PathStats, nil)
+}
+
+// Record implements memory.Service. The include flags are not sent; the
+// server returns the full record regardless.
+func (c *Client) Record(ctx context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
+	return do[memory.MemoryRecord](ctx, c, http.MethodGet, wire.RecordPath(wire.PathRecord, req.RecordID), nil)
+}
+
+// DecayForecast implements memory.Service.
+func (c *Client) DecayForecast(ctx context.Context, req *memory.DecayForecastRequest) (*memory.DecayForecastResponse, error) {
+	return do[memory.DecayForecastResponse](ctx, c, http.MethodPost, wire.PathDecayForecast, req)
+}
+
+// Evolution implements memory.Service.
+func (c *Client) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error) {
+	return do[memory.EvolutionMetrics](ctx, c, http.MethodGet, wire.PathEvolution, nil)
+}
+
+// Export implements memory.Service: it streams the archive into w. What
+// reached w before an error is not a usable archive.
+func (c *Client) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
+	if c.opts.NoStreaming {
+		return c.exportJSON(ctx, req, w)
+	}
+	ctx2, cancel := c.context(ctx)
+	defer cancel()
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil, invalidRequest(err)
+	}
+	hr, err := c.newRequest(ctx2, http.MethodPost, wire.PathExportStream, nil, bytes.NewReader(b), wire.ContentTypeJSON, true)
+	if err != nil {
+		return nil, err
+	}
+	hr.Header.Set("Accept", wire.ContentTypeArchive+", "+wire.ContentTypeJSON)
+	resp, err := c.send(ctx, hr)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil {
+			return nil, c.transportError(ctx, err)
+		}
+		if noRoute(resp, data) {
+			// A server without the streaming route: use the JSON one.
+			return c.exportJSON(ctx, req, w)
+		}
+		return nil, answerError(hr, resp, data)
+	}
+	body := &readTracker{r: resp.Body}
+	n, err := io.Copy(w, body)
+	if err != nil {
+		if body.err != nil {
+			return nil, fmt.Errorf("export stream cut after %d bytes: %w", n, c.transportError(ctx, body.err))
+		}
+		return nil, fmt.Errorf("write archive: %w", err)
+	}
+	id := resp.Trailer.Get(wire.TrailerArchiveID)
+	if id == "" {
+		return nil, fmt.Errorf("export stream from %s ended without its metadata trailers after %d bytes; a reverse proxy may drop HTTP trailers (use the NoStreaming option)", c.base.Redacted(), n)
+	}
+	out := &memory.ExportResponse{ArchiveID: id, Checksum: resp.Trailer.Get(wire.TrailerChecksum)}
+	size, err1 := strconv.ParseUint(resp.Trailer.Get(wire.TrailerSizeBytes), 10, 64)
+	count, err2 := strconv.ParseUint(resp.Trailer.Get(wire.TrailerRecordCount), 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("export stream trailers: %w", err)
+	}
+	out.SizeBytes, out.RecordCount = size, uint32(count)
+	return out, nil
+}
+
+func (c *Client) exportJSON(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
+	out, err := do[wire.ExportArchiveResponse](ctx, c, http.MethodPost, wire.PathExport, req)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(out.ArchiveData); err != nil {
+		return nil, fmt.Errorf("write archive: %w", err)
+	}
+	return &out.ExportResponse, nil
+}
+
+// Import implements memory.Service: it streams the archive from r.
+// req.ArchiveData is not used.
+func (c *Client) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
+	if c.opts.NoStreaming {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, fmt.Errorf("read archive: %w", err)
+		}
+		jr := *req
+		jr.ArchiveData = data
+		return do[memory.ImportResponse](ctx, c, http.MethodPost, wire.PathImport, &jr)
+	}
+	ctx2, cancel := c.context(ctx)
+	defer cancel()
+	q := url.Values{}
+	q.Set(wire.QueryArchiveID, req.ArchiveID)
+	if req.Strategy.Valid() {
+		q.Set(wire.QueryStrategy, req.Strategy.String())
+	}
+	if req.ConflictResolution.Valid() {
+		q.Set(wire.QueryConflictResolution, req.ConflictResolution.String())
+	}
+	src := &readTracker{r: r}
+	hr, err := c.newRequest(ctx2, http.MethodPost, wire.PathImportStream, q, src, wire.ContentTypeArchive, true)
+	if err != nil {
+		return nil, err
+	}
+	if l, ok := r.(interface{ Len() int }); ok {
+		hr.ContentLength = int64(l.Len())
+		if hr.ContentLength == 0 {
+			hr.Body = http.NoBody
+		}
+	}
+	if req.DecryptionKey != nil {
+		hr.Header.Set(wire.HeaderDecryptionKey, *req.DecryptionKey)
+	}
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		if src.err != nil {
+			return nil, fmt.Errorf("read archive: %w", src.err)
+		}
+		return nil, c.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		if err != nil {
+			return nil, c.transportError(ctx, err)
+		}
+		if noRoute(resp, data) {
+			return nil, &memory.Error{Code: memory.CodeInternal, Message: fmt.Sprintf("server at %s has no streaming import route; use the NoStreaming option", c.base.Redacted())}
+		}
+		return nil, answerError(hr, resp, data)
+	}
+	var out memory.ImportResponse
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, &memory.Error{Code: memory.CodeInternal, Message: fmt.Sprintf("decode import answer: %v", err)}
+	}
+	return &out, nil
+}
+
+// readTracker remembers the first read error other than io.EOF.
+type readTracker struct {
+	r   io.Reader
+	err error
+}
+
+func (t *readTracker) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err != nil && err != io.EOF && t.err == nil {
+		t.err = err
+	}
+	return n, err
+}

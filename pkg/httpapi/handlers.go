@@ -1,0 +1,294 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strconv"
+
+	"github.com/gorilla/mux"
+
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/wire"
+)
+
+// apiFunc is one operation: decode the request, call the service, return
+// the result to encode or the error to report.
+type apiFunc func(w http.ResponseWriter, r *http.Request) (any, error)
+
+// api is the one wrapper every JSON operation goes through: it turns
+// (result, error) into the success status with a JSON body (or 204 without
+// one) or into the error envelope.
+func (s *Server) api(status int, f apiFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := f(w, r)
+		if err != nil {
+			s.writeError(w, r, serviceError(err))
+			return
+		}
+		if status == http.StatusNoContent {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		if v := reflect.ValueOf(res); !v.IsValid() || v.Kind() == reflect.Pointer && v.IsNil() {
+			s.writeError(w, r, errors.New("service returned neither a result nor an error"))
+			return
+		}
+		s.writeJSON(w, r, status, res)
+	})
+}
+
+// serviceError keeps 401 for this server's own authentication: a service
+// that reports UNAUTHORIZED (a store it cannot decrypt, an upstream server
+// refusing a proxy's key) is failing, and the caller's key is not to blame.
+func serviceError(err error) error {
+	var me *memory.Error
+	if errors.As(err, &me) && me.Code == memory.CodeUnauthorized {
+		return fmt.Errorf("service refused access: %w", errors.New(me.Message))
+	}
+	return err
+}
+
+// jsonOp adapts a service method taking a JSON-decoded request.
+func jsonOp[Req, Resp any](s *Server, call func(context.Context, *Req) (Resp, error)) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request) (any, error) {
+		var req Req
+		if err := s.decodeJSON(w, r, &req); err != nil {
+			return nil, err
+		}
+		return call(r.Context(), &req)
+	}
+}
+
+// operation returns the apiFunc of a /v1 route.
+func (s *Server) operation(path string) apiFunc {
+	svc := s.svc
+	switch path {
+	case wire.PathEncode:
+		return jsonOp(s, svc.EncodeStore)
+	case wire.PathEncodeBatch:
+		return jsonOp(s, svc.EncodeBatch)
+	case wire.PathEncodeRaw:
+		return jsonOp(s, svc.EncodeStoreRaw)
+	case wire.PathEncodeRawBatch:
+		return jsonOp(s, svc.EncodeBatchRaw)
+	case wire.PathEncodeUpdate:
+		return s.encodeUpdate
+	case wire.PathRecallQuery:
+		return jsonOp(s, svc.RecallQuery)
+	case wire.PathRecallRaw:
+		return jsonOp(s, svc.RecallRaw)
+	case wire.PathRecallAssociate:
+		return s.recallAssociate
+	case wire.PathRecallTimeline:
+		return jsonOp(s, svc.RecallTimeline)
+	case wire.PathRecallGraph:
+		return jsonOp(s, svc.RecallGraph)
+	case wire.PathConsolidate:
+		return jsonOp(s, svc.Consolidate)
+	case wire.PathExport:
+		return s.export
+	case wire.PathImport:
+		return s.importJSON
+	case wire.PathImportStream:
+		return s.importStream
+	case wire.PathDreamTick:
+		return jsonOp(s, svc.DreamTick)
+	case wire.PathDecayTick:
+		return jsonOp(s, svc.DecayTick)
+	case wire.PathMode:
+		return func(w http.ResponseWriter, r *http.Request) (any, error) {
+			var req memory.SetModeRequest
+			if err := s.decodeJSON(w, r, &req); err != nil {
+				return nil, err
+			}
+			return nil, svc.SetMode(r.Context(), &req)
+		}
+	case wire.PathForget:
+		return jsonOp(s, svc.Forget)
+	case wire.PathStats:
+		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Stats(r.Context()) }
+	case wire.PathRecord:
+		return s.record
+	case wire.PathDecayForecast:
+		return jsonOp(s, svc.DecayForecast)
+	case wire.PathEvolution:
+		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Evolution(r.Context()) }
+	}
+	return nil
+}
+
+// pathID parses the {record_id} path segment.
+func pathID(r *http.Request) (memory.ID, error) {
+	v := mux.Vars(r)[wire.ParamRecordID]
+	id, err := memory.ParseID(v)
+	if err != nil {
+		return memory.ID{}, memory.Invalid("record_id", "path segment %q is not a UUID", v)
+	}
+	return id, nil
+}
+
+func (s *Server) encodeUpdate(w http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	var req memory.EncodeUpdateRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return nil, err
+	}
+	req.RecordID = id
+	return nil, s.svc.EncodeUpdate(r.Context(), &req)
+}
+
+func (s *Server) recallAssociate(w http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	var req memory.RecallAssociateRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return nil, err
+	}
+	req.RecordID = id
+	return s.svc.RecallAssociate(r.Context(), &req)
+}
+
+func (s *Server) record(_ http.ResponseWriter, r *http.Request) (any, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return nil, err
+	}
+	req := memory.IntrospectRecordRequest{RecordID: id}
+	q := r.URL.Query()
+	for _, p := range []struct {
+		name string
+		dst  *bool
+	}{
+		{wire.QueryIncludeHistory, &req.IncludeHistory},
+		{wire.QueryIncludeAssociations, &req.IncludeAssociations},
+		{wire.QueryIncludeVersions, &req.IncludeVersions},
+	} {
+		for _, v := range q[p.name] {
+			switch v {
+			case "true":
+				*p.dst = true
+			case "false":
+				*p.dst = false
+			default:
+				return nil, memory.Invalid(p.name, "query value %q: want true or false", v)
+			}
+		}
+	}
+	return s.svc.Record(r.Context(), &req)
+}
+
+func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req memory.ExportRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	resp, err := s.svc.Export(r.Context(), &req, &buf)
+	if err != nil {
+		return nil, err
+	}
+	if resp == nil {
+		return nil, errors.New("export returned no result")
+	}
+	return &wire.ExportArchiveResponse{ExportResponse: *resp, ArchiveData: buf.Bytes()}, nil
+}
+
+func (s *Server) importJSON(w http.ResponseWriter, r *http.Request) (any, error) {
+	var req memory.ImportRequest
+	if err := s.decodeJSON(w, r, &req); err != nil {
+		return nil, err
+	}
+	if req.ArchiveData == nil {
+		return nil, memory.Invalid("archive_data", "import requires archive_data (the archive as an array of byte values), or send the raw archive to %s", wire.PathImportStream)
+	}
+	data := req.ArchiveData
+	req.ArchiveData = nil
+	return s.svc.Import(r.Context(), &req, bytes.NewReader(data))
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	s.writeJSON(w, r, http.StatusOK, wire.Health{Status: wire.HealthOK})
+}
+
+// readinessRetryAfter is the Retry-After of a not-ready answer, in seconds.
+const readinessRetryAfter = 5
+
+func (s *Server) readiness(w http.ResponseWriter, r *http.Request) {
+	reason := ""
+	if s.draining.Load() {
+		reason = "shutting down"
+	} else {
+		ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
+		err := s.ready(ctx)
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, context.DeadlineExceeded):
+			reason = "engine check timed out"
+		case memory.CodeOf(err) == memory.CodeDecayEngineBusy:
+			reason = "decay engine busy"
+		default:
+			reason = "engine check failed"
+		}
+		if err != nil {
+			s.log.Warn("readiness check failed", "err", err, "request_id", requestID(r))
+		}
+	}
+	if reason == "" {
+		s.writeJSON(w, r, http.StatusOK, wire.Health{Status: wire.HealthReady})
+		return
+	}
+	w.Header().Set(wire.HeaderRetryAfter, strconv.Itoa(readinessRetryAfter))
+	s.writeJSON(w, r, http.StatusServiceUnavailable, wire.Health{Status: wire.HealthNotReady, Reason: reason})
+}
+
+// internalMessage is all a client learns about an internal failure.
+const internalMessage = "internal server error; the server log has the details"
+
+// writeError answers err as the error envelope. Errors that are not
+// *memory.Error are internal: logged with their cause, reported
+// generically.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var me *memory.Error
+	if !errors.As(err, &me) {
+		if r.Context().Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			s.log.Info("request abandoned by the client", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
+		} else {
+			s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
+		}
+		me = &memory.Error{Code: memory.CodeInternal, Message: internalMessage}
+	}
+	status := wire.Status(me.Code)
+	if status >= 500 && me.Message != internalMessage {
+		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "code", me.Code, "err", me.Message)
+	}
+	if me.RetryAfter > 0 {
+		w.Header().Set(wire.HeaderRetryAfter, strconv.FormatUint(uint64(me.RetryAfter), 10))
+	}
+	s.writeJSON(w, r, status, wire.NewEnvelope(me, requestID(r)))
+}
+
+// writeJSON writes v as the JSON body with the given status.
+func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		s.log.Error("encode response", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(wire.NewEnvelope(&memory.Error{Code: memory.CodeInternal, Message: internalMessage}, requestID(r)))
+	}
+	h := w.Header()
+	h.Set("Content-Type", wire.ContentTypeJSON)
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,81 @@
+package wire
+
+import (
+	"encoding/json"
+	"strings"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Envelope is the body of every error answer of the /v1 routes and
+// /metrics:
+//
+//	{"code":"RECORD_NOT_FOUND","message":"...","details":null,"retry_after":null,"request_id":"..."}
+//
+// details is always present and null. retry_after is null or a number of
+// seconds (and then the Retry-After header carries it too). request_id is
+// present when the request's x-request-id is a UUID and absent otherwise.
+type Envelope struct {
+	Code       memory.Code     `json:"code"`
+	Message    string          `json:"message"`
+	Details    json.RawMessage `json:"details"`
+	RetryAfter *uint32         `json:"retry_after"`
+	RequestID  string          `json:"request_id,omitempty"`
+}
+
+// NewEnvelope describes err for the request whose x-request-id is
+// requestID.
+func NewEnvelope(err *memory.Error, requestID string) Envelope {
+	env := Envelope{Code: err.Code, Message: err.Message, RequestID: EnvelopeRequestID(requestID)}
+	if err.RetryAfter > 0 {
+		s := err.RetryAfter
+		env.RetryAfter = &s
+	}
+	return env
+}
+
+// Err turns the envelope back into the error it describes, so errors.Is
+// works on a client as it does in process.
+func (e *Envelope) Err() *memory.Error {
+	err := &memory.Error{Code: e.Code, Message: e.Message}
+	if e.RetryAfter != nil {
+		err.RetryAfter = *e.RetryAfter
+	}
+	return err
+}
+
+// DecodeEnvelope parses an error body. It reports false unless body is a
+// JSON object with a non-empty string "code" and a string "message", the
+// test upstream's SDKs apply too; anything else (a proxy's HTML page, an
+// empty 404) is not an envelope.
+func DecodeEnvelope(body []byte) (*Envelope, bool) {
+	var probe struct {
+		Code       *string `json:"code"`
+		Message    *string `json:"message"`
+		RetryAfter *uint32 `json:"retry_after"`
+		RequestID  string  `json:"request_id"`
+	}
+	if err := json.Unmarshal(body, &probe); err != nil || probe.Code == nil || *probe.Code == "" || probe.Message == nil {
+		return nil, false
+	}
+	return &Envelope{
+		Code:       memory.Code(*probe.Code),
+		Message:    *probe.Message,
+		RetryAfter: probe.RetryAfter,
+		RequestID:  probe.RequestID,
+	}, true
+}
+
+// EnvelopeRequestID returns the x-request-id value to copy into an error
+// envelope: the value itself when it is a UUID in any common spelling, and
+// "" (omit the field) otherwise. The header always echoes the value
+// unchanged, whatever it is.
+func EnvelopeRequestID(v string) string {
+	if v == "" || strings.TrimSpace(v) != v {
+		return ""
+	}
+	if _, err := memory.ParseID(v); err != nil {
+		return ""
+	}
+	return v
+}

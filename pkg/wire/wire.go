@@ -1,0 +1,226 @@
+// Package wire is the HTTP contract of the CMP API that pkg/httpapi serves
+// and pkg/client speaks: route paths and methods, the error envelope, the
+// one table from error codes to HTTP statuses, and the few body shapes that
+// exist only over HTTP. Request and response bodies of the operations
+// themselves are the pkg/memory types.
+//
+// The package depends on the standard library and pkg/memory only, so every
+// binary that talks to a server can link it.
+//
+// # Routes
+//
+// Routes lists every route. The 21 /v1 operations, /health, /readiness and
+// /metrics are wire-compatible with upstream CMP servers. Two routes are
+// additions of memsvc for archives too large to travel as JSON integer
+// arrays:
+//
+//	POST /v1/lifecycle/export/stream
+//	    Request: an ExportRequest (JSON), exactly as for /v1/lifecycle/export.
+//	    Response: 200 with the raw archive bytes (application/octet-stream,
+//	    chunked). The ExportResponse fields follow as HTTP trailers
+//	    (TrailerArchiveID, TrailerSizeBytes, TrailerRecordCount,
+//	    TrailerChecksum). If the export fails before the first byte the
+//	    answer is the usual error envelope; if it fails later the server
+//	    aborts the connection, so a client never mistakes a truncated
+//	    archive for a complete one.
+//
+//	POST /v1/lifecycle/import/stream?archive_id=A&strategy=S&conflict_resolution=C
+//	    Request: the raw archive bytes as the body
+//	    (application/octet-stream); the passphrase of an encrypted archive
+//	    in the HeaderDecryptionKey header, never in the URL. strategy and
+//	    conflict_resolution take the ImportRequest defaults when absent.
+//	    Response: 200 ImportResponse.
+package wire
+
+import (
+	"net/http"
+	"strings"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Paths of the HTTP API. Paths with a {record_id} segment are route
+// templates; RecordPath fills them in.
+const (
+	PathHealth    = "/health"
+	PathReadiness = "/readiness"
+	PathMetrics   = "/metrics"
+
+	PathEncode         = "/v1/encode"
+	PathEncodeBatch    = "/v1/encode/batch"
+	PathEncodeRaw      = "/v1/encode/raw"
+	PathEncodeRawBatch = "/v1/encode/raw/batch"
+	PathEncodeUpdate   = "/v1/encode/{record_id}"
+
+	PathRecallQuery     = "/v1/recall/query"
+	PathRecallRaw       = "/v1/recall/raw"
+	PathRecallAssociate = "/v1/recall/associate/{record_id}"
+	PathRecallTimeline  = "/v1/recall/timeline"
+	PathRecallGraph     = "/v1/recall/graph"
+
+	PathConsolidate  = "/v1/lifecycle/consolidate"
+	PathExport       = "/v1/lifecycle/export"
+	PathExportStream = "/v1/lifecycle/export/stream"
+	PathImport       = "/v1/lifecycle/import"
+	PathImportStream = "/v1/lifecycle/import/stream"
+	PathDreamTick    = "/v1/lifecycle/dream-tick"
+	PathDecayTick    = "/v1/lifecycle/decay-tick"
+	PathMode         = "/v1/lifecycle/mode"
+	PathForget       = "/v1/lifecycle/forget"
+
+	PathStats         = "/v1/introspect/stats"
+	PathRecord        = "/v1/introspect/record/{record_id}"
+	PathDecayForecast = "/v1/introspect/decay-forecast"
+	PathEvolution     = "/v1/introspect/evolution"
+)
+
+// ParamRecordID is the name of the path parameter of the templates above.
+const ParamRecordID = "record_id"
+
+// RecordPath fills the {record_id} segment of a route template.
+func RecordPath(template string, id memory.ID) string {
+	return strings.Replace(template, "{"+ParamRecordID+"}", id.String(), 1)
+}
+
+// Query parameters.
+const (
+	// GET /v1/introspect/record/{record_id}: accepted ("true" or "false")
+	// and ignored; the full record is always returned.
+	QueryIncludeHistory      = "include_history"
+	QueryIncludeAssociations = "include_associations"
+	QueryIncludeVersions     = "include_versions"
+
+	// POST /v1/lifecycle/import/stream.
+	QueryArchiveID          = "archive_id"
+	QueryStrategy           = "strategy"
+	QueryConflictResolution = "conflict_resolution"
+)
+
+// Header and trailer names.
+const (
+	HeaderRequestID  = "X-Request-Id"
+	HeaderRetryAfter = "Retry-After"
+
+	// HeaderDecryptionKey carries the passphrase of an encrypted archive
+	// sent to the streaming import route.
+	HeaderDecryptionKey = "Memsvc-Decryption-Key"
+
+	// Trailers of the streaming export route: the ExportResponse fields.
+	TrailerArchiveID   = "Memsvc-Archive-Id"
+	TrailerSizeBytes   = "Memsvc-Size-Bytes"
+	TrailerRecordCount = "Memsvc-Record-Count"
+	TrailerChecksum    = "Memsvc-Checksum"
+)
+
+// Media types.
+const (
+	ContentTypeJSON    = "application/json"
+	ContentTypeArchive = "application/octet-stream"
+)
+
+// Route is one route of the API.
+type Route struct {
+	// Op names the operation ("encode.store"); empty for the probes.
+	Op     string
+	Method string
+	// Path is the route template.
+	Path string
+	// Status is the status of a successful answer: 200 with a JSON body
+	// or 204 without one.
+	Status int
+	// Body reports whether the request carries a body (JSON, or the raw
+	// archive for the streaming import).
+	Body bool
+	// Protected routes need the API key when authentication is on and are
+	// rate limited; the health and readiness probes are not.
+	Protected bool
+}
+
+// Routes returns every route, static paths before the templates that could
+// also match them.
+func Routes() []Route {
+	post := func(op, path string) Route {
+		return Route{Op: op, Method: http.MethodPost, Path: path, Status: http.StatusOK, Body: true, Protected: true}
+	}
+	get := func(op, path string) Route {
+		return Route{Op: op, Method: http.MethodGet, Path: path, Status: http.StatusOK, Protected: true}
+	}
+	return []Route{
+		{Method: http.MethodGet, Path: PathHealth, Status: http.StatusOK},
+		{Method: http.MethodGet, Path: PathReadiness, Status: http.StatusOK},
+		get("metrics", PathMetrics),
+
+		post("encode.store", PathEncode),
+		post("encode.batch", PathEncodeBatch),
+		post("encode.store_raw", PathEncodeRaw),
+		post("encode.batch_raw", PathEncodeRawBatch),
+		{Op: "encode.update", Method: http.MethodPatch, Path: PathEncodeUpdate, Status: http.StatusNoContent, Body: true, Protected: true},
+
+		post("recall.query", PathRecallQuery),
+		post("recall.raw_query", PathRecallRaw),
+		post("recall.associate", PathRecallAssociate),
+		post("recall.timeline", PathRecallTimeline),
+		post("recall.graph", PathRecallGraph),
+
+		post("lifecycle.consolidate", PathConsolidate),
+		post("lifecycle.export", PathExport),
+		post("lifecycle.export", PathExportStream),
+		post("lifecycle.import", PathImport),
+		post("lifecycle.import", PathImportStream),
+		post("lifecycle.dream_tick", PathDreamTick),
+		post("lifecycle.decay_tick", PathDecayTick),
+		{Op: "lifecycle.set_mode", Method: http.MethodPut, Path: PathMode, Status: http.StatusNoContent, Body: true, Protected: true},
+		{Op: "lifecycle.forget", Method: http.MethodDelete, Path: PathForget, Status: http.StatusOK, Body: true, Protected: true},
+
+		get("introspect.stats", PathStats),
+		get("introspect.record", PathRecord),
+		post("introspect.decay_forecast", PathDecayForecast),
+		get("introspect.evolution", PathEvolution),
+	}
+}
+
+// Status is the one table from CMP error codes to HTTP statuses. Unknown
+// codes are 500.
+func Status(code memory.Code) int {
+	switch code {
+	case memory.CodeNotFound:
+		return http.StatusNotFound
+	case memory.CodeContentTooLarge:
+		return http.StatusRequestEntityTooLarge
+	case memory.CodeValidation, memory.CodeStoreInvalid, memory.CodeModalityUnsupported,
+		memory.CodeForgetUnconfirmed, memory.CodeVersionMismatch:
+		return http.StatusBadRequest
+	case memory.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case memory.CodeRateLimited:
+		return http.StatusTooManyRequests
+	case memory.CodeImportConflict:
+		return http.StatusConflict
+	case memory.CodeWorkingMemoryFull, memory.CodeDecayEngineBusy, memory.CodeConsolidationInProgress:
+		return http.StatusServiceUnavailable
+	default: // EXPORT_FAILED, INTERNAL_ERROR and anything unknown
+		return http.StatusInternalServerError
+	}
+}
+
+// ExportArchiveResponse is the answer of POST /v1/lifecycle/export: the
+// ExportResponse fields and the archive itself as an integer array.
+type ExportArchiveResponse struct {
+	memory.ExportResponse
+	ArchiveData memory.Bytes `json:"archive_data"`
+}
+
+// Health is the body of /health and /readiness.
+type Health struct {
+	// Status is "ok" (/health), "ready" or "not_ready" (/readiness).
+	Status string `json:"status"`
+	// Reason says why the server is not ready.
+	Reason string `json:"reason,omitempty"`
+}
+
+// Values of Health.Status.
+const (
+	HealthOK       = "ok"
+	HealthReady    = "ready"
+	HealthNotReady = "not_ready"
+)

@@ -1,0 +1,217 @@
+package wire
+
+import (
+	"encoding/json"
+	"go/parser"
+	"go/token"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+func TestStatus(t *testing.T) {
+	want := map[memory.Code]int{
+		memory.CodeNotFound:                404,
+		memory.CodeStoreInvalid:            400,
+		memory.CodeContentTooLarge:         413,
+		memory.CodeValidation:              400,
+		memory.CodeModalityUnsupported:     400,
+		memory.CodeWorkingMemoryFull:       503,
+		memory.CodeDecayEngineBusy:         503,
+		memory.CodeConsolidationInProgress: 503,
+		memory.CodeExportFailed:            500,
+		memory.CodeImportConflict:          409,
+		memory.CodeForgetUnconfirmed:       400,
+		memory.CodeVersionMismatch:         400,
+		memory.CodeUnauthorized:            401,
+		memory.CodeRateLimited:             429,
+		memory.CodeInternal:                500,
+	}
+	if len(want) != len(memory.Codes) {
+		t.Fatalf("table has %d codes, memory.Codes %d", len(want), len(memory.Codes))
+	}
+	for _, c := range memory.Codes {
+		if got := Status(c); got != want[c] {
+			t.Errorf("Status(%s) = %d, want %d", c, got, want[c])
+		}
+	}
+	if got := Status("SOMETHING_NEW"); got != 500 {
+		t.Errorf("unknown code: %d", got)
+	}
+}
+
+func TestEnvelopeJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *memory.Error
+		rid  string
+		want string
+	}{
+		{"plain", memory.NotFound(memory.MustParseID("0196a9e2-5c1d-7f00-8a00-0000000000aa")), "7d0c3c2e-2b7a-4a57-9f59-3f0b7c1e2a10",
+			`{"code":"RECORD_NOT_FOUND","message":"record not found: 0196a9e2-5c1d-7f00-8a00-0000000000aa","details":null,"retry_after":null,"request_id":"7d0c3c2e-2b7a-4a57-9f59-3f0b7c1e2a10"}`},
+		{"opaque request id", &memory.Error{Code: memory.CodeValidation, Message: "bad"}, "trace-1",
+			`{"code":"VALIDATION_ERROR","message":"bad","details":null,"retry_after":null}`},
+		{"retry after", &memory.Error{Code: memory.CodeRateLimited, Message: "rate limit exceeded", RetryAfter: 3}, "",
+			`{"code":"RATE_LIMITED","message":"rate limit exceeded","details":null,"retry_after":3}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.Marshal(NewEnvelope(tc.err, tc.rid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(b) != tc.want {
+				t.Errorf("got  %s\nwant %s", b, tc.want)
+			}
+			env, ok := DecodeEnvelope(b)
+			if !ok {
+				t.Fatal("own envelope not recognised")
+			}
+			back := env.Err()
+			if back.Code != tc.err.Code || back.Message != tc.err.Message || back.RetryAfter != tc.err.RetryAfter {
+				t.Errorf("round trip: %+v, want %+v", back, tc.err)
+			}
+		})
+	}
+}
+
+func TestDecodeEnvelope(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		ok   bool
+	}{
+		{`{"code":"RECORD_NOT_FOUND","message":"x"}`, true},
+		{`{"code":"FUTURE_CODE","message":""}`, true},
+		{`{"code":"X","message":"m","retry_after":5,"extra":[1]}`, true},
+		{`{"code":"","message":"m"}`, false},
+		{`{"message":"m"}`, false},
+		{`{"code":"X"}`, false},
+		{`{"code":1,"message":"m"}`, false},
+		{`{"error":"not found"}`, false},
+		{`<html>Bad Gateway</html>`, false},
+		{``, false},
+		{`[]`, false},
+	} {
+		if _, ok := DecodeEnvelope([]byte(tc.body)); ok != tc.ok {
+			t.Errorf("DecodeEnvelope(%s) = %v, want %v", tc.body, ok, tc.ok)
+		}
+	}
+}
+
+func TestEnvelopeRequestID(t *testing.T) {
+	const id = "7d0c3c2e-2b7a-4a57-9f59-3f0b7c1e2a10"
+	for _, tc := range []struct{ in, want string }{
+		{id, id},
+		{strings.ToUpper(id), strings.ToUpper(id)},
+		{strings.ReplaceAll(id, "-", ""), strings.ReplaceAll(id, "-", "")},
+		{"{" + id + "}", "{" + id + "}"},
+		{"urn:uuid:" + id, "urn:uuid:" + id},
+		{" " + id, ""},
+		{id + " ", ""},
+		{"req-42", ""},
+		{"", ""},
+	} {
+		if got := EnvelopeRequestID(tc.in); got != tc.want {
+			t.Errorf("EnvelopeRequestID(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestRoutes(t *testing.T) {
+	seen := map[string]bool{}
+	v1 := 0
+	for _, rt := range Routes() {
+		key := rt.Method + " " + rt.Path
+		if seen[key] {
+			t.Errorf("route %s listed twice", key)
+		}
+		seen[key] = true
+		if strings.HasPrefix(rt.Path, "/v1/") {
+			if !rt.Protected || rt.Op == "" {
+				t.Errorf("%s: /v1 routes are protected and name their operation", key)
+			}
+			if rt.Path != PathExportStream && rt.Path != PathImportStream {
+				v1++
+			}
+		}
+		if rt.Status != http.StatusOK && rt.Status != http.StatusNoContent {
+			t.Errorf("%s: status %d", key, rt.Status)
+		}
+		if rt.Body != (rt.Method != http.MethodGet) {
+			t.Errorf("%s: body %v", key, rt.Body)
+		}
+	}
+	if v1 != 21 {
+		t.Errorf("%d upstream /v1 routes, want 21", v1)
+	}
+	for _, key := range []string{"GET /health", "GET /readiness", "GET /metrics", "PATCH /v1/encode/{record_id}", "PUT /v1/lifecycle/mode", "DELETE /v1/lifecycle/forget"} {
+		if !seen[key] {
+			t.Errorf("route %s missing", key)
+		}
+	}
+	id := memory.MustParseID("0196a9e2-5c1d-7f00-8a00-0000000000aa")
+	if got := RecordPath(PathRecallAssociate, id); got != "/v1/recall/associate/0196a9e2-5c1d-7f00-8a00-0000000000aa" {
+		t.Errorf("RecordPath = %s", got)
+	}
+}
+
+func TestExportArchiveResponseJSON(t *testing.T) {
+	b, err := json.Marshal(ExportArchiveResponse{
+		ExportResponse: memory.ExportResponse{ArchiveID: "a", SizeBytes: 2, RecordCount: 1, Checksum: "c"},
+		ArchiveData:    memory.Bytes("{}"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `{"archive_id":"a","size_bytes":2,"record_count":1,"checksum":"c","archive_data":[123,125]}`
+	if string(b) != want {
+		t.Errorf("got  %s\nwant %s", b, want)
+	}
+}
+
+// TestImports keeps the package linkable by every client binary: the
+// standard library and pkg/memory only.
+func TestImports(t *testing.T) {
+	checkImports(t, "memsvc.dev/memsvc/pkg/memory")
+}
+
+func checkImports(t *testing.T, allowed ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		for _, imp := range f.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			first, _, _ := strings.Cut(path, "/")
+			if !strings.Contains(first, ".") {
+				continue
+			}
+			ok := false
+			for _, a := range allowed {
+				ok = ok || path == a
+			}
+			if !ok {
+				t.Errorf("%s imports %s; allowed are the standard library and %v", name, path, allowed)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no Go files found")
+	}
+}
