@@ -2,7 +2,10 @@ module memsvc.dev/memsvc/e2e
 
 go 1.26.0
 
-require memsvc.dev/memsvc v0.0.0
+require (
+	github.com/prometheus/common v0.72.0
+	memsvc.dev/memsvc v0.0.0
+)
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect
@@ -28,7 +31,6 @@ require (
 	github.com/pkg/errors v0.9.1 // indirect
 	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
-	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	github.com/rogpeppe/go-internal v1.9.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect

@@ -217,7 +217,7 @@ func (c *Config) Validate() error {
 			return c.invalid(keys[i].name, "%s", msg)
 		}
 	}
-	if c.GRPC.Port != nil && *c.GRPC.Port == c.HTTP.Port {
+	if c.GRPC.Port != nil && *c.GRPC.Port == c.HTTP.Port && c.HTTP.Port != 0 {
 		return c.invalid("grpc.port", "must differ from http.port (%d)", c.HTTP.Port)
 	}
 	if (c.GRPC.TLSCertPath == nil) != (c.GRPC.TLSKeyPath == nil) {

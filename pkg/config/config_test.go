@@ -186,7 +186,6 @@ func TestErrors(t *testing.T) {
 		{"unknown key suggestion", LoadOptions{File: writeFile(t, "[server]\nport = 1\n")}, []string{"server.port", "did you mean http.port"}},
 		{"wrong type", LoadOptions{File: writeFile(t, "[http]\nport = \"8420\"\n")}, []string{"http.port", "want a whole number", `"8420"`}},
 		{"port range", LoadOptions{File: writeFile(t, "[http]\nport = 70000\n")}, []string{"http.port", "between 0 and 65535", "70000"}},
-		{"port zero", LoadOptions{Environ: []string{"MEMSVC_HTTP__PORT=0"}}, []string{"http.port", "MEMSVC_HTTP__PORT", "between 1 and 65535"}},
 		{"env not a number", LoadOptions{Environ: []string{"MEMSVC_HTTP__PORT=eighty"}}, []string{"http.port", "whole number", `"eighty"`}},
 		{"env bool", LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=yes please"}}, []string{"auth.enabled", "true or false"}},
 		{"env unknown", LoadOptions{Environ: []string{"MEMSVC_HTTP__PROT=1"}}, []string{"MEMSVC_HTTP__PROT", "not a memsvc configuration variable"}},

@@ -57,10 +57,9 @@ var keys = []key{
 	},
 	{
 		name:  "http.port",
-		doc:   "TCP port of the HTTP API.",
+		doc:   "TCP port of the HTTP API; 0 picks a free port (printed at start).",
 		field: func(c *Config) any { return &c.HTTP.Port },
 		def:   uint16(8420),
-		check: func(c *Config) string { return nonZero(uint64(c.HTTP.Port), "a port between 1 and 65535") },
 	},
 	{
 		name: "http.bind_address",

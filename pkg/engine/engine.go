@@ -85,6 +85,8 @@ type Engine struct {
 	aud     *auditState
 	evo     evolution
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
+	bgDecay atomic.Bool   // a background decay loop is running
+	bgDream atomic.Bool   // a background dream loop is running
 	modeMu  sync.Mutex    // serialises set-mode
 
 	mu        sync.RWMutex // guards the fields below
@@ -251,6 +253,13 @@ func dreamKindOf(rec *memory.MemoryRecord) dreamKind {
 		}
 	}
 	return notDreamt
+}
+
+// SetBackground tells the engine whether background decay and dream loops
+// are running, for the stats.
+func (e *Engine) SetBackground(decay, dream bool) {
+	e.bgDecay.Store(decay)
+	e.bgDream.Store(dream)
 }
 
 const recallCountKey = "recall_count"

@@ -75,7 +75,9 @@ func (e *Engine) openIndex(ctx context.Context, prefix []byte, fill func(context
 		if !errors.Is(err, textindex.ErrStale) {
 			return nil, err
 		}
-		e.log.Info("rebuilding a stale search index", "reason", err)
+		if len(e.st.entries) > 0 || e.raw.total > 0 {
+			e.log.Info("rebuilding a stale search index", "reason", err)
+		}
 	}
 	start := time.Now()
 	ix, err := textindex.Rebuild(e.idx.db, prefix, func(add textindex.AddFunc) error { return fill(ctx, add) })

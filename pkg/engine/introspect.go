@@ -25,6 +25,8 @@ func (e *Engine) Stats(ctx context.Context) (*memory.Stats, error) {
 		RawJournalPendingDream: e.raw.pending,
 		VectorIndexRecords:     e.st.vectors,
 		TotalRecallCount:       e.recalls.Load(),
+		BackgroundDecayEnabled: e.bgDecay.Load(),
+		BackgroundDreamEnabled: e.bgDream.Load(),
 		VectorSearchBackend:    VectorBackend,
 		DreamEpisodicSummaries: e.st.dreamt[dreamSummary],
 		DreamSemanticNodes:     e.st.dreamt[dreamSemantic],

@@ -7,17 +7,20 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/server"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
@@ -48,6 +51,7 @@ type root struct {
 
 	dataDir    string
 	configPath string
+	serverURL  string
 	version    bool
 
 	flags *ff.FlagSet
@@ -59,6 +63,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 	r.flags = ff.NewFlagSet("memsvc")
 	r.flags.StringVar(&r.dataDir, 0, "data-dir", "", "data directory (default `./data`, or data_dir from the config)")
 	r.flags.StringVar(&r.configPath, 0, "config", "", "TOML configuration file (see deploy-docs/memsvc.example.toml)")
+	r.flags.StringVar(&r.serverURL, 0, "server-url", "", "send data commands to a running server instead of opening the data directory (env MEMSVC_SERVER_URL; API key from MEMSVC_SERVER_API_KEY)")
 	r.flags.BoolVar(&r.version, 'V', "version", "print the version and exit")
 	r.cmd = &ff.Command{
 		Name:      "memsvc",
@@ -84,6 +89,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		},
 	}
 	r.cmd.Subcommands = []*ff.Command{
+		r.serveCmd(),
 		r.storeCmd(),
 		r.storeRawCmd(),
 		r.recallCmd(),
@@ -97,6 +103,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		r.consolidateCmd(),
 		r.exportCmd(),
 		r.importCmd(),
+		r.healthcheckCmd(),
 	}
 	return r
 }
@@ -107,27 +114,61 @@ func (r *root) subFlags(name string) *ff.FlagSet {
 	return ff.NewFlagSet(name).SetParent(r.flags)
 }
 
-// loadConfig reads the configuration with the global flags applied.
-func (r *root) loadConfig() (*config.Config, error) {
+// loadConfig reads the configuration with the global flags (and any
+// command flags) applied.
+func (r *root) loadConfig(extra ...config.Override) (*config.Config, error) {
 	opts := config.LoadOptions{File: r.configPath, Environ: r.environ}
 	if r.dataDir != "" {
 		opts.Overrides = append(opts.Overrides, config.Override{Key: "data_dir", Value: r.dataDir, Flag: "--data-dir"})
 	}
+	opts.Overrides = append(opts.Overrides, extra...)
 	return config.Load(opts)
 }
 
-// withService runs fn against the engine over the data directory.
+func (r *root) env(name string) string {
+	for _, kv := range r.environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// withService runs fn against a running server when --server-url (or
+// MEMSVC_SERVER_URL) is given, and otherwise against the engine over the
+// data directory, with the audit log as configured.
 func (r *root) withService(ctx context.Context, fn func(memory.Service) error) error {
+	url := r.serverURL
+	if url == "" {
+		url = strings.TrimSpace(r.env("MEMSVC_SERVER_URL"))
+	}
+	if url != "" {
+		c, err := client.New(url, client.Options{APIKey: strings.TrimSpace(r.env("MEMSVC_SERVER_API_KEY"))})
+		if err != nil {
+			return err
+		}
+		return fn(c)
+	}
 	cfg, err := r.loadConfig()
 	if err != nil {
 		return err
 	}
 	log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
+	// The data directory first: its lock error names the directory and
+	// says to use --server-url.
 	db, err := store.Open(cfg.DataDir, store.Options{Logger: log})
 	if err != nil {
 		return err
 	}
-	eng, err := engine.Open(ctx, db, engineOptions(cfg, log))
+	var auditLog *audit.Log
+	if cfg.Security.AuditLogEnabled {
+		if auditLog, err = audit.Open(cfg.AuditLogPath(), audit.Options{Logger: log}); err != nil {
+			_ = db.Close()
+			return fmt.Errorf("open audit log: %w", err)
+		}
+		defer auditLog.Close()
+	}
+	eng, err := engine.Open(ctx, db, server.EngineOptions(cfg, log, auditLog, nil))
 	if err != nil {
 		_ = db.Close()
 		return fmt.Errorf("open engine: %w", err)
@@ -140,12 +181,4 @@ func (r *root) withService(ctx context.Context, fn func(memory.Service) error) e
 		runErr = fmt.Errorf("close data directory: %w", err)
 	}
 	return runErr
-}
-
-func engineOptions(cfg *config.Config, log *slog.Logger) engine.Options {
-	return engine.Options{
-		Logger:          log,
-		WorkingCapacity: int(cfg.Working.Capacity),
-		PersistIndexes:  cfg.PersistSearchIndexes(),
-	}
 }

@@ -1,0 +1,231 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// server is a running `memsvc serve`.
+type server struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	addr   string
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	exited chan error
+}
+
+var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
+
+// startServer runs memsvc serve on a free loopback port over dir.
+func startServer(t *testing.T, dir string, env ...string) *server {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", "0")
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
+	return startCmd(t, cmd)
+}
+
+func (s *server) url(path string) string { return "http://" + s.addr + path }
+
+func (s *server) log() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+// stop signals the server and waits (bounded) for it to exit.
+func (s *server) stop(sig os.Signal) error {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatal(err)
+	}
+	select {
+	case err := <-s.exited:
+		return err
+	case <-time.After(30 * time.Second):
+		s.t.Fatalf("server did not exit after %v:\n%s", sig, s.log())
+		return nil
+	}
+}
+
+// call sends a JSON request and decodes the JSON answer into out.
+func call(t *testing.T, method, url string, body any, out any) int {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(b)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			t.Fatalf("%s %s: %v\n%s", method, url, err, data)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, dir, "MEMSVC_HTTP__METRICS_ENABLED=true")
+
+	// curl-style calls, as an upstream client would send them.
+	var stored memory.EncodeStoreResponse
+	code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
+		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("the CI cache lives in bucket ci-cache-eu")}}},
+		"store":   "semantic",
+	}, &stored)
+	if code != 200 || stored.Store != memory.StoreSemantic {
+		t.Fatalf("encode: %d %+v", code, stored)
+	}
+	var envelope struct{ Code, Message string }
+	if code := call(t, "GET", srv.url("/v1/introspect/record/not-a-uuid"), nil, &envelope); code != 400 || envelope.Code != "VALIDATION_ERROR" {
+		t.Fatalf("bad uuid: %d %+v", code, envelope)
+	}
+	var recalled memory.RecallQueryResponse
+	if code := call(t, "POST", srv.url("/v1/recall/query"), map[string]any{"cue": map[string]any{"text": "where is the CI cache"}}, &recalled); code != 200 || len(recalled.Memories) != 1 {
+		t.Fatalf("recall: %d %+v", code, recalled)
+	}
+
+	// The CLI through the server gives the same output as embedded.
+	memsvc := func(args ...string) result {
+		return runBin(t, 30*time.Second, []string{"MEMSVC_SERVER_URL=" + srv.url("")}, "memsvc", args...)
+	}
+	r := memsvc("store", "stored through the CLI", "--store", "procedural")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "Stored: ") || !strings.Contains(r.stdout, "(store: procedural, fidelity: 1)") {
+		t.Fatalf("cli store: %+v", r)
+	}
+	r = memsvc("recall", "CI cache", "--mode", "perfect")
+	if r.code != 0 || !strings.Contains(r.stdout, "Found 1 memories") || !strings.Contains(r.stdout, "bucket ci-cache-eu") {
+		t.Fatalf("cli recall: %+v", r)
+	}
+	r = memsvc("stats")
+	var s memory.Stats
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.TotalRecords != 2 || !s.BackgroundDecayEnabled {
+		t.Fatalf("cli stats: %v %+v", err, r)
+	}
+	r = runBin(t, 30*time.Second, nil, "memsvc", "--server-url", srv.url(""), "inspect", stored.RecordID.String())
+	if r.code != 0 || !strings.Contains(r.stdout, stored.RecordID.String()) {
+		t.Fatalf("cli inspect --server-url: %+v", r)
+	}
+	// While the server holds the directory, embedded mode says what to do.
+	r = runBin(t, 30*time.Second, nil, "memsvc", "--data-dir", dir, "stats")
+	if r.code != 1 || !strings.Contains(r.stderr, "--server-url") {
+		t.Fatalf("embedded stats on a served directory: %+v", r)
+	}
+	if r := runBin(t, 30*time.Second, []string{"MEMSVC_HTTP__PORT=" + srv.addr[strings.LastIndex(srv.addr, ":")+1:]}, "memsvc", "healthcheck"); r.code != 0 || r.stdout != "ok\n" {
+		t.Fatalf("healthcheck: %+v", r)
+	}
+
+	// /metrics parses as Prometheus text with the spec's series and route
+	// templates as labels.
+	resp, err := http.Get(srv.url("/metrics"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatalf("metrics do not parse: %v", err)
+	}
+	for _, name := range []string{"memsvc_http_requests_total", "memsvc_http_request_duration_seconds", "memsvc_encode_total",
+		"memsvc_encode_duration_seconds", "memsvc_recall_total", "memsvc_recall_duration_seconds", "memsvc_decay_panics_total"} {
+		if families[name] == nil {
+			t.Errorf("metric %s missing", name)
+		}
+	}
+	sawTemplate := false
+	for _, m := range families["memsvc_http_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "path" {
+				if strings.Contains(l.GetValue(), "not-a-uuid") {
+					t.Errorf("raw path in a label: %s", l.GetValue())
+				}
+				sawTemplate = sawTemplate || l.GetValue() == "/v1/introspect/record/{record_id}"
+			}
+		}
+	}
+	if !sawTemplate {
+		t.Error("route template label missing")
+	}
+
+	if err := srv.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("server exit after SIGTERM: %v\n%s", err, srv.log())
+	}
+	if !strings.Contains(srv.log(), "shutdown complete") {
+		t.Fatalf("no clean shutdown:\n%s", srv.log())
+	}
+	if _, err := audit.VerifyFile(filepath.Join(dir, "audit.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKillAndRestart: kill -9 the server while it works, restart it on the
+// same directory, and find every acknowledged write.
+func TestKillAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv := startServer(t, dir)
+	var acked []memory.ID
+	for i := 0; i < 50; i++ {
+		var resp memory.EncodeStoreResponse
+		if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
+			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(fmt.Sprint("note ", i))}}},
+		}, &resp); code != 200 {
+			t.Fatalf("store %d: %d", i, code)
+		}
+		acked = append(acked, resp.RecordID)
+	}
+	_ = srv.stop(syscall.SIGKILL)
+	srv = startServer(t, dir)
+	for _, id := range acked {
+		var rec memory.MemoryRecord
+		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, &rec); code != 200 || rec.ID != id {
+			t.Fatalf("acknowledged record %s lost after kill -9: %d", id, code)
+		}
+	}
+	if err := srv.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := audit.VerifyFile(filepath.Join(dir, "audit.jsonl"))
+	if err != nil || rep.Entries < 50 {
+		t.Fatalf("audit after kill and restart: %+v %v", rep, err)
+	}
+}

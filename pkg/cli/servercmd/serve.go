@@ -1,0 +1,90 @@
+package servercmd
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/server"
+)
+
+func (r *root) serveCmd() *ff.Command {
+	fs := r.subFlags("serve")
+	port := fs.StringLong("port", "", "HTTP port (default: http.port, 8420; 0 picks a free port)")
+	return &ff.Command{
+		Name:      "serve",
+		Usage:     "memsvc serve [--port N] [--config FILE] [--data-dir DIR]",
+		ShortHelp: "run the server",
+		LongHelp: "Runs memsvc: the HTTP API on http.bind_address:http.port, background decay and\n" +
+			"dream processing, and the audit log. SIGINT or SIGTERM stops it gracefully.\n" +
+			"The start-up banner and all logs go to stderr.\n\n" +
+			"Examples:\n" +
+			"  memsvc serve\n" +
+			"  memsvc serve --config /etc/memsvc/memsvc.toml\n" +
+			"  curl -s http://127.0.0.1:8420/v1/introspect/stats",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("serve takes no arguments")
+			}
+			var overrides []config.Override
+			if *port != "" {
+				overrides = append(overrides, config.Override{Key: "http.port", Value: *port, Flag: "--port"})
+			}
+			cfg, err := r.loadConfig(overrides...)
+			if err != nil {
+				return err
+			}
+			log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
+			return server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: Version}).Run(ctx)
+		},
+	}
+}
+
+func (r *root) healthcheckCmd() *ff.Command {
+	fs := r.subFlags("healthcheck")
+	port := fs.StringLong("port", "", "HTTP port of the server (default: http.port, 8420)")
+	return &ff.Command{
+		Name:      "healthcheck",
+		Usage:     "memsvc healthcheck [--port N]",
+		ShortHelp: "check that a local server answers /health (exit 0 when healthy)",
+		LongHelp: "Probes GET /health of the server configured on this machine (http.bind_address,\n" +
+			"or 127.0.0.1 when it listens on all addresses). Prints ok and exits 0 when\n" +
+			"healthy; exits 1 otherwise. Meant for process supervisors and containers.",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("healthcheck takes no arguments")
+			}
+			var overrides []config.Override
+			if *port != "" {
+				overrides = append(overrides, config.Override{Key: "http.port", Value: *port, Flag: "--port"})
+			}
+			cfg, err := r.loadConfig(overrides...)
+			if err != nil {
+				return err
+			}
+			host := cfg.HTTP.BindAddress
+			if host == "0.0.0.0" || host == "::" {
+				host = "127.0.0.1"
+			}
+			c, err := client.New("http://"+net.JoinHostPort(strings.Trim(host, "[]"), strconv.Itoa(int(cfg.HTTP.Port))), client.Options{Timeout: 5 * time.Second})
+			if err != nil {
+				return err
+			}
+			if err := c.Health(ctx); err != nil {
+				return fmt.Errorf("unhealthy: %w", err)
+			}
+			_, err = fmt.Fprintln(r.stdout, "ok")
+			return err
+		},
+	}
+}

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// loopOptions describe a background loop.
+type loopOptions struct {
+	name     string
+	interval time.Duration
+	// runFirst runs the work once right away (the decay loop catches up
+	// on time that passed while the server was down).
+	runFirst   bool
+	maxBackoff time.Duration
+	log        *slog.Logger
+	// onPanic is called after a recovered panic (a metric counter).
+	onPanic func()
+	// after replaces time.After in tests.
+	after func(time.Duration) <-chan time.Time
+}
+
+// runLoop runs work every interval until ctx is cancelled. Errors are
+// logged and the loop goes on. A panic is recovered, logged with its stack,
+// reported through onPanic, and the loop restarts after a back-off that
+// starts at one second, doubles up to maxBackoff, and resets once a round
+// completes.
+func runLoop(ctx context.Context, o loopOptions, work func(context.Context) error) {
+	if o.after == nil {
+		o.after = time.After
+	}
+	backoff := time.Second
+	first := o.runFirst
+	for ctx.Err() == nil {
+		ok := runRounds(ctx, o, first, work, func() { backoff = time.Second })
+		if ok || ctx.Err() != nil {
+			return
+		}
+		if o.onPanic != nil {
+			o.onPanic()
+		}
+		o.log.Warn("background loop restarting after a panic", "loop", o.name, "backoff", backoff)
+		select {
+		case <-ctx.Done():
+			return
+		case <-o.after(backoff):
+		}
+		backoff = min(2*backoff, o.maxBackoff)
+		first = true
+	}
+}
+
+// runRounds runs rounds until ctx ends (true) or a round panics (false).
+func runRounds(ctx context.Context, o loopOptions, first bool, work func(context.Context) error, succeeded func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			o.log.Error("background loop panicked", "loop", o.name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	for {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return true
+			case <-o.after(o.interval):
+			}
+		}
+		first = false
+		if err := work(ctx); err != nil && ctx.Err() == nil {
+			o.log.Error("background loop round failed", "loop", o.name, "err", err)
+		}
+		succeeded()
+	}
+}

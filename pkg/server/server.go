@@ -1,0 +1,247 @@
+// Package server assembles a running memsvc: configuration, the audit
+// log, the data directory, the engine, metrics, the HTTP API and the
+// background loops. Run starts everything and blocks until its context is
+// cancelled, then shuts down in order within a bounded time.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/httpapi"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/metrics"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Options are what the command layer provides besides the configuration.
+type Options struct {
+	// Logger for everything the server logs. Nil discards.
+	Logger *slog.Logger
+	// Banner receives the start-up lines (version, data directory,
+	// addresses). Nil discards.
+	Banner io.Writer
+	// Version is printed in the banner.
+	Version string
+	// Now is the clock; nil selects time.Now.
+	Now func() time.Time
+}
+
+// Server is one memsvc server.
+type Server struct {
+	cfg  *config.Config
+	opts Options
+	log  *slog.Logger
+
+	mu       sync.Mutex
+	httpAddr string
+	ready    chan struct{}
+}
+
+// New returns a server for a validated configuration.
+func New(cfg *config.Config, opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Banner == nil {
+		opts.Banner = io.Discard
+	}
+	return &Server{cfg: cfg, opts: opts, log: opts.Logger, ready: make(chan struct{})}
+}
+
+// HTTPAddr is the address the HTTP API listens on, once Ready is closed.
+func (s *Server) HTTPAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.httpAddr
+}
+
+// Ready is closed when the server accepts requests.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// ErrUnsafeBind is returned when the HTTP API would listen beyond loopback
+// without authentication.
+var ErrUnsafeBind = errors.New("refusing to serve without authentication on a non-loopback address")
+
+// Run serves until ctx is cancelled, then shuts down: the API stops taking
+// requests and in-flight ones get http.shutdown_timeout_secs to finish,
+// the background loops stop, and the engine, data directory and audit log
+// are closed. Everything acknowledged before is durable.
+func (s *Server) Run(ctx context.Context) (err error) {
+	cfg := s.cfg
+	if !cfg.Auth.Enabled && !config.IsLoopback(cfg.HTTP.BindAddress) {
+		return fmt.Errorf("%w %s: set auth.enabled = true with auth.api_keys (and put a TLS proxy in front), or bind to 127.0.0.1", ErrUnsafeBind, cfg.HTTP.BindAddress)
+	}
+	var closers []func() error
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if cerr := closers[i](); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
+	}()
+
+	db, err := store.Open(cfg.DataDir, store.Options{Logger: s.log})
+	if err != nil {
+		return err
+	}
+	closers = append(closers, db.Close)
+	var auditLog *audit.Log
+	if cfg.Security.AuditLogEnabled {
+		auditLog, err = audit.Open(cfg.AuditLogPath(), audit.Options{Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("open audit log: %w", err)
+		}
+		closers = append(closers, auditLog.Close)
+	}
+	eng, err := engine.Open(ctx, db, EngineOptions(cfg, s.log, auditLog, s.opts.Now))
+	if err != nil {
+		return fmt.Errorf("open engine: %w", err)
+	}
+	closers = append(closers, eng.Close)
+
+	var (
+		reg = prometheus.NewRegistry()
+		met *metrics.Metrics
+		svc memory.Service = eng
+	)
+	if cfg.HTTP.MetricsEnabled {
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		if met, err = metrics.New(reg); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+		svc = met.Instrument(eng)
+	}
+	api, err := httpapi.New(svc, httpapi.Options{
+		Logger:            s.log,
+		AuthEnabled:       cfg.Auth.Enabled,
+		APIKeys:           cfg.Auth.APIKeys,
+		RateLimit:         httpapi.RateLimit{RequestsPerSecond: float64(cfg.RateLimit.RequestsPerSecond), Burst: int(cfg.RateLimit.Burst)},
+		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
+		CORSOrigins:       cfg.HTTP.CORSOrigins,
+		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
+		MetricsEnabled:    cfg.HTTP.MetricsEnabled,
+		Gatherer:          reg,
+		Metrics:           met,
+	})
+	if err != nil {
+		return fmt.Errorf("http api: %w", err)
+	}
+
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(cfg.HTTP.Port))))
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	s.mu.Lock()
+	s.httpAddr = ln.Addr().String()
+	s.mu.Unlock()
+	s.banner(db.Dir(), ln.Addr().String())
+
+	// The background loops.
+	loopCtx, stopLoops := context.WithCancel(context.Background())
+	var loops sync.WaitGroup
+	eng.SetBackground(true, true)
+	loops.Add(2)
+	go func() {
+		defer loops.Done()
+		runLoop(loopCtx, loopOptions{
+			name: "decay", interval: time.Duration(cfg.Decay.BackgroundIntervalSecs) * time.Second,
+			runFirst: true, maxBackoff: time.Minute, log: s.log, onPanic: met.DecayPanic,
+		}, func(ctx context.Context) error {
+			_, err := eng.AdvanceDecay(ctx)
+			return err
+		})
+	}()
+	go func() {
+		defer loops.Done()
+		runLoop(loopCtx, loopOptions{
+			name: "dream", interval: time.Duration(cfg.Dream.BackgroundIntervalSecs) * time.Second,
+			maxBackoff: 5 * time.Minute, log: s.log,
+		}, func(ctx context.Context) error {
+			req := memory.DefaultDreamTickRequest()
+			req.MaxGroups = 50
+			_, err := eng.DreamTick(ctx, &req)
+			return err
+		})
+	}()
+	closers = append(closers, func() error {
+		stopLoops()
+		loops.Wait()
+		eng.SetBackground(false, false)
+		return nil
+	})
+
+	hs := &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	close(s.ready)
+	s.log.Info("memsvc serving", "http", ln.Addr().String())
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutdown signal received; draining requests", "timeout_secs", cfg.HTTP.ShutdownTimeoutSecs)
+	api.BeginShutdown()
+	shCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.HTTP.ShutdownTimeoutSecs)*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shCtx); err != nil {
+		s.log.Warn("requests still running at the shutdown deadline were cut off", "err", err)
+		_ = hs.Close()
+	}
+	s.log.Info("shutdown complete")
+	return nil
+}
+
+func (s *Server) banner(dataDir, httpAddr string) {
+	w := s.opts.Banner
+	cfgFile := s.cfg.File
+	if cfgFile == "" {
+		cfgFile = "(defaults)"
+	} else if abs, err := filepath.Abs(cfgFile); err == nil {
+		cfgFile = abs
+	}
+	fmt.Fprintf(w, "memsvc v%s\n", s.opts.Version)
+	fmt.Fprintf(w, "Data   %s\n", dataDir)
+	fmt.Fprintf(w, "Config %s\n", cfgFile)
+	if s.cfg.Auth.Enabled {
+		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys))
+	}
+	if s.cfg.Security.AuditLogEnabled {
+		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
+	}
+	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
+}
+
+// EngineOptions translates the configuration into engine options; the CLI
+// uses it too, so the embedded engine behaves like the server's.
+func EngineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, now func() time.Time) engine.Options {
+	return engine.Options{
+		Logger:          log,
+		Now:             now,
+		WorkingCapacity: int(cfg.Working.Capacity),
+		PersistIndexes:  cfg.PersistSearchIndexes(),
+		Audit:           auditLog,
+	}
+}
