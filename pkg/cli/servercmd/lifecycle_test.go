@@ -143,3 +143,31 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("encrypted import: %d %q %s", code, out, errOut)
 	}
 }
+
+func TestAuditVerify(t *testing.T) {
+	dir := t.TempDir()
+	storeText(t, dir, "one")
+	storeText(t, dir, "two")
+	out, errOut, code := run(t, dir, "audit-verify")
+	if code != 0 || !regexp.MustCompile(`^Audit log verified:\n  path=.*audit\.jsonl\n  entries=2\n  last_sequence=2\n  head_hash=[0-9a-f]{64}\n  ok\n$`).MatchString(out) {
+		t.Fatalf("audit-verify: %d %q %s", code, out, errOut)
+	}
+	// Tamper with the first entry: the chain breaks at line 1.
+	logPath := filepath.Join(dir, "audit.jsonl")
+	b, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logPath, bytes.Replace(b, []byte(`"encode.store"`), []byte(`"encode.stork"`), 1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(t, dir, "audit-verify")
+	if code != 1 || out != "" || !strings.Contains(errOut, "NOT intact") || !strings.Contains(errOut, "line 1") {
+		t.Fatalf("tampered log: %d %q %s", code, out, errOut)
+	}
+	// A missing log is valid and empty.
+	out, _, code = run(t, dir, "audit-verify", "--path", filepath.Join(dir, "none.jsonl"))
+	if code != 0 || !strings.Contains(out, "entries=0") {
+		t.Fatalf("missing log: %d %q", code, out)
+	}
+}

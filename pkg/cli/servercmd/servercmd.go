@@ -104,6 +104,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		r.exportCmd(),
 		r.importCmd(),
 		r.healthcheckCmd(),
+		r.auditVerifyCmd(),
 	}
 	return r
 }
