@@ -27,6 +27,12 @@ import (
 //
 // Free-form metadata is kept as its compact JSON text (a str); everything
 // else is structural, so reading a record never parses JSON.
+//
+// Plaintext format bytes stay below 0x80. 0xE0-0xEF lead encryption
+// envelopes (crypt.go; layout in the package comment): a stored value that
+// starts with 0xE1 holds XChaCha20-Poly1305 ciphertext of one of these
+// encodings, format byte included, and is opened before it is decoded.
+// EncodeRecord and DecodeRecord themselves only ever see plaintext.
 const (
 	formatRecordV1 byte = 0x01 // MemoryRecord
 	formatRawV1    byte = 0x01 // RawJournalRecord

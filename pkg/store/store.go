@@ -8,10 +8,17 @@
 // Every key starts with a one-byte namespace:
 //
 //	"F"                               format version of the layout (one byte value)
-//	"c" store(1) id(16)               curated record, value = EncodeRecord
-//	"j" id(16)                        raw journal entry, value = EncodeRaw
+//	"E"                               encryption header (see below), only in
+//	                                  directories opened with a passphrase
+//	"c" store(1) id(16)               curated record, value = EncodeRecord,
+//	                                  or its encryption envelope
+//	"j" id(16)                        raw journal entry, value = EncodeRaw,
+//	                                  or its encryption envelope
 //	"s" uvarint(len) session ts(12) id(16)
 //	                                  raw session index, value = RawFlags
+//	"S" tag(16) ts(12) id(16)         protected raw session index (written
+//	                                  instead of "s" with a passphrase),
+//	                                  value = RawFlags
 //	"t" ts(12) id(16)                 raw time index, value = RawFlags
 //	"m" name                          engine settings and counters (see engine)
 //	"x" ...                           derived indexes owned by the engine
@@ -28,6 +35,87 @@
 // Every write goes through a Batch. Commit syncs the write-ahead log before
 // returning, so an acknowledged write survives a crash or kill -9; a batch is
 // applied atomically or not at all.
+//
+// # Encryption at rest
+//
+// With Options.Passphrase set, record values ("c" and "j") are written as
+// encryption envelopes. Encryption is lazy: plaintext values written earlier
+// stay readable and are encrypted when they are next written, or all at once
+// by DB.MigrateEncryption.
+//
+// The first Open with a passphrase writes the encryption header under the
+// key "E" in the same synced way as any record, so it travels with the data
+// in every copy of the directory (a separate file could be left behind by a
+// backup and lose the salt). Its 80-byte value, integers big endian:
+//
+//	offset size
+//	0      1    header version, 1
+//	1      1    KDF, 1 = Argon2id (version 0x13)
+//	2      1    cipher, 1 = XChaCha20-Poly1305
+//	3      1    Argon2 parallelism (lanes)
+//	4      4    Argon2 memory in KiB
+//	8      4    Argon2 passes
+//	12     32   salt, random per data directory
+//	44     32   key check = HMAC-SHA256(Kc, bytes 0-43)
+//	76     4    CRC-32C (Castagnoli) of bytes 0-75
+//
+// The keys come from the passphrase (white space around it ignored):
+//
+//	M  = Argon2id(passphrase, salt, passes, memory, lanes, 32 bytes)
+//	Kr = HKDF-SHA256(M, salt, "memsvc store v1 record key")         record cipher key
+//	Ks = HKDF-SHA256(M, salt, "memsvc store v1 session index key")  session tag key
+//	Kc = HKDF-SHA256(M, salt, "memsvc store v1 key check")          key check key
+//
+// Open recomputes the key check and refuses a passphrase whose check
+// differs with a *WrongPassphraseError, also on an empty store, so records
+// under two keys cannot arise. The CRC tells a damaged header (ErrCorrupt)
+// from a wrong passphrase. New directories use 64 MiB, 3 passes, 4 lanes.
+// M and the derived key bytes are wiped after use; the cipher keeps Kr in
+// its own state for the life of the DB. Before it writes a header, Open
+// reads every record value once and refuses a directory that already holds
+// encrypted values: their header, and so their salt, is gone.
+//
+// Without the passphrase an encrypted directory (one with a header) opens
+// for what is readable without it: plaintext values read as usual, an
+// encrypted one returns ErrEncrypted, and a batch that writes records is
+// refused with ErrEncrypted rather than writing plaintext into a directory
+// the operator chose to encrypt.
+//
+// An encrypted value (the envelope) is:
+//
+//	offset size
+//	0      1    0xE1, envelope version 1 (plaintext encodings start 0x01)
+//	1      24   random nonce
+//	25     n+16 XChaCha20-Poly1305(Kr, nonce, plaintext encoding, AAD)
+//	AAD = 0xE1 || the value's full key ("c" store id, or "j" id)
+//
+// Binding the key means a ciphertext copied to another record, or from one
+// store to another, fails to open (ErrDecrypt) instead of reading as the
+// wrong record. The overhead is 41 bytes per value.
+//
+// With a passphrase the raw session index is written under "S", where the
+// session id is replaced by tag = HMAC-SHA256(Ks, session id)[:16]; equal
+// session ids still share a tag (the index must group them), so the tag
+// hides the id but not which entries share a session. Until migration,
+// entries indexed under "s" before encryption was enabled are merged into
+// session scans.
+//
+// What stays in plaintext, because the store must find and order records
+// without the key: the key layout itself (namespaces, store bytes, record
+// ids, which are UUIDv7 and so carry a creation time in milliseconds), raw
+// entry creation times in the "t" and "S" keys, the RawFlags bytes
+// (visibility, secrecy, suppressed, dream-processed), the number and sizes
+// of values, the "F" layout byte, the header, and whatever the engine
+// writes with Batch.Set under its own namespaces: settings and counters
+// under "m", its audit outbox, and its derived indexes under "x" if it
+// persists them (it must not while encrypting unless told to). Embeddings
+// are inside the record values and are encrypted with them.
+//
+// A database opened with a passphrase also tunes pebble so that stale
+// bytes do not linger: obsolete write-ahead logs are deleted rather than
+// recycled (a recycled log keeps its old tail), and the MANIFEST, which
+// remembers the first and last key of every table, is rewritten often.
+// MigrateEncryption relies on both to leave no plaintext on disk.
 package store
 
 import (
@@ -41,6 +129,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,12 +141,14 @@ import (
 
 // Namespace bytes of the key layout.
 const (
-	nsFormat  = 'F'
-	nsCurated = 'c'
-	nsRaw     = 'j'
-	nsSession = 's'
-	nsRawTime = 't'
-	nsMeta    = 'm'
+	nsFormat        = 'F'
+	nsCrypt         = 'E'
+	nsCurated       = 'c'
+	nsRaw           = 'j'
+	nsSession       = 's'
+	nsSealedSession = 'S'
+	nsRawTime       = 't'
+	nsMeta          = 'm'
 	// NSDerived is the namespace the engine's own indexes live under.
 	NSDerived = 'x'
 )
@@ -96,6 +187,26 @@ type DB struct {
 	dir  string
 	log  *slog.Logger
 
+	// keys is nil without a passphrase; hasHeader is set when the
+	// directory has an encryption header.
+	keys      *keyring
+	hasHeader bool
+	// plainSessions is set while "s" may hold entries (keys != nil):
+	// writes then also delete the plaintext form of replaced index keys.
+	plainSessions atomic.Bool
+	// commitMu lets MigrateEncryption rewrite a chunk of values with no
+	// commit in between its read and its write (commits hold it shared).
+	commitMu sync.RWMutex
+	// manifests counts the MANIFEST files pebble has created (only with a
+	// passphrase).
+	manifests *atomic.Int64
+	// migrateChunk is the number of values MigrateEncryption rewrites per
+	// batch; tests lower it.
+	migrateChunk int
+	// migrateHook, when set by a test, runs before each migration batch
+	// is committed.
+	migrateHook func()
+
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -106,6 +217,16 @@ type Options struct {
 	Logger *slog.Logger
 	// CacheBytes is the block cache size; 0 selects 32 MiB.
 	CacheBytes int64
+	// Passphrase turns on encryption at rest (see the package comment);
+	// nil or empty leaves values in plaintext. White space around it is
+	// ignored and a passphrase of only white space is refused. Open does
+	// not keep or change the slice: the caller may wipe it when Open
+	// returns.
+	Passphrase []byte
+
+	// kdf replaces the Argon2 parameters of a new directory's header;
+	// tests use it to make key derivation cheap.
+	kdf *kdfParams
 }
 
 // Open opens (creating if needed) the database in dir. It fails at once with
@@ -150,6 +271,11 @@ func isLockErr(err error) bool {
 }
 
 func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
+	passphrase, err := preparePassphrase(o.Passphrase)
+	if err != nil {
+		return nil, err
+	}
+	o.Passphrase = passphrase
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -167,12 +293,20 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 		Logger:             pebbleLogger{log},
 		FormatMajorVersion: pebble.FormatNewest,
 	}
+	manifests := new(atomic.Int64)
+	if len(o.Passphrase) > 0 {
+		forgetPlaintext(popts, manifests)
+	}
 	pdb, err := pebble.Open(dir, popts)
 	if err != nil {
 		return nil, fmt.Errorf("open database in %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb, lock: lock, dir: dir, log: log}
+	db := &DB{pdb: pdb, lock: lock, dir: dir, log: log, manifests: manifests}
 	if err := db.checkLayout(); err != nil {
+		_ = pdb.Close()
+		return nil, err
+	}
+	if err := db.setupEncryption(o); err != nil {
 		_ = pdb.Close()
 		return nil, err
 	}
@@ -203,6 +337,9 @@ func (db *DB) Dir() string { return db.dir }
 func (db *DB) Close() error {
 	db.closeOnce.Do(func() {
 		db.closeErr = db.pdb.Close()
+		if db.keys != nil {
+			clear(db.keys.indexKey)
+		}
 		if db.lock != nil {
 			if err := db.lock.Close(); db.closeErr == nil {
 				db.closeErr = err
@@ -309,6 +446,8 @@ func (db *DB) ScanPrefix(prefix []byte, reverse bool, fn func(key, value []byte)
 type Batch struct {
 	db *DB
 	b  *pebble.Batch
+	// records is set by PutRecord and PutRaw.
+	records bool
 }
 
 // NewBatch starts an empty batch.
@@ -328,11 +467,23 @@ func (b *Batch) Empty() bool { return b.b.Empty() }
 
 // Commit applies the batch and syncs the write-ahead log. Concurrent commits
 // share one sync.
-func (b *Batch) Commit() error { return b.b.Commit(pebble.Sync) }
+func (b *Batch) Commit() error { return b.commit(pebble.Sync) }
 
 // CommitNoSync applies the batch without waiting for the disk; for derived
 // data that is rebuilt after a crash.
-func (b *Batch) CommitNoSync() error { return b.b.Commit(pebble.NoSync) }
+func (b *Batch) CommitNoSync() error { return b.commit(pebble.NoSync) }
+
+// commit applies the batch. Record values are refused in a directory that
+// is encrypted but was opened without its passphrase: they would be
+// written in plaintext where the operator asked for encryption.
+func (b *Batch) commit(o *pebble.WriteOptions) error {
+	if b.records && b.db.keys == nil && b.db.hasHeader {
+		return fmt.Errorf("data directory %s is encrypted; not writing records in plaintext: %w", b.db.dir, ErrEncrypted)
+	}
+	b.db.commitMu.RLock()
+	defer b.db.commitMu.RUnlock()
+	return b.b.Commit(o)
+}
 
 // Close releases the batch; it may be called after Commit.
 func (b *Batch) Close() { _ = b.b.Close() }
@@ -369,6 +520,18 @@ func sessionKey(r *memory.RawJournalRecord) []byte {
 	return append(k, r.ID[:]...)
 }
 
+// sealedSessionPrefix is the protected form of sessionPrefix.
+func (k *keyring) sealedSessionPrefix(session string) []byte {
+	p := make([]byte, 0, 1+sessionTagSize+12+16)
+	p = append(p, nsSealedSession)
+	return append(p, k.sessionTag(session)...)
+}
+
+func (k *keyring) sealedSessionKey(r *memory.RawJournalRecord) []byte {
+	p := appendTime(k.sealedSessionPrefix(r.SessionID), r.CreatedAt)
+	return append(p, r.ID[:]...)
+}
+
 func rawTimeKey(r *memory.RawJournalRecord) []byte {
 	k := appendTime([]byte{nsRawTime}, r.CreatedAt)
 	return append(k, r.ID[:]...)
@@ -379,9 +542,47 @@ func MetaKey(name string) []byte { return append([]byte{nsMeta}, name...) }
 
 // Curated records.
 
-// PutRecord writes a curated record of a persistent store.
+// PutRecord writes a curated record of a persistent store, encrypted when
+// the database has a passphrase.
 func (b *Batch) PutRecord(rec *memory.MemoryRecord) {
-	b.Set(recordKey(rec.Store, rec.ID), EncodeRecord(rec))
+	key := recordKey(rec.Store, rec.ID)
+	b.records = true
+	b.Set(key, b.db.sealValue(key, EncodeRecord(rec)))
+}
+
+// sealValue returns what to store under key for the plaintext encoding
+// plain.
+func (db *DB) sealValue(key, plain []byte) []byte {
+	if db.keys == nil {
+		return plain
+	}
+	return db.keys.seal(key, plain)
+}
+
+// decodeRecordAt decodes the value v stored under key, decrypting it first
+// when it is sealed (in place when the caller owns v).
+func decodeRecordAt(k *keyring, key, v []byte, owned bool) (*memory.MemoryRecord, error) {
+	plain, wipe, err := k.plainValue(key, v, owned)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := DecodeRecord(plain)
+	if wipe {
+		clear(plain)
+	}
+	return rec, err
+}
+
+func decodeRawAt(k *keyring, key, v []byte, owned bool) (*memory.RawJournalRecord, error) {
+	plain, wipe, err := k.plainValue(key, v, owned)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := DecodeRaw(plain)
+	if wipe {
+		clear(plain)
+	}
+	return rec, err
 }
 
 // DeleteRecord removes a curated record.
@@ -391,11 +592,12 @@ func (b *Batch) DeleteRecord(st memory.StoreType, id memory.ID) {
 
 // GetRecord reads one curated record, or ErrNotFound.
 func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord, error) {
-	v, err := db.Get(recordKey(st, id))
+	key := recordKey(st, id)
+	v, err := db.Get(key)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := DecodeRecord(v)
+	rec, err := decodeRecordAt(db.keys, key, v, true)
 	if err != nil {
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
 	}
@@ -404,13 +606,13 @@ func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord
 
 // ScanRecords calls fn for every record of store st in id order.
 func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(db.pdb, st, fn)
+	return scanRecords(db.pdb, db.keys, st, fn)
 }
 
-func scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+func scanRecords(r pebble.Reader, keys *keyring, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
 	p := []byte{nsCurated, byte(st)}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := DecodeRecord(v)
+		rec, err := decodeRecordAt(keys, k, v, false)
 		if err != nil {
 			return false, fmt.Errorf("%s record %x: %w", st, k[2:], err)
 		}
@@ -425,13 +627,62 @@ func scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRec
 // entries are removed; otherwise pass nil.
 func (b *Batch) PutRaw(rec, old *memory.RawJournalRecord) {
 	if old != nil {
-		b.Delete(sessionKey(old))
-		b.Delete(rawTimeKey(old))
+		b.deleteRawIndex(old)
 	}
 	flags := []byte{byte(FlagsOf(rec))}
-	b.Set(rawKey(rec.ID), EncodeRaw(rec))
-	b.Set(sessionKey(rec), flags)
+	key := rawKey(rec.ID)
+	b.records = true
+	b.Set(key, b.db.sealValue(key, EncodeRaw(rec)))
+	if k := b.db.keys; k != nil {
+		b.Set(k.sealedSessionKey(rec), flags)
+	} else {
+		b.Set(sessionKey(rec), flags)
+	}
 	b.Set(rawTimeKey(rec), flags)
+}
+
+// deleteRawIndex removes the index entries of rec. With a passphrase the
+// plaintext session key is only deleted while such keys may exist, so a
+// tombstone never writes a session id to disk after migration.
+func (b *Batch) deleteRawIndex(rec *memory.RawJournalRecord) {
+	k := b.db.keys
+	switch {
+	case k == nil:
+		b.Delete(sessionKey(rec))
+	case b.db.plainSessions.Load():
+		// Only entries written before encryption was turned on have a
+		// plaintext key. Deleting one that does not exist would put the
+		// session id on disk, in the tombstone.
+		if pk := sessionKey(rec); b.db.exists(pk) {
+			b.Delete(pk)
+		}
+	}
+	if k != nil {
+		b.Delete(k.sealedSessionKey(rec))
+	}
+	b.Delete(rawTimeKey(rec))
+}
+
+// exists reports whether key is present; when the read fails it says yes,
+// so a caller deleting the key errs on the side of deleting.
+func (db *DB) exists(key []byte) bool {
+	_, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false
+	}
+	if err == nil {
+		_ = closer.Close()
+	}
+	return true
+}
+
+// DeleteAllRecords removes every curated record and raw journal entry with
+// all their index entries, in whichever form they were written. Settings,
+// the encryption header and the engine's own namespaces stay.
+func (b *Batch) DeleteAllRecords() {
+	for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
+		b.DeleteRange([]byte{ns}, []byte{ns + 1})
+	}
 }
 
 // RawFlags are the filterable attributes of a raw entry, kept in its index
@@ -483,17 +734,17 @@ func IsDreamProcessed(rec *memory.RawJournalRecord) bool {
 // DeleteRaw removes a raw journal entry and its index entries.
 func (b *Batch) DeleteRaw(rec *memory.RawJournalRecord) {
 	b.Delete(rawKey(rec.ID))
-	b.Delete(sessionKey(rec))
-	b.Delete(rawTimeKey(rec))
+	b.deleteRawIndex(rec)
 }
 
 // GetRaw reads one raw journal entry, or ErrNotFound.
 func (db *DB) GetRaw(id memory.ID) (*memory.RawJournalRecord, error) {
-	v, err := db.Get(rawKey(id))
+	key := rawKey(id)
+	v, err := db.Get(key)
 	if err != nil {
 		return nil, err
 	}
-	rec, err := DecodeRaw(v)
+	rec, err := decodeRawAt(db.keys, key, v, true)
 	if err != nil {
 		return nil, fmt.Errorf("raw record %s: %w", id, err)
 	}
@@ -514,13 +765,13 @@ func (db *DB) HasRaw(id memory.ID) (bool, error) {
 
 // ScanRaw calls fn for every raw journal entry in id order.
 func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return scanRaw(db.pdb, fn)
+	return scanRaw(db.pdb, db.keys, fn)
 }
 
-func scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
+func scanRaw(r pebble.Reader, keys *keyring, fn func(*memory.RawJournalRecord) error) error {
 	p := []byte{nsRaw}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := DecodeRaw(v)
+		rec, err := decodeRawAt(keys, k, v, false)
 		if err != nil {
 			return false, fmt.Errorf("raw record %x: %w", k[1:], err)
 		}
@@ -539,45 +790,168 @@ type RawRange struct {
 // ScanRawNewest calls fn with the ids and flags of raw entries in rng,
 // newest first, until fn returns false. Only index entries are read; fetch
 // the entries with GetRaw.
+//
+// With a passphrase a session scan reads the protected session index and,
+// until MigrateEncryption has run, the plaintext one, merged. Without a
+// passphrase in a directory whose session index is protected it returns
+// ErrEncrypted rather than a partial answer.
 func (db *DB) ScanRawNewest(rng RawRange, fn func(id memory.ID, flags RawFlags) (bool, error)) error {
-	var prefix []byte
-	if rng.Session != nil {
-		prefix = sessionPrefix(*rng.Session)
-	} else {
-		prefix = []byte{nsRawTime}
-	}
-	lower, upper := prefix, PrefixEnd(prefix)
-	if !rng.Start.IsZero() {
-		lower = appendTime(bytes.Clone(prefix), rng.Start)
-	}
-	if !rng.End.IsZero() {
-		// Inclusive end: everything up to the end time's last id.
-		upper = PrefixEnd(appendTime(bytes.Clone(prefix), rng.End))
-	}
-	return db.Scan(lower, upper, true, func(k, v []byte) (bool, error) {
-		if len(k) < len(prefix)+12+16 || len(v) != 1 {
-			return false, fmt.Errorf("%w: bad raw index entry", ErrCorrupt)
+	var prefixes [][]byte
+	switch {
+	case rng.Session == nil:
+		prefixes = [][]byte{{nsRawTime}}
+	case db.keys != nil:
+		prefixes = [][]byte{db.keys.sealedSessionPrefix(*rng.Session)}
+		if db.plainSessions.Load() {
+			prefixes = append(prefixes, sessionPrefix(*rng.Session))
 		}
+	default:
+		if db.hasHeader {
+			sealed, err := db.hasPrefix([]byte{nsSealedSession})
+			if err != nil {
+				return err
+			}
+			if sealed {
+				return fmt.Errorf("session index: %w", ErrEncrypted)
+			}
+		}
+		prefixes = [][]byte{sessionPrefix(*rng.Session)}
+	}
+	spans := make([]indexSpan, len(prefixes))
+	for i, p := range prefixes {
+		sp := indexSpan{lower: p, upper: PrefixEnd(p), prefixLen: len(p)}
+		if !rng.Start.IsZero() {
+			sp.lower = appendTime(bytes.Clone(p), rng.Start)
+		}
+		if !rng.End.IsZero() {
+			// Inclusive end: everything up to the end time's last id.
+			sp.upper = PrefixEnd(appendTime(bytes.Clone(p), rng.End))
+		}
+		spans[i] = sp
+	}
+	return scanIndexNewest(db.pdb, spans, fn)
+}
+
+// indexSpan is a key range of a raw index whose keys end in ts(12) id(16).
+type indexSpan struct {
+	lower, upper []byte
+	prefixLen    int
+}
+
+const indexSuffixLen = 12 + 16
+
+// scanIndexNewest walks the spans backwards at once, yielding entries in
+// descending (time, id) order. An entry present in several spans (an entry
+// indexed under both session forms during migration) is yielded once, with
+// the flags of the earliest span.
+func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, flags RawFlags) (bool, error)) (err error) {
+	its := make([]*pebble.Iterator, 0, len(spans))
+	defer func() {
+		for _, it := range its {
+			if cerr := it.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}()
+	valid := make([]bool, len(spans))
+	for i, sp := range spans {
+		it, err := r.NewIter(&pebble.IterOptions{LowerBound: sp.lower, UpperBound: sp.upper})
+		if err != nil {
+			return err
+		}
+		its = append(its, it)
+		valid[i] = it.Last()
+	}
+	suffix := func(i int) ([]byte, error) {
+		k := its[i].Key()
+		if len(k) != spans[i].prefixLen+indexSuffixLen {
+			return nil, fmt.Errorf("%w: bad raw index key", ErrCorrupt)
+		}
+		return k[len(k)-indexSuffixLen:], nil
+	}
+	var last [indexSuffixLen]byte
+	for {
+		best := -1
+		var bestSuffix []byte
+		for i := range its {
+			if !valid[i] {
+				continue
+			}
+			suf, err := suffix(i)
+			if err != nil {
+				return err
+			}
+			if best < 0 || bytes.Compare(suf, bestSuffix) > 0 {
+				best, bestSuffix = i, suf
+			}
+		}
+		if best < 0 {
+			break
+		}
+		v, err := its[best].ValueAndErr()
+		if err != nil {
+			return err
+		}
+		if len(v) != 1 {
+			return fmt.Errorf("%w: bad raw index entry", ErrCorrupt)
+		}
+		copy(last[:], bestSuffix)
 		var id memory.ID
-		copy(id[:], k[len(k)-16:])
-		return fn(id, RawFlags(v[0]))
+		copy(id[:], last[12:])
+		more, err := fn(id, RawFlags(v[0]))
+		if err != nil || !more {
+			return err
+		}
+		for i := range its {
+			if !valid[i] {
+				continue
+			}
+			suf, err := suffix(i)
+			if err != nil {
+				return err
+			}
+			if bytes.Equal(suf, last[:]) {
+				valid[i] = its[i].Prev()
+			}
+		}
+	}
+	for _, it := range its {
+		if err := it.Error(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasPrefix reports whether any key starts with p.
+func (db *DB) hasPrefix(p []byte) (bool, error) {
+	found := false
+	err := db.ScanPrefix(p, false, func(_, _ []byte) (bool, error) {
+		found = true
+		return false, nil
 	})
+	return found, err
 }
 
 // Snapshot is a consistent, read-only view of the database at one moment;
 // writes after it was taken are invisible to it.
-type Snapshot struct{ s *pebble.Snapshot }
+type Snapshot struct {
+	s    *pebble.Snapshot
+	keys *keyring
+}
 
 // NewSnapshot takes a snapshot. Close it when done.
-func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot()} }
+func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), keys: db.keys} }
 
 // ScanRecords is DB.ScanRecords over the snapshot.
 func (s *Snapshot) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(s.s, st, fn)
+	return scanRecords(s.s, s.keys, st, fn)
 }
 
 // ScanRaw is DB.ScanRaw over the snapshot.
-func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error { return scanRaw(s.s, fn) }
+func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
+	return scanRaw(s.s, s.keys, fn)
+}
 
 // Close releases the snapshot.
 func (s *Snapshot) Close() error { return s.s.Close() }

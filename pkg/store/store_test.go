@@ -314,7 +314,12 @@ func newest(t *testing.T, db *DB, rng RawRange) []memory.ID {
 }
 
 func TestScanRawNewest(t *testing.T) {
-	db := openMem(t)
+	for _, mode := range dbModes() {
+		t.Run(mode.name, func(t *testing.T) { testScanRawNewest(t, mode) })
+	}
+}
+
+func testScanRawNewest(t *testing.T, mode dbMode) {
 	type entry struct {
 		n       int
 		session string
@@ -334,14 +339,22 @@ func TestScanRawNewest(t *testing.T) {
 		{10, "a\x00", base.Add(7 * time.Second)},
 		{11, "a", base.Add(2 * time.Second).In(time.FixedZone("E", 3600))}, // same instant as 3, other zone
 	}
-	commit(t, db, func(b *Batch) {
-		for _, e := range entries {
-			r := minimalRaw()
-			r.ID, r.SessionID, r.CreatedAt = recID(e.n), e.session, e.at
-			r.Visibility, r.SecrecyLevel = memory.VisibilityNormal, memory.SecrecyPublic
-			b.PutRaw(r, nil)
+	// Modes that turn encryption on write the odd entries before and the
+	// even ones after, so scans must merge both session index forms.
+	put := func(odd bool) func(b *Batch) {
+		return func(b *Batch) {
+			for _, e := range entries {
+				if e.n%2 == 1 != odd {
+					continue
+				}
+				r := minimalRaw()
+				r.ID, r.SessionID, r.CreatedAt = recID(e.n), e.session, e.at
+				r.Visibility, r.SecrecyLevel = memory.VisibilityNormal, memory.SecrecyPublic
+				b.PutRaw(r, nil)
+			}
 		}
-	})
+	}
+	db := mode.setup(t, put(true), put(false))
 	ids := func(ns ...int) []memory.ID {
 		out := []memory.ID{}
 		for _, n := range ns {
@@ -478,11 +491,16 @@ func TestRawFlags(t *testing.T) {
 // PutRaw with the old version replaces the index entries instead of
 // leaving stale ones behind.
 func TestPutRawReplacesIndexEntries(t *testing.T) {
-	db := openMem(t)
+	for _, mode := range dbModes() {
+		t.Run(mode.name, func(t *testing.T) { testPutRawReplacesIndexEntries(t, mode) })
+	}
+}
+
+func testPutRawReplacesIndexEntries(t *testing.T, mode dbMode) {
 	old := minimalRaw()
 	old.Visibility, old.SecrecyLevel = memory.VisibilityNormal, memory.SecrecyPublic
 	old.CreatedAt = tBase
-	commit(t, db, func(b *Batch) { b.PutRaw(old, nil) })
+	db := mode.setup(t, func(b *Batch) { b.PutRaw(old, nil) }, func(*Batch) {})
 
 	marked := *old
 	marked.Metadata = memory.JSON(`{"_dream":{"processed_at":"2025-03-02T00:00:00Z"}}`)
@@ -507,6 +525,19 @@ func TestPutRawReplacesIndexEntries(t *testing.T) {
 	}
 	if got := newest(t, db, RawRange{}); len(got) != 1 {
 		t.Errorf("time index has %d entries, want 1", len(got))
+	}
+
+	// Deleting removes every index entry, in whichever form it was written.
+	commit(t, db, func(b *Batch) { b.DeleteRaw(&moved) })
+	for _, rng := range []RawRange{{}, {Session: ptr("other")}, {Session: &old.SessionID}} {
+		if got := newest(t, db, rng); len(got) != 0 {
+			t.Errorf("%+v after delete: %v", rng, got)
+		}
+	}
+	for _, ns := range []byte{nsSession, nsSealedSession, nsRawTime} {
+		if n := countPrefix(t, db, []byte{ns}); n != 0 {
+			t.Errorf("%d keys left under %q after delete", n, ns)
+		}
 	}
 }
 

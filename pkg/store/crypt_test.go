@@ -1,0 +1,710 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// fastKDF makes key derivation cheap in tests; the parameters are stored
+// in the header, so every later Open of the directory uses them too.
+func fastKDF() *kdfParams { return &kdfParams{memoryKiB: 64, iterations: 1, parallelism: 1} }
+
+// openEnc opens dir with a passphrase; the test closes the database.
+func openEnc(t *testing.T, dir, passphrase string) *DB {
+	t.Helper()
+	db, err := Open(dir, Options{Passphrase: []byte(passphrase), kdf: fastKDF()})
+	if err != nil {
+		t.Fatalf("Open with passphrase: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// openPlain opens dir without a passphrase; the test closes the database.
+func openPlain(t *testing.T, dir string) *DB {
+	t.Helper()
+	db, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func closeDB(t *testing.T, db *DB) {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func countPrefix(t *testing.T, db *DB, p []byte) int {
+	t.Helper()
+	n := 0
+	if err := db.ScanPrefix(p, false, func(_, _ []byte) (bool, error) { n++; return true, nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dbMode is one way a database can hold its data: before() runs first and
+// after() second, with encryption switched on in between for the modes
+// that switch.
+type dbMode struct {
+	name  string
+	setup func(t *testing.T, before, after func(*Batch)) *DB
+}
+
+func dbModes() []dbMode {
+	return []dbMode{
+		{"plaintext", func(t *testing.T, before, after func(*Batch)) *DB {
+			db := openMem(t)
+			commit(t, db, before)
+			commit(t, db, after)
+			return db
+		}},
+		{"encrypted", func(t *testing.T, before, after func(*Batch)) *DB {
+			db := openEnc(t, t.TempDir(), "pw")
+			commit(t, db, before)
+			commit(t, db, after)
+			return db
+		}},
+		{"encryption turned on", func(t *testing.T, before, after func(*Batch)) *DB {
+			dir := t.TempDir()
+			db := openPlain(t, dir)
+			commit(t, db, before)
+			closeDB(t, db)
+			db = openEnc(t, dir, "pw")
+			commit(t, db, after)
+			return db
+		}},
+		{"turned on and migrated", func(t *testing.T, before, after func(*Batch)) *DB {
+			dir := t.TempDir()
+			db := openPlain(t, dir)
+			commit(t, db, before)
+			closeDB(t, db)
+			db = openEnc(t, dir, "pw")
+			commit(t, db, after)
+			if _, err := db.MigrateEncryption(t.Context()); err != nil {
+				t.Fatalf("MigrateEncryption: %v", err)
+			}
+			return db
+		}},
+	}
+}
+
+// sample is a set of records and raw entries that covers every store and
+// both session index forms.
+type sample struct {
+	recs []*memory.MemoryRecord
+	raws []*memory.RawJournalRecord
+}
+
+func newSample() sample {
+	var s sample
+	full := fullRecord() // procedural
+	s.recs = append(s.recs, full, minimalRecord())
+	for i := 1; i <= 6; i++ {
+		s.recs = append(s.recs, realisticRecord(i, recID(100+i)))
+	}
+	s.raws = append(s.raws, fullRaw(), minimalRaw())
+	for i := 1; i <= 6; i++ {
+		s.raws = append(s.raws, realisticRaw(i, recID(200+i)))
+	}
+	return s
+}
+
+func (s sample) put(b *Batch) {
+	for _, r := range s.recs {
+		b.PutRecord(r)
+	}
+	for _, r := range s.raws {
+		b.PutRaw(r, nil)
+	}
+}
+
+// check reads everything back through every read path.
+func (s sample) check(t *testing.T, db *DB) {
+	t.Helper()
+	for _, r := range s.recs {
+		got, err := db.GetRecord(r.Store, r.ID)
+		if err != nil || !reflect.DeepEqual(got, normaliseRecord(r)) {
+			t.Errorf("GetRecord(%s, %s) = %v, %v", r.Store, r.ID, got, err)
+		}
+	}
+	for _, r := range s.raws {
+		got, err := db.GetRaw(r.ID)
+		if err != nil || !reflect.DeepEqual(got, normaliseRaw(r)) {
+			t.Errorf("GetRaw(%s) = %v, %v", r.ID, got, err)
+		}
+	}
+	snap := db.NewSnapshot()
+	defer snap.Close()
+	type scanner struct {
+		name string
+		recs func(memory.StoreType, func(*memory.MemoryRecord) error) error
+		raws func(func(*memory.RawJournalRecord) error) error
+	}
+	for _, sc := range []scanner{
+		{"db", db.ScanRecords, db.ScanRaw},
+		{"snapshot", snap.ScanRecords, snap.ScanRaw},
+	} {
+		n := 0
+		for _, st := range memory.PersistentStores {
+			if err := sc.recs(st, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
+				t.Errorf("%s ScanRecords(%s): %v", sc.name, st, err)
+			}
+		}
+		if n != len(s.recs) {
+			t.Errorf("%s scans %d records, want %d", sc.name, n, len(s.recs))
+		}
+		n = 0
+		if err := sc.raws(func(*memory.RawJournalRecord) error { n++; return nil }); err != nil {
+			t.Errorf("%s ScanRaw: %v", sc.name, err)
+		}
+		if n != len(s.raws) {
+			t.Errorf("%s scans %d raw entries, want %d", sc.name, n, len(s.raws))
+		}
+	}
+	bySession := map[string]int{}
+	for _, r := range s.raws {
+		bySession[r.SessionID]++
+	}
+	for session, want := range bySession {
+		if got := newest(t, db, RawRange{Session: &session}); len(got) != want {
+			t.Errorf("session %q: %d entries, want %d", session, len(got), want)
+		}
+	}
+	if got := newest(t, db, RawRange{}); len(got) != len(s.raws) {
+		t.Errorf("time index: %d entries, want %d", len(got), len(s.raws))
+	}
+}
+
+// sealedValues counts sealed and plaintext values under the record
+// namespaces.
+func sealedValues(t *testing.T, db *DB) (sealed, plain int) {
+	t.Helper()
+	for _, ns := range []byte{nsCurated, nsRaw} {
+		err := db.ScanPrefix([]byte{ns}, false, func(_, v []byte) (bool, error) {
+			if isSealed(v) {
+				sealed++
+			} else {
+				plain++
+			}
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sealed, plain
+}
+
+func TestEncryptedRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	s := newSample()
+	db := openEnc(t, dir, "correct horse")
+	if got := db.Encryption(); got != EncryptionOn {
+		t.Errorf("Encryption() = %v, want on", got)
+	}
+	commit(t, db, s.put)
+	s.check(t, db)
+	if sealed, plain := sealedValues(t, db); sealed != len(s.recs)+len(s.raws) || plain != 0 {
+		t.Errorf("%d sealed and %d plaintext values, want all %d sealed", sealed, plain, len(s.recs)+len(s.raws))
+	}
+	if n := countPrefix(t, db, []byte{nsSession}); n != 0 {
+		t.Errorf("%d plaintext session index keys written with a passphrase", n)
+	}
+	if n := countPrefix(t, db, []byte{nsSealedSession}); n != len(s.raws) {
+		t.Errorf("%d protected session index keys, want %d", n, len(s.raws))
+	}
+	closeDB(t, db)
+
+	// The same passphrase with white space around it is the same key.
+	db = openEnc(t, dir, "  correct horse\n")
+	s.check(t, db)
+}
+
+func TestPlaintextReadableAfterEnablingEncryption(t *testing.T) {
+	dir := t.TempDir()
+	before, after := newSample(), newSample()
+	// The second half gets other ids but the same sessions, so session
+	// scans merge entries indexed before and after.
+	for _, r := range after.recs {
+		r.ID[2] = 0xEE
+	}
+	for _, r := range after.raws {
+		r.ID[2] = 0xEE
+	}
+	db := openPlain(t, dir)
+	if got := db.Encryption(); got != EncryptionOff {
+		t.Errorf("Encryption() = %v, want off", got)
+	}
+	commit(t, db, before.put)
+	closeDB(t, db)
+
+	db = openEnc(t, dir, "pw")
+	before.check(t, db)
+	commit(t, db, after.put)
+	all := sample{append(before.recs, after.recs...), append(before.raws, after.raws...)}
+	all.check(t, db)
+	sealed, plain := sealedValues(t, db)
+	if want := len(after.recs) + len(after.raws); sealed != want || plain != want {
+		t.Errorf("%d sealed and %d plaintext values, want %d of each (encryption is lazy)", sealed, plain, want)
+	}
+	// Rewriting a plaintext record encrypts it.
+	commit(t, db, func(b *Batch) { b.PutRecord(before.recs[0]) })
+	if v, _ := db.Get(recordKey(before.recs[0].Store, before.recs[0].ID)); !isSealed(v) {
+		t.Error("rewritten record is still plaintext")
+	}
+}
+
+func TestWrongPassphraseRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		fill func(*Batch)
+	}{
+		{"empty store", func(*Batch) {}},
+		{"with records", newSample().put},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			abs, _ := filepath.Abs(dir)
+			db := openEnc(t, dir, "passphrase A")
+			commit(t, db, tc.fill)
+			closeDB(t, db)
+			for attempt := range 2 { // a refused Open releases the lock
+				db2, err := Open(dir, Options{Passphrase: []byte("passphrase B")})
+				if err == nil {
+					db2.Close()
+					t.Fatal("Open with the wrong passphrase succeeded")
+				}
+				var wpe *WrongPassphraseError
+				if !errors.Is(err, ErrWrongPassphrase) || !errors.As(err, &wpe) || wpe.Dir != abs {
+					t.Fatalf("attempt %d: error %v (%T), want a *WrongPassphraseError for %s", attempt, err, err, abs)
+				}
+				if errors.Is(err, ErrCorrupt) || errors.Is(err, ErrLocked) {
+					t.Errorf("wrong passphrase reported as %v", err)
+				}
+				for _, want := range []string{abs, "does not match", "security.store_encryption_passphrase"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("error %q does not mention %q", err, want)
+					}
+				}
+			}
+			db = openEnc(t, dir, "passphrase A")
+			if got := db.Encryption(); got != EncryptionOn {
+				t.Errorf("right passphrase after a refusal: %v", got)
+			}
+		})
+	}
+}
+
+func TestBlankPassphraseRefused(t *testing.T) {
+	for _, p := range []string{" ", "\t\n", "\u00a0 \u2003"} {
+		dir := t.TempDir()
+		db, err := Open(dir, Options{Passphrase: []byte(p)})
+		if err == nil {
+			db.Close()
+			t.Fatalf("blank passphrase %q accepted", p)
+		}
+		if !strings.Contains(err.Error(), "blank") {
+			t.Errorf("blank passphrase %q: %v", p, err)
+		}
+		// Nothing was created that a later Open would trip over.
+		closeDB(t, openPlain(t, dir))
+	}
+}
+
+func TestEncryptedValueWithoutPassphrase(t *testing.T) {
+	dir := t.TempDir()
+	plain, enc := newSample(), newSample()
+	for _, r := range enc.recs {
+		r.ID[2] = 0xEE
+	}
+	for _, r := range enc.raws {
+		r.ID[2] = 0xEE
+	}
+	db := openPlain(t, dir)
+	commit(t, db, plain.put)
+	closeDB(t, db)
+	db = openEnc(t, dir, "pw")
+	commit(t, db, enc.put)
+	closeDB(t, db)
+
+	db = openPlain(t, dir)
+	if got := db.Encryption(); got != EncryptionLocked {
+		t.Errorf("Encryption() = %v, want locked", got)
+	}
+	for _, r := range plain.recs {
+		if _, err := db.GetRecord(r.Store, r.ID); err != nil {
+			t.Errorf("plaintext record without passphrase: %v", err)
+		}
+	}
+	for _, r := range plain.raws {
+		if _, err := db.GetRaw(r.ID); err != nil {
+			t.Errorf("plaintext raw entry without passphrase: %v", err)
+		}
+	}
+	isEncrypted := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, ErrEncrypted) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrWrongPassphrase) {
+			t.Errorf("%s: %v, want ErrEncrypted only", what, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "configure security.store_encryption_passphrase") {
+			t.Errorf("%s: %q does not say what to configure", what, err)
+		}
+	}
+	_, err := db.GetRecord(enc.recs[0].Store, enc.recs[0].ID)
+	isEncrypted("GetRecord", err)
+	_, err = db.GetRaw(enc.raws[0].ID)
+	isEncrypted("GetRaw", err)
+	isEncrypted("ScanRecords", db.ScanRecords(enc.recs[0].Store, func(*memory.MemoryRecord) error { return nil }))
+	isEncrypted("ScanRaw", db.ScanRaw(func(*memory.RawJournalRecord) error { return nil }))
+	snap := db.NewSnapshot()
+	isEncrypted("Snapshot.ScanRaw", snap.ScanRaw(func(*memory.RawJournalRecord) error { return nil }))
+	snap.Close()
+	// A session scan cannot see the protected index: it fails rather than
+	// answer with only the plaintext-indexed entries.
+	isEncrypted("session scan", db.ScanRawNewest(RawRange{Session: &plain.raws[0].SessionID},
+		func(memory.ID, RawFlags) (bool, error) { return true, nil }))
+	// The time index has no secret and still lists everything.
+	if got := newest(t, db, RawRange{}); len(got) != len(plain.raws)+len(enc.raws) {
+		t.Errorf("time index without passphrase: %d entries", len(got))
+	}
+	if _, err := db.MigrateEncryption(t.Context()); !errors.Is(err, ErrNoPassphrase) {
+		t.Errorf("MigrateEncryption without passphrase: %v", err)
+	}
+}
+
+func TestSealedValueBoundToItsKey(t *testing.T) {
+	db := openEnc(t, t.TempDir(), "pw")
+	a, b := realisticRecord(1, idA), realisticRecord(2, idB)
+	a.Store, b.Store = memory.StoreEpisodic, memory.StoreEpisodic
+	raw := realisticRaw(3, idC)
+	commit(t, db, func(bt *Batch) { bt.PutRecord(a); bt.PutRecord(b); bt.PutRaw(raw, nil) })
+	sealedA, err := db.Get(recordKey(a.Store, a.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := bytes.Clone(sealedA)
+	flipped[len(flipped)/2] ^= 1
+
+	tests := []struct {
+		name  string
+		key   []byte
+		value []byte
+		read  func() error
+	}{
+		{"another record's key", recordKey(b.Store, b.ID), sealedA,
+			func() error { _, err := db.GetRecord(b.Store, b.ID); return err }},
+		{"same id in another store", recordKey(memory.StoreSemantic, a.ID), sealedA,
+			func() error { _, err := db.GetRecord(memory.StoreSemantic, a.ID); return err }},
+		{"raw journal key", rawKey(raw.ID), sealedA,
+			func() error { _, err := db.GetRaw(raw.ID); return err }},
+		{"flipped ciphertext bit", recordKey(a.Store, a.ID), flipped,
+			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
+		{"truncated envelope", recordKey(a.Store, a.ID), sealedA[:sealOverhead-1],
+			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
+		{"envelope byte only", recordKey(a.Store, a.ID), []byte{formatSealed},
+			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			commit(t, db, func(bt *Batch) { bt.Set(tc.key, tc.value) })
+			err := tc.read()
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("read after moving a ciphertext: %v, want a corruption error", err)
+			}
+			if errors.Is(err, ErrEncrypted) || errors.Is(err, ErrWrongPassphrase) {
+				t.Errorf("reported as %v", err)
+			}
+		})
+	}
+	// The original is untouched by all this.
+	commit(t, db, func(bt *Batch) { bt.Set(recordKey(a.Store, a.ID), sealedA) })
+	if got, err := db.GetRecord(a.Store, a.ID); err != nil || got.ID != a.ID {
+		t.Errorf("original after the swaps: %v, %v", got, err)
+	}
+}
+
+func TestEnvelopeLayout(t *testing.T) {
+	db := openEnc(t, t.TempDir(), "pw")
+	rec := realisticRecord(1, idA)
+	plain := EncodeRecord(rec)
+	key := recordKey(rec.Store, rec.ID)
+	one, two := db.keys.seal(key, bytes.Clone(plain)), db.keys.seal(key, bytes.Clone(plain))
+	if one[0] != formatSealed || len(one) != len(plain)+41 {
+		t.Errorf("envelope starts %#x and is %d bytes for %d plaintext bytes", one[0], len(one), len(plain))
+	}
+	if bytes.Equal(one[1:25], two[1:25]) || bytes.Equal(one, two) {
+		t.Error("two seals of the same value share a nonce")
+	}
+	if bytes.Contains(one, plain[20:60]) {
+		t.Error("envelope contains plaintext")
+	}
+	if formatSealed == formatRecordV1 || formatSealed == formatRawV1 {
+		t.Error("envelope byte collides with a plaintext format byte")
+	}
+	// seal wipes the plaintext it was handed.
+	buf := bytes.Clone(plain)
+	db.keys.seal(key, buf)
+	if !bytes.Equal(buf, make([]byte, len(buf))) {
+		t.Error("seal left the plaintext buffer intact")
+	}
+}
+
+// rewriteHeader replaces the header value of a closed directory.
+func rewriteHeader(t *testing.T, dir string, edit func(h []byte) []byte) {
+	t.Helper()
+	db := openPlain(t, dir)
+	v, err := db.Get([]byte{nsCrypt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit(t, db, func(b *Batch) { b.Set([]byte{nsCrypt}, edit(v)) })
+	closeDB(t, db)
+}
+
+// withCRC fixes the header checksum after an edit.
+func withCRC(h []byte) []byte {
+	if len(h) == headerSize {
+		binary.BigEndian.PutUint32(h[offCRC:], crc32.Checksum(h[:offCRC], crcTable()))
+	}
+	return h
+}
+
+func TestDamagedHeader(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(h []byte) []byte
+		want    error  // nil: not a sentinel
+		message string // part of the message
+	}{
+		{"empty", func([]byte) []byte { return []byte{} }, ErrCorrupt, "empty"},
+		{"truncated", func(h []byte) []byte { return h[:40] }, ErrCorrupt, "40 bytes"},
+		{"extended", func(h []byte) []byte { return append(h, 0) }, ErrCorrupt, "81 bytes"},
+		{"salt bit flipped", func(h []byte) []byte { h[offSalt+3] ^= 0x10; return h }, ErrCorrupt, "checksum"},
+		{"checksum flipped", func(h []byte) []byte { h[offCRC] ^= 1; return h }, ErrCorrupt, "checksum"},
+		{"unknown KDF", func(h []byte) []byte { h[1] = 9; return withCRC(h) }, ErrCorrupt, "unknown"},
+		{"unknown cipher", func(h []byte) []byte { h[2] = 9; return withCRC(h) }, ErrCorrupt, "unknown"},
+		{"zero lanes", func(h []byte) []byte { h[3] = 0; return withCRC(h) }, ErrCorrupt, "out of range"},
+		{"huge memory", func(h []byte) []byte { binary.BigEndian.PutUint32(h[4:], 1<<31); return withCRC(h) }, ErrCorrupt, "out of range"},
+		{"zero passes", func(h []byte) []byte { binary.BigEndian.PutUint32(h[8:], 0); return withCRC(h) }, ErrCorrupt, "out of range"},
+		{"newer version", func(h []byte) []byte { h[0] = headerVersion + 1; return withCRC(h) }, nil, "upgrade memsvc"},
+		// The key check covers the parameters: a consistent header with other
+		// parameters derives another key and is refused as such.
+		{"other passes", func(h []byte) []byte { binary.BigEndian.PutUint32(h[8:], 2); return withCRC(h) }, ErrWrongPassphrase, "does not match"},
+		{"other salt", func(h []byte) []byte { h[offSalt] ^= 0xff; return withCRC(h) }, ErrWrongPassphrase, "does not match"},
+		{"other key check", func(h []byte) []byte { h[offCheck] ^= 0xff; return withCRC(h) }, ErrWrongPassphrase, "does not match"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			abs, _ := filepath.Abs(dir)
+			closeDB(t, openEnc(t, dir, "pw"))
+			rewriteHeader(t, dir, tc.edit)
+			db, err := Open(dir, Options{Passphrase: []byte("pw")})
+			if err == nil {
+				db.Close()
+				t.Fatal("Open accepted a damaged header")
+			}
+			if tc.want != nil && !errors.Is(err, tc.want) {
+				t.Errorf("error %v, want %v", err, tc.want)
+			}
+			for _, want := range []string{abs, tc.message} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not mention %q", err, want)
+				}
+			}
+			if tc.want == ErrWrongPassphrase {
+				return
+			}
+			// Without a passphrase the damage is reported as well: the
+			// directory's encrypted records could not be read anyway.
+			if db, err := Open(dir, Options{}); err == nil {
+				db.Close()
+				t.Error("Open without passphrase accepted a damaged header")
+			}
+		})
+	}
+}
+
+func TestEncryptedRecordsWithoutHeaderRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := openEnc(t, dir, "pw")
+	commit(t, db, newSample().put)
+	commit(t, db, func(b *Batch) { b.Delete([]byte{nsCrypt}) })
+	closeDB(t, db)
+	_, err := Open(dir, Options{Passphrase: []byte("pw"), kdf: fastKDF()})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no encryption header") {
+		t.Fatalf("Open of encrypted records without a header: %v", err)
+	}
+	// No new header was written: the directory is left as it was.
+	db = openPlain(t, dir)
+	if got := db.Encryption(); got != EncryptionOff {
+		t.Errorf("Encryption() = %v after the refused Open", got)
+	}
+}
+
+func TestKeyDerivationIsDistinct(t *testing.T) {
+	h := &header{kdf: *fastKDF()}
+	master := bytes.Repeat([]byte{7}, 32)
+	seen := map[string]string{}
+	for _, info := range []string{infoRecordKey, infoSessionKey, infoKeyCheck} {
+		k := string(h.subkey(master, info))
+		if other, ok := seen[k]; ok {
+			t.Errorf("%q and %q derive the same key", info, other)
+		}
+		seen[k] = info
+	}
+	// Another salt gives other keys.
+	h2 := &header{kdf: h.kdf}
+	h2.salt[0] = 1
+	if bytes.Equal(h.subkey(master, infoRecordKey), h2.subkey(master, infoRecordKey)) {
+		t.Error("the salt does not reach the record key")
+	}
+	// Two directories created with the same passphrase get different salts.
+	a, _, err := newHeader([]byte("pw"), *fastKDF())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := newHeader([]byte("pw"), *fastKDF())
+	if a.salt == b.salt || a.check == b.check {
+		t.Error("two new headers share a salt")
+	}
+	if _, _, err := newHeader([]byte("pw"), kdfParams{memoryKiB: 8, iterations: 1, parallelism: 4}); err == nil {
+		t.Error("newHeader accepted memory below 8 KiB per lane")
+	}
+}
+
+func FuzzParseHeader(f *testing.F) {
+	h, _, err := newHeader([]byte("pw"), *fastKDF())
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(h.marshal())
+	f.Add([]byte{})
+	f.Add([]byte{headerVersion + 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, err := parseHeader(b)
+		if err != nil {
+			return
+		}
+		if err := got.kdf.check(); err != nil {
+			t.Fatalf("parsed header with bad parameters: %v", err)
+		}
+		if !bytes.Equal(got.marshal(), b) {
+			t.Fatalf("header does not round-trip:\n% x\n% x", got.marshal(), b)
+		}
+	})
+}
+
+// TestSessionIDNeverWrittenInPlaintext: with a passphrase, a session id
+// reaches the disk only as its keyed tag, also in the tombstones written
+// when an entry is updated or deleted before migration.
+func TestSessionIDNeverWrittenInPlaintext(t *testing.T) {
+	const word = "Wombatoid"
+	dir := t.TempDir()
+	db := openPlain(t, dir)
+	commit(t, db, func(b *Batch) { b.PutRaw(realisticRaw(1, idA), nil) }) // a plaintext session index entry
+	closeDB(t, db)
+
+	db = openEnc(t, dir, "pw")
+	if !db.plainSessions.Load() {
+		t.Fatal("the plaintext session index entry went unnoticed")
+	}
+	raw := realisticRaw(2, idB)
+	raw.SessionID = "session-" + word
+	commit(t, db, func(b *Batch) { b.PutRaw(raw, nil) })
+	moved := *raw
+	moved.CreatedAt = moved.CreatedAt.Add(time.Minute)
+	commit(t, db, func(b *Batch) { b.PutRaw(&moved, raw) })
+	if got := newest(t, db, RawRange{Session: &raw.SessionID}); len(got) != 1 {
+		t.Errorf("session scan after the update: %v", got)
+	}
+	commit(t, db, func(b *Batch) { b.DeleteRaw(&moved) })
+	if got := newest(t, db, RawRange{Session: &raw.SessionID}); len(got) != 0 {
+		t.Errorf("session scan after the delete: %v", got)
+	}
+	closeDB(t, db)
+	if got := filesWith(t, dir, word); len(got) != 0 {
+		t.Errorf("session id in plaintext in %v", got)
+	}
+}
+
+func TestDeleteAllRecords(t *testing.T) {
+	for _, mode := range dbModes() {
+		t.Run(mode.name, func(t *testing.T) {
+			before, after := newSample(), newSample()
+			for _, r := range after.raws {
+				r.ID[2] = 0xEE
+			}
+			db := mode.setup(t, func(b *Batch) { before.put(b); b.PutMeta("mode", []byte("human")) },
+				func(b *Batch) {
+					for _, r := range after.raws {
+						b.PutRaw(r, nil)
+					}
+				})
+			state := db.Encryption()
+			commit(t, db, func(b *Batch) { b.DeleteAllRecords() })
+			for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
+				if n := countPrefix(t, db, []byte{ns}); n != 0 {
+					t.Errorf("%d keys left under %q", n, ns)
+				}
+			}
+			if v, err := db.GetMeta("mode"); err != nil || string(v) != "human" {
+				t.Errorf("setting after DeleteAllRecords: %q, %v", v, err)
+			}
+			if got := db.Encryption(); got != state {
+				t.Errorf("encryption %v after DeleteAllRecords, was %v", got, state)
+			}
+		})
+	}
+}
+
+func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
+	dir := t.TempDir()
+	closeDB(t, openEnc(t, dir, "pw")) // header only
+	db := openPlain(t, dir)
+	tests := []struct {
+		name string
+		fill func(*Batch)
+	}{
+		{"curated record", func(b *Batch) { b.PutRecord(minimalRecord()) }},
+		{"raw entry", func(b *Batch) { b.PutRaw(minimalRaw(), nil) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, sync := range []bool{true, false} {
+				b := db.NewBatch()
+				tc.fill(b)
+				var err error
+				if sync {
+					err = b.Commit()
+				} else {
+					err = b.CommitNoSync()
+				}
+				b.Close()
+				if !errors.Is(err, ErrEncrypted) {
+					t.Errorf("commit (sync %v) in a locked directory: %v", sync, err)
+				}
+			}
+		})
+	}
+	if sealed, plain := sealedValues(t, db); sealed+plain != 0 {
+		t.Errorf("%d values written", sealed+plain)
+	}
+	// Settings and deletes are not records and go through.
+	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(memory.StoreEpisodic, idA) })
+}
