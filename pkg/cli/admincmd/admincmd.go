@@ -1,43 +1,203 @@
 // Package admincmd is the `memsvc-admin` command: offline and backup
-// tooling (audit log verification, archive checks) that never opens the
-// data directory's database.
+// tooling. It checks archives and audit logs on disk and talks to a running
+// server only through its HTTP API (pkg/client); it never opens a data
+// directory's database and never links the storage engine (a test in
+// cmd/memsvc-admin enforces that).
+//
+// Commands print their results as JSON on stdout; progress, warnings and
+// errors go to stderr. Exit codes follow pkg/cli: 0 success, 1 the command
+// ran and found a problem or failed, 2 the command line was wrong.
 package admincmd
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/client"
 )
+
+// Version is the memsvc-admin release; it matches memsvc's.
+const Version = "0.1.0"
 
 // Main runs memsvc-admin with the process's arguments and returns its
 // exit code.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
 }
 
-// Run executes the command line args and returns the exit code.
-func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := &ff.Command{
+// Run executes the command line args and returns the exit code. environ
+// supplies MEMSVC_SERVER_URL and MEMSVC_SERVER_API_KEY.
+func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
+	r := newRoot(stdin, stdout, stderr, environ, time.Now)
+	return cli.Run(ctx, r.cmd, args, stderr)
+}
+
+// root holds what every command shares: the streams, the environment, the
+// clock and the global flags.
+type root struct {
+	stdin   io.Reader
+	stdout  io.Writer
+	stderr  io.Writer
+	environ []string
+	now     func() time.Time
+	// progressEvery is the least time between two progress lines.
+	progressEvery time.Duration
+
+	quiet   bool
+	version bool
+	flags   *ff.FlagSet
+	cmd     *ff.Command
+}
+
+func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string, now func() time.Time) *root {
+	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, now: now, progressEvery: 2 * time.Second}
+	r.flags = ff.NewFlagSet("memsvc-admin")
+	r.flags.BoolVar(&r.quiet, 'q', "quiet", "no progress or informational messages on stderr (errors and warnings still appear)")
+	r.flags.BoolVar(&r.version, 'V', "version", "print the version and exit")
+	r.cmd = &ff.Command{
 		Name:      "memsvc-admin",
-		Usage:     "memsvc-admin <COMMAND> [FLAGS]",
+		Usage:     "memsvc-admin [--quiet] <COMMAND> [FLAGS] [ARGS]",
 		ShortHelp: "offline and backup tooling for memsvc",
-		LongHelp: "Commands for audit verification and archive checks are being built; this\n" +
-			"release only prints this help.",
-		Flags: ff.NewFlagSet("memsvc-admin"),
+		LongHelp: "Checks CMA archives and audit logs on disk, and backs up and restores a running\n" +
+			"memsvc server through its HTTP API. It never opens a data directory's database.\n" +
+			"Results are JSON on stdout; progress and errors go to stderr. Exit codes: 0 ok,\n" +
+			"1 a problem was found or the command failed, 2 the command line was wrong.\n\n" +
+			"The API key for --server-url comes from MEMSVC_SERVER_API_KEY; the URL may also\n" +
+			"come from MEMSVC_SERVER_URL.\n\n" +
+			"Examples:\n" +
+			"  memsvc-admin archive verify backup.cma\n" +
+			"  memsvc-admin archive inspect backup.cma\n" +
+			"  memsvc-admin audit verify --data-dir /var/lib/memsvc/data\n" +
+			"  memsvc-admin backup --server-url http://127.0.0.1:8420 --dir /var/backups/memsvc --keep 14\n" +
+			"  memsvc-admin restore --server-url http://127.0.0.1:8420 memsvc-20261101T020000Z.cma",
+		Flags: r.flags,
 		Exec: func(ctx context.Context, args []string) error {
+			if r.version {
+				_, err := fmt.Fprintf(r.stdout, "memsvc-admin %s\n", Version)
+				return err
+			}
 			if len(args) > 0 {
 				return cli.Usagef("unknown command %q", args[0])
 			}
 			return ff.ErrHelp
 		},
 	}
-	return cli.Run(ctx, root, args, stderr)
+	r.cmd.Subcommands = []*ff.Command{
+		r.archiveCmd(),
+		r.auditCmd(),
+		r.backupCmd(),
+		r.restoreCmd(),
+	}
+	return r
+}
+
+// subFlags returns a flag set for a command that also accepts the global
+// flags.
+func (r *root) subFlags(name string) *ff.FlagSet {
+	return ff.NewFlagSet(name).SetParent(r.flags)
+}
+
+// group returns a command that only holds subcommands.
+func (r *root) group(name, short, long string, subs ...*ff.Command) *ff.Command {
+	return &ff.Command{
+		Name:        name,
+		Usage:       "memsvc-admin " + name + " <COMMAND> [FLAGS] [ARGS]",
+		ShortHelp:   short,
+		LongHelp:    long,
+		Flags:       r.subFlags(name),
+		Subcommands: subs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.Usagef("unknown %s command %q", name, args[0])
+			}
+			return ff.ErrHelp
+		},
+	}
+}
+
+func (r *root) env(name string) string {
+	for _, kv := range r.environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// client returns an HTTP client for --server-url (or MEMSVC_SERVER_URL)
+// with the API key from MEMSVC_SERVER_API_KEY.
+func (r *root) client(serverURL string, timeout time.Duration) (*client.Client, string, error) {
+	url := strings.TrimSpace(serverURL)
+	if url == "" {
+		url = strings.TrimSpace(r.env("MEMSVC_SERVER_URL"))
+	}
+	if url == "" {
+		return nil, "", cli.Usagef("--server-url is required (or set MEMSVC_SERVER_URL)")
+	}
+	if timeout < 0 {
+		return nil, "", cli.Usagef("--timeout %v: must not be negative", timeout)
+	}
+	c, err := client.New(url, client.Options{
+		APIKey:    strings.TrimSpace(r.env("MEMSVC_SERVER_API_KEY")),
+		Timeout:   timeout,
+		UserAgent: "memsvc-admin/" + Version,
+	})
+	if err != nil {
+		return nil, "", cli.Usagef("--server-url: %v", err)
+	}
+	return c, url, nil
+}
+
+// info prints an informational line on stderr unless --quiet.
+func (r *root) info(format string, args ...any) {
+	if !r.quiet {
+		fmt.Fprintf(r.stderr, format+"\n", args...)
+	}
+}
+
+// warn prints a warning on stderr, even with --quiet.
+func (r *root) warn(format string, args ...any) {
+	fmt.Fprintf(r.stderr, "warning: "+format+"\n", args...)
+}
+
+// progress returns a callback for byte counts that prints "<label>: <n>
+// <verb>" on stderr at most once per progressEvery, starting only after
+// the work has taken that long, so quick work stays silent. It returns
+// nil with --quiet.
+func (r *root) progress(label, verb string) func(int64) {
+	if r.quiet {
+		return nil
+	}
+	next := r.now().Add(r.progressEvery)
+	return func(n int64) {
+		if t := r.now(); !t.Before(next) {
+			fmt.Fprintf(r.stderr, "%s: %s %s\n", label, formatBytes(n), verb)
+			next = t.Add(r.progressEvery)
+		}
+	}
+}
+
+// formatBytes renders n bytes for people: 512 B, 1.5 KiB, 12.0 MiB.
+func formatBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n)/unit, 0
+	for v >= unit && i < 4 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
 }

@@ -1,0 +1,138 @@
+package admincmd
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/peterbourgon/ff/v4"
+
+	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// restoreReport is the output of restore.
+type restoreReport struct {
+	Path               string `json:"path"`
+	ServerURL          string `json:"server_url"`
+	Strategy           string `json:"strategy"`
+	ConflictResolution string `json:"conflict_resolution"`
+	Format             string `json:"format"`
+	Checksum           string `json:"checksum"`
+	RecordsInArchive   int    `json:"records_in_archive"`
+	RecordsImported    uint32 `json:"records_imported"`
+}
+
+func (r *root) restoreCmd() *ff.Command {
+	fs := r.subFlags("restore")
+	serverURL := fs.StringLong("server-url", "", "server to restore into, e.g. http://127.0.0.1:8420 (env MEMSVC_SERVER_URL; API key from MEMSVC_SERVER_API_KEY)")
+	strategy := fs.StringLong("strategy", "merge", "merge into the server's data, or replace it entirely")
+	conflict := fs.StringLong("conflict-resolution", "keep_newer", "with merge, when a record id exists: keep_newer, keep_existing or keep_imported")
+	passphrase := r.keyFlags(fs)
+	yes := fs.BoolLong("yes", "confirm --strategy replace without being asked")
+	timeout := fs.DurationLong("timeout", 0, "give up when the import takes longer than this; 0 means no limit")
+	return &ff.Command{
+		Name:      "restore",
+		Usage:     "memsvc-admin restore --server-url URL <FILE> [--strategy merge|replace] [--conflict-resolution R] [--decryption-key-stdin] [--yes]",
+		ShortHelp: "verify an archive, then import it into a running server (JSON)",
+		LongHelp: "Verifies FILE completely first (as `archive verify` does; a damaged archive is\n" +
+			"reported and nothing is sent), then streams it to the server's import API. The\n" +
+			"server checks it again and applies it in one atomic step.\n\n" +
+			"--strategy replace deletes everything on the server before importing. It needs\n" +
+			"--yes, or a typed confirmation when stdin is a terminal; without a terminal and\n" +
+			"without --yes it is refused (exit 2).\n\n" +
+			"Prints the archive's format, checksum and record count and the number of records\n" +
+			"the server imported (with merge, records it kept instead are not counted).\n\n" +
+			"Examples:\n" +
+			"  memsvc-admin restore --server-url http://127.0.0.1:8420 /var/backups/memsvc/memsvc-20261101T020000Z.cma\n" +
+			"  memsvc-admin restore --server-url http://127.0.0.1:8420 backup.cma --strategy replace --yes\n" +
+			"  memsvc-admin restore --server-url http://127.0.0.1:8420 secret.cma --decryption-key-stdin < pass.txt",
+		Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			path, err := oneFile(args)
+			if err != nil {
+				return err
+			}
+			req := memory.DefaultImportRequest()
+			req.ArchiveID = filepath.Base(path)
+			if req.Strategy, err = memory.ParseImportStrategy(strings.ToLower(strings.TrimSpace(*strategy))); err != nil {
+				return cli.Usagef("--strategy: %v", err)
+			}
+			if req.ConflictResolution, err = memory.ParseConflictResolution(strings.ToLower(strings.TrimSpace(*conflict))); err != nil {
+				return cli.Usagef("--conflict-resolution: %v", err)
+			}
+			replace := req.Strategy == memory.ImportReplace
+			interactive := cli.IsTerminal(r.stdin)
+			if replace && !*yes && !interactive {
+				return cli.Usagef("--strategy replace deletes all data on the server first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask)")
+			}
+			c, url, err := r.client(*serverURL, *timeout)
+			if err != nil {
+				return err
+			}
+			pass, err := passphrase()
+			if err != nil {
+				return err
+			}
+			if pass != nil {
+				s := string(pass)
+				req.DecryptionKey = &s
+			}
+
+			sc, err := scanArchive(path, pass, r.progress("restore: verify", "read"))
+			if err != nil {
+				return fmt.Errorf("nothing restored: %w", archiveError(path, err))
+			}
+			records := sc.sum.Header.Records()
+			r.info("restore: %s verified (%s, %d records, checksum %s)", path, formatName(sc.sum.Format), records, sc.sum.Checksum)
+			if replace && !*yes {
+				if err := r.confirm(fmt.Sprintf("This deletes ALL data on %s and replaces it with the %d records of %s.\nType \"replace\" to continue: ", url, records, path), "replace"); err != nil {
+					return err
+				}
+			}
+
+			f, err := os.Open(path)
+			if err != nil {
+				return fmt.Errorf("open archive: %w", err)
+			}
+			defer f.Close()
+			var src io.Reader = bufio.NewReaderSize(f, 1<<20)
+			if p := r.progress("restore", "sent"); p != nil {
+				src = &progressReader{r: src, progress: p}
+			}
+			resp, err := c.Import(ctx, &req, src)
+			if err != nil {
+				return fmt.Errorf("import into %s: %w", url, err)
+			}
+			return cli.PrintJSON(r.stdout, restoreReport{
+				Path:               path,
+				ServerURL:          url,
+				Strategy:           req.Strategy.String(),
+				ConflictResolution: req.ConflictResolution.String(),
+				Format:             formatName(sc.sum.Format),
+				Checksum:           sc.sum.Checksum,
+				RecordsInArchive:   records,
+				RecordsImported:    resp.RecordsImported,
+			})
+		},
+	}
+}
+
+// confirm asks on stderr and reads one line from stdin, which must equal
+// want.
+func (r *root) confirm(prompt, want string) error {
+	fmt.Fprint(r.stderr, prompt)
+	line, err := bufio.NewReader(r.stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read confirmation: %w", err)
+	}
+	if strings.TrimSpace(line) != want {
+		return errors.New("restore cancelled: not confirmed")
+	}
+	return nil
+}
