@@ -212,10 +212,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	t := e.begin()
 	defer t.close()
 	if replace {
-		t.b.DeleteRange([]byte{'c'}, []byte{'c' + 1})
-		t.b.DeleteRange([]byte{'j'}, []byte{'j' + 1})
-		t.b.DeleteRange([]byte{'s'}, []byte{'s' + 1})
-		t.b.DeleteRange([]byte{'t'}, []byte{'t' + 1})
+		t.b.DeleteAllRecords()
 		t.clear(e.idx.text)
 		t.clear(e.idx.raw)
 		t.replace = true

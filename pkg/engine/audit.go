@@ -256,6 +256,12 @@ func (t *txn) commitAudited() error {
 	return nil
 }
 
+// LogOperation writes an audit entry for a change made outside the engine
+// (store encryption migration), through the outbox like every other.
+func (e *Engine) LogOperation(ctx context.Context, op string, summary map[string]any) error {
+	return e.logOnly(ctx, op, summary)
+}
+
 // logOnly records an event that changes no data (an export).
 func (e *Engine) logOnly(ctx context.Context, op string, summary map[string]any) error {
 	if e.aud == nil {

@@ -294,33 +294,57 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 	return out, meta, nil
 }
 
-// recentLocked lists up to k eligible records, newest first.
+// recentLocked lists up to k eligible records, newest first, keeping only
+// the best k in a heap while it scans.
 func (e *Engine) recentLocked(p *recallPlan, k int, eligible func(memory.ID) (*entry, bool)) []memory.ID {
-	type rc struct {
-		id memory.ID
-		e  *entry
+	if k <= 0 {
+		return nil
 	}
-	var all []rc
-	for id := range e.st.entries {
-		if ent, ok := eligible(id); ok {
-			all = append(all, rc{id, ent})
+	// newer orders records by creation time, then id; the heap's top is
+	// the oldest of the k kept.
+	newer := func(a, b vecHit) bool { return a.score > b.score || a.score == b.score && idLess(b.id, a.id) }
+	h := make([]vecHit, 0, k)
+	down := func(i int) {
+		for {
+			l, m := 2*i+1, i
+			if l < len(h) && newer(h[m], h[l]) {
+				m = l
+			}
+			if r := l + 1; r < len(h) && newer(h[m], h[r]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
 		}
 	}
-	slices.SortFunc(all, func(a, b rc) int {
-		if c := b.e.created.Compare(a.e.created); c != 0 {
-			return c
+	for id, ent := range e.st.entries {
+		if _, ok := eligible(id); !ok {
+			continue
 		}
-		if idLess(b.id, a.id) {
+		c := vecHit{id: id, score: float64(ent.created.UnixNano())}
+		switch {
+		case len(h) < k:
+			h = append(h, c)
+			for i := len(h) - 1; i > 0 && newer(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
+				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+			}
+		case newer(c, h[0]):
+			h[0] = c
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(a, b vecHit) int {
+		if newer(a, b) {
 			return -1
 		}
 		return 1
 	})
-	if len(all) > k {
-		all = all[:k]
-	}
-	out := make([]memory.ID, len(all))
-	for i, r := range all {
-		out[i] = r.id
+	out := make([]memory.ID, len(h))
+	for i, c := range h {
+		out[i] = c.id
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"container/heap"
 	"math"
+	"runtime"
 	"sync"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -126,24 +127,27 @@ func (x *vectorIndex) search(query []float32, k int, minScore float64, filter fu
 	if m == nil {
 		return nil
 	}
-	h := make(vecHeap, 0, k)
-	dim := m.dim
-	for r, id := range m.ids {
-		s := float64(dot(q, m.data[r*dim:(r+1)*dim]))
-		if s <= minScore {
-			continue
-		}
-		if len(h) == k && !better(vecHit{id, s}, h[0]) {
-			continue
-		}
-		if filter != nil && !filter(id) {
-			continue
-		}
-		if len(h) < k {
-			heap.Push(&h, vecHit{id, s})
-		} else {
-			h[0] = vecHit{id, s}
-			heap.Fix(&h, 0)
+	// Large matrices are scanned in parallel slices, each keeping its own
+	// top k, then merged; the result is the same as one scan.
+	parts := 1
+	if n := len(m.ids); n >= parallelRows {
+		parts = min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
+	}
+	heaps := make([]vecHeap, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*len(m.ids)/parts, (p+1)*len(m.ids)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			heaps[p] = scanRows(m, q, lo, hi, k, minScore, filter)
+		}()
+	}
+	wg.Wait()
+	h := heaps[0]
+	for _, other := range heaps[1:] {
+		for _, c := range other {
+			push(&h, c, k)
 		}
 	}
 	out := make([]vecHit, len(h))
@@ -151,6 +155,42 @@ func (x *vectorIndex) search(query []float32, k int, minScore float64, filter fu
 		out[i] = heap.Pop(&h).(vecHit)
 	}
 	return out
+}
+
+// parallelRows is the matrix size from which a search uses several cores.
+const parallelRows = 16384
+
+// scanRows keeps the top k of rows [lo, hi).
+func scanRows(m *matrix, q []float32, lo, hi, k int, minScore float64, filter func(memory.ID) bool) vecHeap {
+	h := make(vecHeap, 0, k)
+	dim := m.dim
+	for r := lo; r < hi; r++ {
+		s := float64(dot(q, m.data[r*dim:(r+1)*dim]))
+		if s <= minScore {
+			continue
+		}
+		id := m.ids[r]
+		if len(h) == k && !better(vecHit{id, s}, h[0]) {
+			continue
+		}
+		if filter != nil && !filter(id) {
+			continue
+		}
+		push(&h, vecHit{id, s}, k)
+	}
+	return h
+}
+
+// push adds c to a top-k heap.
+func push(h *vecHeap, c vecHit, k int) {
+	if len(*h) < k {
+		heap.Push(h, c)
+		return
+	}
+	if better(c, (*h)[0]) {
+		(*h)[0] = c
+		heap.Fix(h, 0)
+	}
 }
 
 // dot is the inner product, unrolled by four for the scan's hot loop.

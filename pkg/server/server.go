@@ -96,7 +96,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		}
 	}()
 
-	db, err := store.Open(cfg.DataDir, store.Options{Logger: s.log})
+	db, err := store.Open(cfg.DataDir, StoreOptions(cfg, s.log))
 	if err != nil {
 		return err
 	}
@@ -232,6 +232,16 @@ func (s *Server) banner(dataDir, httpAddr string) {
 		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
 	}
 	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
+}
+
+// StoreOptions translates the configuration into store options (the
+// encryption passphrase); the CLI uses it too.
+func StoreOptions(cfg *config.Config, log *slog.Logger) store.Options {
+	o := store.Options{Logger: log}
+	if cfg.Security.StoreEncryptionPassphrase != nil {
+		o.Passphrase = []byte(*cfg.Security.StoreEncryptionPassphrase)
+	}
+	return o
 }
 
 // EngineOptions translates the configuration into engine options; the CLI

@@ -105,6 +105,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		r.importCmd(),
 		r.healthcheckCmd(),
 		r.auditVerifyCmd(),
+		r.migrateCmd(),
 	}
 	return r
 }
@@ -157,7 +158,7 @@ func (r *root) withService(ctx context.Context, fn func(memory.Service) error) e
 	log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
 	// The data directory first: its lock error names the directory and
 	// says to use --server-url.
-	db, err := store.Open(cfg.DataDir, store.Options{Logger: log})
+	db, err := store.Open(cfg.DataDir, server.StoreOptions(cfg, log))
 	if err != nil {
 		return err
 	}

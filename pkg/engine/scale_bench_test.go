@@ -1,0 +1,233 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// The scale benchmarks load a generated corpus — textindex.CorpusGen text
+// (English-like, Zipf-distributed words, about 40 words a record) and, for
+// every record, a deterministic random 384-dimension embedding — into a
+// fresh data directory, then measure. Run them with
+//
+//	go test -run '^$' -bench Scale -benchtime 200x -timeout 60m ./pkg/engine/
+//
+// Latency percentiles are reported as p50-ms and p99-ms. The loading
+// disables background similarity linking (a bulk load would otherwise
+// queue a search per record).
+
+const benchDims = 384
+
+type scaleEnv struct {
+	dir     string
+	db      *store.DB
+	e       *Engine
+	queries []string
+	vectors [][]float32
+	load    time.Duration
+	heap    float64 // bytes of live heap per record after loading
+}
+
+func loadScale(b *testing.B, n int) *scaleEnv {
+	b.Helper()
+	env := &scaleEnv{dir: b.TempDir()}
+	db, err := store.Open(env.dir, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	env.db, env.e = db, e
+	gen := textindex.NewCorpusGen(42)
+	rng := rand.New(rand.NewPCG(7, 9))
+	vec := func() []float32 {
+		v := make([]float32, benchDims)
+		for i := range v {
+			v[i] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for done := 0; done < n; {
+		k := min(1000, n-done)
+		recs := make([]memory.EncodeStoreRequest, k)
+		for i := range recs {
+			c := memory.TextContent(gen.Document())
+			c.Blocks[0].Embedding = vec()
+			st := memory.PersistentStores[(done+i)%4]
+			recs[i] = memory.EncodeStoreRequest{Content: c, Store: &st}
+		}
+		if _, err := e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: recs}); err != nil {
+			b.Fatal(err)
+		}
+		done += k
+	}
+	env.load = time.Since(start)
+	runtime.GC()
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	env.heap = float64(after.HeapInuse-before.HeapInuse) / float64(n)
+	for i := 0; i < 200; i++ {
+		env.queries = append(env.queries, gen.Query(1+i%4))
+		env.vectors = append(env.vectors, vec())
+	}
+	b.Cleanup(func() { _ = env.e.Close(); _ = env.db.Close() })
+	return env
+}
+
+// latencies runs op b.N times and reports its p50 and p99.
+func latencies(b *testing.B, op func(i int)) {
+	b.Helper()
+	d := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := time.Now()
+		op(i)
+		d = append(d, time.Since(t))
+	}
+	b.StopTimer()
+	reportPercentiles(b, d)
+}
+
+func reportPercentiles(b *testing.B, d []time.Duration) {
+	if len(d) == 0 {
+		return
+	}
+	slices.Sort(d)
+	ms := func(p int) float64 { return float64(d[min(len(d)-1, len(d)*p/100)]) / 1e6 }
+	b.ReportMetric(ms(50), "p50-ms")
+	b.ReportMetric(ms(99), "p99-ms")
+}
+
+func BenchmarkScale(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			env := loadScale(b, n)
+			ctx := context.Background()
+			b.Run("load", func(b *testing.B) {
+				b.ReportMetric(float64(env.load)/float64(n)/1e3, "µs/record")
+				b.ReportMetric(env.heap, "heap-bytes/record")
+			})
+			recall := func(text bool, vec bool) func(i int) {
+				return func(i int) {
+					req := memory.DefaultRecallQueryRequest()
+					req.Reconsolidate = false
+					if text {
+						req.Cue.Text = &env.queries[i%len(env.queries)]
+					}
+					if vec {
+						req.Cue.Embedding = env.vectors[i%len(env.vectors)]
+					}
+					if _, err := env.e.RecallQuery(ctx, &req); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.Run("recall-text", func(b *testing.B) { latencies(b, recall(true, false)) })
+			b.Run("recall-vector", func(b *testing.B) { latencies(b, recall(false, true)) })
+			b.Run("recall-hybrid", func(b *testing.B) { latencies(b, recall(true, true)) })
+			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })
+			b.Run("raw-text-index-only", func(b *testing.B) {
+				latencies(b, func(i int) {
+					if _, err := env.e.idx.text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			b.Run("decay-tick", func(b *testing.B) {
+				latencies(b, func(int) {
+					if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(3600))}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			// Request latency while decay ticks run back to back.
+			b.Run("recall-during-ticks", func(b *testing.B) {
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(60))}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+				latencies(b, recall(true, false))
+				close(stop)
+				wg.Wait()
+			})
+			b.Run("store-during-ticks", func(b *testing.B) {
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(60))}); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(env.queries[i%len(env.queries)] + " stored while ticking")}); err != nil {
+						b.Fatal(err)
+					}
+				})
+				close(stop)
+				wg.Wait()
+			})
+			// Start-up: reopen with persisted indexes, and rebuild the
+			// indexes in memory (what happens while store encryption is
+			// on).
+			_ = env.e.Close()
+			b.Run("startup-persisted", func(b *testing.B) {
+				latencies(b, func(int) {
+					e, err := Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = e.Close()
+				})
+			})
+			b.Run("index-build-in-memory", func(b *testing.B) {
+				latencies(b, func(int) {
+					e, err := Open(ctx, env.db, Options{PersistIndexes: false, SimilarLinks: -1})
+					if err != nil {
+						b.Fatal(err)
+					}
+					_ = e.Close()
+				})
+			})
+			env.e, _ = Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
+		})
+	}
+}
