@@ -431,3 +431,25 @@ func TestLivingMemoryConcurrency(t *testing.T) {
 		}
 	}
 }
+
+// TestDormantDoNotCrowdOut: in human mode, dormant matches do not take
+// the candidate slots a live record needs.
+func TestDormantDoNotCrowdOut(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	for i := 0; i < 40; i++ {
+		h.store(fmt.Sprintf("lighthouse lighthouse lighthouse log %d", i), memory.StoreEpisodic)
+	}
+	tick(t, h, 500*day)
+	fresh := h.store("a lighthouse seen today", memory.StoreEpisodic)
+	req := memory.DefaultRecallQueryRequest()
+	req.Cue.Text = ptr("lighthouse")
+	req.Limit = 1
+	req.RecallMode = ptr(memory.ModeHuman)
+	resp, err := h.e.RecallQuery(context.Background(), &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Memories) != 1 || resp.Memories[0].Record.ID != fresh || resp.TotalCandidates != 1 {
+		t.Fatalf("got %d memories (total %d), want the live record", len(resp.Memories), resp.TotalCandidates)
+	}
+}

@@ -201,6 +201,10 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 		if p.temporal != nil && !p.temporal.Contains(ent.created) {
 			return nil, false
 		}
+		// Dormant records do not take candidate slots in human mode.
+		if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {
+			return nil, false
+		}
 		return ent, true
 	}
 	k := p.limit*candidateFactor + candidateExtra
@@ -263,9 +267,6 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 		ent, _ := eligible(c.id)
 		f := ent.score(p.clock)
 		if p.modes[ent.store] == memory.ModeHuman {
-			if f < DormantBelow && !p.decayed {
-				continue
-			}
 			c.score *= 0.5 + 0.5*f
 		}
 		if p.minFid != nil && f < *p.minFid && !p.decayed {
