@@ -95,19 +95,6 @@ func (x *vectorIndex) removeLocked(id memory.ID) {
 	delete(m.row, id)
 }
 
-// vector returns a copy of the stored (normalised) vector of id.
-func (x *vectorIndex) vector(id memory.ID) []float32 {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	dim, ok := x.where[id]
-	if !ok {
-		return nil
-	}
-	m := x.byDim[dim]
-	r := m.row[id]
-	return append([]float32(nil), m.data[r*dim:(r+1)*dim]...)
-}
-
 type vecHit struct {
 	id    memory.ID
 	score float64
@@ -230,11 +217,4 @@ func (h *vecHeap) Pop() any {
 	v := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return v
-}
-
-// count is the number of indexed vectors.
-func (x *vectorIndex) count() int {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return len(x.where)
 }
