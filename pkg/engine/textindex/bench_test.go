@@ -93,10 +93,7 @@ func BenchmarkRebuild(b *testing.B) {
 func BenchmarkPut(b *testing.B) {
 	docs := Corpus(benchSeed, 10_000)
 	db := openMem(b)
-	ix, err := Open(db, []byte("xt"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	ix := buildIndex(b, db, nil)
 	i := 0
 	for b.Loop() {
 		batch := db.NewBatch()
@@ -203,5 +200,22 @@ func benchSearch(b *testing.B, ix *Index) {
 				b.ReportMetric(float64(hits)/float64(len(lat)), "matches/op")
 			})
 		}
+	}
+}
+
+// BenchmarkAnalyze measures the tokenizer as the index uses it, with the
+// stem cache warm.
+func BenchmarkAnalyze(b *testing.B) {
+	docs := Corpus(benchSeed, 1000)
+	var n int64
+	for _, d := range docs {
+		n += int64(len(d))
+	}
+	b.SetBytes(n / int64(len(docs)))
+	w := writer{stems: &stemCache{}}
+	i := 0
+	for b.Loop() {
+		w.analyze(docs[i%len(docs) : i%len(docs)+1])
+		i++
 	}
 }

@@ -67,6 +67,17 @@
 // of documents and the total length are kept in memory (Open recomputes them
 // from the forward entries). Any change to the tokenizer or this layout
 // bumps the version, and Open then reports ErrStale so the engine rebuilds.
+// The version is written only by Rebuild (last, after every other entry)
+// and by Clear, so a prefix without it is an index that was never built or
+// whose rebuild did not finish.
+//
+// # Life cycle
+//
+// At start the engine calls Open and, when it reports ErrStale (always the
+// case for a fresh in-memory database), Rebuild with every record. While
+// serving, it calls Put or Delete with the batch that writes the record,
+// commits the batch, then passes the returned Change to Apply. Search may
+// run at any time from any goroutine.
 //
 // # Ranking
 //

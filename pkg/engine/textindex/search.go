@@ -34,7 +34,7 @@ type Query struct {
 	All bool
 	// Filter, when set, is asked once for every matching document before
 	// it is ranked or counted; false drops it. attrs is only valid during
-	// the call. Filter must not call back into the index.
+	// the call.
 	Filter func(doc memory.ID, attrs []byte) bool
 }
 

@@ -431,3 +431,27 @@ func TestSearchMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+func TestSearchLongTokens(t *testing.T) {
+	ix := open(t, newMem(t))
+	long := "sha256_" + strings.Repeat("0123456789abcdef", 6)
+	kanji := strings.Repeat("漢字仮名交じり文", 30) + "東京"
+	put(t, ix, id(1), "", "digest "+long+" computed")
+	put(t, ix, id(2), "", kanji)
+	for _, tc := range []struct {
+		q    string
+		want memory.ID
+	}{
+		{long, id(1)},
+		{"東京", id(2)},
+		{"り文", id(2)},
+	} {
+		res, err := ix.Search(Query{Text: tc.q, Limit: 5, All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Total != 1 || res.Hits[0].Doc != tc.want {
+			t.Errorf("%q: %+v, want only %v", tc.q, res, tc.want)
+		}
+	}
+}

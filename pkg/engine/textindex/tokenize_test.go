@@ -59,6 +59,8 @@ func TestTokenize(t *testing.T) {
 		{"thai is cut into bigrams", "ภาษา", []string{"ภา", "าษ", "ษา"}},
 		{"emoji dropped", "🎉 ship it 👍🏽 done ✅", []string{"ship", "done"}},
 		{"mixed scripts", "pebble を使う", []string{"pebbl", "を使", "使う"}},
+		{"mixed scripts without spaces", "pebbleを使うGo言語", []string{"pebbl", "を使", "使う", "go", "言語"}},
+		{"digits split cjk runs", "東京2024年", []string{"東京", "2024", "年"}},
 		{"katakana compound", "テスト_case", []string{"テスト_case", "テス", "スト", "case"}},
 		{"long token truncated", strings.Repeat("x", 100), []string{strings.Repeat("x", 64)}},
 		{"long multibyte token truncated at a character boundary", strings.Repeat("é", 40),
