@@ -9,7 +9,9 @@ import (
 
 // entry is what the engine keeps in memory about every curated record: enough
 // to answer stats, walk associations and find the record on disk, and little
-// else (the content stays in the store).
+// else (the content stays in the store). An entry is never changed after it
+// is published (a change replaces it), so it may be read without the lock
+// once found.
 type entry struct {
 	store   memory.StoreType
 	created time.Time
@@ -57,6 +59,10 @@ type state struct {
 	edges    uint32
 	vectors  uint32
 	dreamt   [3]uint32
+
+	// version counts changes to entries, so a computation made outside
+	// the lock can tell whether it is still current.
+	version uint64
 
 	// oldest/newest creation times; stale when the record holding them is
 	// deleted, recomputed lazily.
@@ -118,6 +124,7 @@ func (s *state) put(rec *memory.MemoryRecord) {
 		s.remove(rec.ID, old)
 	}
 	e := entryOf(rec)
+	s.version++
 	s.entries[rec.ID] = e
 	s.count[e.store]++
 	s.sumScore[e.store] += e.score(s.sumClock)
@@ -148,6 +155,7 @@ func (s *state) put(rec *memory.MemoryRecord) {
 // the caller's business (they are rewritten on disk and re-put).
 func (s *state) delete(id memory.ID) {
 	if e, ok := s.entries[id]; ok {
+		s.version++
 		s.remove(id, e)
 		delete(s.entries, id)
 	}

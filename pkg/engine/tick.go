@@ -51,23 +51,36 @@ func (e *Engine) advance(ctx context.Context, seconds float64) (*memory.DecayTic
 	e.tickMu.Lock()
 	defer e.tickMu.Unlock()
 	next := clockState{reading: e.clock() + seconds, lastTick: e.now()}
+	// Copy the entries under a short read lock and score them outside it,
+	// so writers are not held up by a tick over many records.
+	type item struct {
+		id  memory.ID
+		ent *entry
+	}
+	e.mu.RLock()
+	items := make([]item, 0, len(e.st.entries))
+	for id, ent := range e.st.entries {
+		items = append(items, item{id, ent})
+	}
+	version := e.st.version
+	e.mu.RUnlock()
 	resp := &memory.DecayTickResponse{}
 	var prune []memory.ID
-	e.mu.RLock()
-	for id, ent := range e.st.entries {
-		if !decays(ent.store) {
+	var sums [memory.StoreWorking + 1]float64
+	for _, it := range items {
+		s := it.ent.score(next.reading)
+		sums[it.ent.store] += s
+		if !decays(it.ent.store) {
 			continue
 		}
 		resp.RecordsUpdated++
-		s := ent.score(next.reading)
 		if s < DormantBelow {
 			resp.RecordsBelowThreshold++
 		}
 		if s < e.opts.Decay.PruneBelow {
-			prune = append(prune, id)
+			prune = append(prune, it.id)
 		}
 	}
-	e.mu.RUnlock()
 	t := e.begin()
 	t.b.PutMeta(clockKey, encodeClock(next))
 	t.audit(audit.OpDecayTick, nil, nil, map[string]any{"seconds": seconds, "records_updated": resp.RecordsUpdated, "records_below_threshold": resp.RecordsBelowThreshold})
@@ -77,6 +90,13 @@ func (e *Engine) advance(ctx context.Context, seconds float64) (*memory.DecayTic
 		return nil, fmt.Errorf("decay tick: %w", err)
 	}
 	e.setClock(next)
+	// Hand the sums to the stats unless records changed meanwhile (then
+	// the stats recompute them when asked).
+	e.mu.Lock()
+	if e.st.version == version {
+		e.st.sumScore, e.st.sumClock = sums, next.reading
+	}
+	e.mu.Unlock()
 	for len(prune) > 0 {
 		n := min(len(prune), pruneBatch)
 		deleted, err := e.prune(ctx, prune[:n], next.reading)
