@@ -1,0 +1,130 @@
+package recorder
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"memsvc.dev/memsvc/hooks"
+	"memsvc.dev/memsvc/pkg/client"
+)
+
+// ErrInstallRefused matches every refusal of InstallHook to write a file.
+var ErrInstallRefused = errors.New("hook install refused")
+
+// InstallOptions configure InstallHook.
+type InstallOptions struct {
+	Agent     Agent
+	ServerURL string // baked into the script
+	TargetDir string // the project directory; "" is the working directory
+	Force     bool   // overwrite existing files (never symlinks)
+}
+
+// Installed names the files InstallHook wrote.
+type Installed struct {
+	Script  string
+	Example string
+}
+
+// InstallHook writes the hook helper script and the example configuration
+// into <target>/.<agent>/hooks/. It checks both targets before writing
+// either: a symlink is refused even with Force, an existing file without
+// it. Without Force files are created exclusively; with it they are
+// replaced by rename, so a file is never written through a link. It never
+// touches the agent's settings.
+func InstallHook(o InstallOptions) (Installed, error) {
+	var inst Installed
+	if _, err := client.ParseBaseURL(o.ServerURL); err != nil {
+		return inst, err
+	}
+	target := o.TargetDir
+	if target == "" {
+		target = "."
+	}
+	target, err := filepath.Abs(target)
+	if err != nil {
+		return inst, fmt.Errorf("target directory: %w", err)
+	}
+	if fi, err := os.Stat(target); err != nil {
+		return inst, fmt.Errorf("target directory: %w", err)
+	} else if !fi.IsDir() {
+		return inst, fmt.Errorf("target directory %s: not a directory", target)
+	}
+	dir := filepath.Join(target, o.Agent.HiddenDir(), "hooks")
+	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName)}
+	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, ScriptPath: inst.Script}
+	script, err := hooks.Script(p)
+	if err != nil {
+		return inst, err
+	}
+	example, err := hooks.Example(p)
+	if err != nil {
+		return inst, err
+	}
+	for _, path := range []string{inst.Script, inst.Example} {
+		fi, err := os.Lstat(path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+		case err != nil:
+			return inst, fmt.Errorf("check %s: %w", path, err)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return inst, fmt.Errorf("%w: %s is a symlink; hook files are never written through symlinks, even with --force (remove the link first)", ErrInstallRefused, path)
+		case !fi.Mode().IsRegular():
+			return inst, fmt.Errorf("%w: %s exists and is not a regular file", ErrInstallRefused, path)
+		case !o.Force:
+			return inst, fmt.Errorf("%w: %s already exists; pass --force to overwrite it (nothing was written)", ErrInstallRefused, path)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return inst, fmt.Errorf("create hook directory: %w", err)
+	}
+	if err := writeHookFile(inst.Script, script, 0o755, o.Force); err != nil {
+		return inst, err
+	}
+	if err := writeHookFile(inst.Example, example, 0o644, o.Force); err != nil {
+		if !o.Force {
+			_ = os.Remove(inst.Script) // all or nothing
+		}
+		return inst, err
+	}
+	return inst, nil
+}
+
+// writeHookFile creates path exclusively, or with replace through a temp
+// file and a rename (which replaces a directory entry, never following a
+// link).
+func writeHookFile(path string, data []byte, perm fs.FileMode, replace bool) error {
+	name := path
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if replace {
+		name = path + ".tmp"
+		_ = os.Remove(name)
+	}
+	f, err := os.OpenFile(name, flags, perm)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%w: %s appeared while installing; pass --force to overwrite it", ErrInstallRefused, path)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm) // past the umask: the script must be executable
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && replace {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
