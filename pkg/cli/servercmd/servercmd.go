@@ -106,6 +106,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		r.healthcheckCmd(),
 		r.auditVerifyCmd(),
 		r.migrateCmd(),
+		r.mcpCmd(),
 	}
 	return r
 }

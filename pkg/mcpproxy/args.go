@@ -1,0 +1,396 @@
+package mcpproxy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// argError is a tool argument the proxy refuses before calling the server.
+// Its text names the argument and says what is accepted, so a model can
+// correct the call.
+type argError struct {
+	name string // "store", or "records_json[2].content" inside a batch
+	msg  string
+}
+
+func (e *argError) Error() string { return fmt.Sprintf("invalid argument %q: %s", e.name, e.msg) }
+
+func badArg(name, format string, a ...any) error {
+	return &argError{name: name, msg: fmt.Sprintf(format, a...)}
+}
+
+// args reads the arguments of one tool call (or one record of a batch).
+// Absent and null arguments are the same: "not given". The readers accept
+// what models commonly send besides the declared type: numbers and booleans
+// as strings, lists as JSON arrays instead of comma lists, and JSON text
+// arguments as the JSON value itself.
+type args struct {
+	m      map[string]any
+	prefix string // prepended to argument names in errors
+}
+
+func (a args) name(n string) string { return a.prefix + n }
+
+func (a args) get(n string) (any, bool) {
+	v, ok := a.m[n]
+	if !ok || v == nil {
+		return nil, false
+	}
+	return v, true
+}
+
+// unknown refuses arguments the tool does not declare: a misspelt optional
+// argument would otherwise be silently ignored.
+func (a args) unknown(known []string) error {
+	var extra []string
+	for k := range a.m {
+		if !slices.Contains(known, k) {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) == 0 {
+		return nil
+	}
+	slices.Sort(extra)
+	list := "none"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	return badArg(a.name(extra[0]), "unknown argument; this tool accepts: %s", list)
+}
+
+// str returns a string argument; ok is false when it is absent.
+func (a args) str(n string) (s string, ok bool, err error) {
+	v, ok := a.get(n)
+	if !ok {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", false, badArg(a.name(n), "must be a string, got %s", jsonType(v))
+	}
+	return s, true, nil
+}
+
+// text returns a required string that is not blank. The text is returned
+// as given (untrimmed).
+func (a args) text(n, what string) (string, error) {
+	s, ok, err := a.str(n)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", badArg(a.name(n), "required: %s", what)
+	}
+	if strings.TrimSpace(s) == "" {
+		return "", badArg(a.name(n), "must not be blank: %s", what)
+	}
+	return s, nil
+}
+
+// optText returns an optional string; blank counts as absent.
+func (a args) optText(n string) (*string, error) {
+	s, ok, err := a.str(n)
+	if err != nil || !ok || strings.TrimSpace(s) == "" {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// integer returns an integer argument within [lo, hi], or def when absent.
+func (a args) integer(n string, def, lo, hi int64) (int64, error) {
+	v, ok := a.get(n)
+	if !ok {
+		return def, nil
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case json.Number:
+		p, err := x.Float64()
+		if err != nil {
+			return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %s", lo, hi, x)
+		}
+		f = p
+	case string:
+		p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %q", lo, hi, x)
+		}
+		f = p
+	default:
+		return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %s", lo, hi, jsonType(v))
+	}
+	if f != math.Trunc(f) || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %v", lo, hi, f)
+	}
+	if f < float64(lo) || f > float64(hi) {
+		return 0, badArg(a.name(n), "must be between %d and %d, got %v", lo, hi, f)
+	}
+	return int64(f), nil
+}
+
+// boolean returns a boolean argument, or def when absent.
+func (a args) boolean(n string, def bool) (bool, error) {
+	v, ok := a.get(n)
+	if !ok {
+		return def, nil
+	}
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true":
+			return true, nil
+		case "false":
+			return false, nil
+		}
+	}
+	return false, badArg(a.name(n), "must be true or false, got %s", describe(v))
+}
+
+// choice returns one of values (matched case-insensitively after trimming),
+// or def when absent or blank.
+func (a args) choice(n, def string, values []string) (string, error) {
+	s, ok, err := a.str(n)
+	if err != nil || !ok || strings.TrimSpace(s) == "" {
+		return def, err
+	}
+	t := strings.ToLower(strings.TrimSpace(s))
+	if slices.Contains(values, t) {
+		return t, nil
+	}
+	return "", badArg(a.name(n), "%q is not accepted; use one of: %s", s, strings.Join(values, ", "))
+}
+
+// list returns the items of a comma-separated list (or a JSON array of
+// strings), trimmed, blank items skipped. ok is false when the argument is
+// absent or holds no items.
+func (a args) list(n string) (items []string, ok bool, err error) {
+	v, present := a.get(n)
+	if !present {
+		return nil, false, nil
+	}
+	var raw []string
+	switch x := v.(type) {
+	case string:
+		raw = strings.Split(x, ",")
+	case []any:
+		for i, e := range x {
+			s, isStr := e.(string)
+			if !isStr {
+				return nil, false, badArg(a.name(n), "item %d must be a string, got %s", i, jsonType(e))
+			}
+			raw = append(raw, s)
+		}
+	default:
+		return nil, false, badArg(a.name(n), "must be a comma-separated string, got %s", jsonType(v))
+	}
+	for _, s := range raw {
+		if t := strings.TrimSpace(s); t != "" {
+			items = append(items, t)
+		}
+	}
+	return items, len(items) > 0, nil
+}
+
+// jsonText returns the JSON document of an argument declared as "JSON
+// text in a string". A model that sends the object or array itself is
+// understood too. ok is false when the argument is absent or blank.
+func (a args) jsonText(n string) (doc []byte, ok bool, err error) {
+	v, present := a.get(n)
+	if !present {
+		return nil, false, nil
+	}
+	switch x := v.(type) {
+	case string:
+		if strings.TrimSpace(x) == "" {
+			return nil, false, nil
+		}
+		return []byte(x), true, nil
+	case map[string]any, []any:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, false, badArg(a.name(n), "cannot be encoded: %v", err)
+		}
+		return b, true, nil
+	default:
+		return nil, false, badArg(a.name(n), "must be a string holding JSON, got %s", jsonType(v))
+	}
+}
+
+// id returns a required record id.
+func (a args) id(n string) (memory.ID, error) {
+	s, ok, err := a.str(n)
+	if err != nil {
+		return memory.ID{}, err
+	}
+	if !ok || strings.TrimSpace(s) == "" {
+		return memory.ID{}, badArg(a.name(n), "required: a record id such as 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f (recall, recall_raw and timeline return ids)")
+	}
+	return parseID(a.name(n), s)
+}
+
+func parseID(name, s string) (memory.ID, error) {
+	id, err := memory.ParseID(strings.TrimSpace(s))
+	if err != nil {
+		return memory.ID{}, badArg(name, "%q is not a record id; want a UUID such as 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f", s)
+	}
+	return id, nil
+}
+
+// timestamp returns an optional RFC 3339 time.
+func (a args) timestamp(n string) (*time.Time, error) {
+	s, ok, err := a.str(n)
+	if err != nil || !ok || strings.TrimSpace(s) == "" {
+		return nil, err
+	}
+	t, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
+	if perr != nil {
+		return nil, badArg(a.name(n), "%q is not an RFC 3339 time; want e.g. 2026-05-01T09:30:00Z", s)
+	}
+	return &t, nil
+}
+
+// store returns an optional store; nil lets the server route the record.
+func (a args) store(n string) (*memory.StoreType, error) {
+	s, err := a.choice(n, "", storeNames)
+	if err != nil || s == "" {
+		return nil, err
+	}
+	st, perr := memory.ParseStoreType(s)
+	if perr != nil {
+		return nil, badArg(a.name(n), "%v", perr)
+	}
+	return &st, nil
+}
+
+// stores returns an optional comma list of stores; nil means all.
+func (a args) stores(n string) ([]memory.StoreType, error) {
+	items, ok, err := a.list(n)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([]memory.StoreType, 0, len(items))
+	for _, it := range items {
+		st, perr := memory.ParseStoreType(strings.ToLower(it))
+		if perr != nil {
+			return nil, badArg(a.name(n), "%q is not a store; use a comma-separated list of: %s", it, strings.Join(storeNames, ", "))
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// secrecyLevels returns an optional comma list of secrecy levels; nil
+// leaves the server's default (public and sensitive).
+func (a args) secrecyLevels(n string) ([]memory.SecrecyLevel, error) {
+	items, ok, err := a.list(n)
+	if err != nil || !ok {
+		return nil, err
+	}
+	out := make([]memory.SecrecyLevel, 0, len(items))
+	for _, it := range items {
+		l, perr := memory.ParseSecrecyLevel(strings.ToLower(it))
+		if perr != nil {
+			return nil, badArg(a.name(n), "%q is not a secrecy level; use a comma-separated list of: %s", it, strings.Join(secrecyNames, ", "))
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// emotion returns an optional emotion vector from a label.
+func (a args) emotion(n string) (*memory.EmotionVector, error) {
+	s, ok, err := a.str(n)
+	if err != nil || !ok || strings.TrimSpace(s) == "" {
+		return nil, err
+	}
+	v, perr := memory.ParseEmotionLabel(s)
+	if perr != nil {
+		return nil, badArg(a.name(n), "%q is not an emotion label; use one of: %s", s, strings.Join(emotionNames, ", "))
+	}
+	return &v, nil
+}
+
+// meta returns the optional meta-memory given as JSON text.
+func (a args) meta(n string) (*memory.MetaMemory, error) {
+	doc, ok, err := a.jsonText(n)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &fields); err != nil {
+		return nil, badArg(a.name(n), "not a JSON object: %v; want e.g. {\"intent\":\"...\",\"rationale\":\"...\",\"tags\":[\"...\"]}", err)
+	}
+	known := metaFields()
+	for k := range fields {
+		if !slices.Contains(known, k) {
+			return nil, badArg(a.name(n), "unknown field %q; meta-memory fields are: %s", k, strings.Join(known, ", "))
+		}
+	}
+	m, perr := memory.ParseMetaJSON(a.name(n), string(doc))
+	if perr != nil {
+		return nil, &argError{name: a.name(n), msg: strings.TrimPrefix(perr.Error(), a.name(n)+": ")}
+	}
+	return m, nil
+}
+
+// metaFields lists the top-level fields of a meta-memory document, read
+// from the type's own JSON encoding so the list cannot drift.
+func metaFields() []string {
+	b, err := json.Marshal(memory.MetaMemory{SchemaVersion: 1, CaptureStatus: memory.CaptureProvided})
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case float64, json.Number:
+		return "a number"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// describe shows a value in an error message.
+func describe(v any) string {
+	if s, ok := v.(string); ok {
+		return strconv.Quote(s)
+	}
+	if b, err := json.Marshal(v); err == nil && len(b) <= 60 {
+		return string(b)
+	}
+	return jsonType(v)
+}

@@ -1,0 +1,158 @@
+package mcpproxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/httpapi"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// TestExportPathRules: every path rule is checked before the server is
+// called, and nothing that exists is touched.
+func TestExportPathRules(t *testing.T) {
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "existing.cma")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(existing, filepath.Join(dir, "link.cma")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "nowhere.cma"), filepath.Join(dir, "dangling.cma")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// The server must never be called: point the proxy at a closed port,
+	// so a call would fail with "unreachable" instead of a path message.
+	p := newProxy(t, closedURL(t), client.Options{}, Options{WorkDir: dir})
+
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"missing", map[string]any{}, `"output_path": required`},
+		{"blank", map[string]any{"output_path": "  "}, `"output_path": required`},
+		{"overwrite", map[string]any{"output_path": existing}, "already exists; export never overwrites"},
+		{"overwrite relative", map[string]any{"output_path": "existing.cma"}, "already exists"},
+		{"symlink to a file", map[string]any{"output_path": filepath.Join(dir, "link.cma")}, "is a symbolic link; export never follows links"},
+		{"dangling symlink", map[string]any{"output_path": filepath.Join(dir, "dangling.cma")}, "is a symbolic link"},
+		{"dot dot", map[string]any{"output_path": filepath.Join(dir, "sub") + "/../new.cma"}, `contains ".."`},
+		{"relative dot dot", map[string]any{"output_path": "../new.cma"}, `contains ".."`},
+		{"missing parent", map[string]any{"output_path": filepath.Join(dir, "nope", "new.cma")}, "the directory " + filepath.Join(dir, "nope") + " does not exist"},
+		{"parent is a file", map[string]any{"output_path": filepath.Join(existing, "new.cma")}, "is not a directory"},
+		{"directory", map[string]any{"output_path": filepath.Join(dir, "sub")}, "is a directory"},
+		{"trailing slash", map[string]any{"output_path": dir + "/"}, "names a directory"},
+		{"tilde", map[string]any{"output_path": "~/backup.cma"}, "starts with ~, which is not expanded"},
+		{"encrypt without key", map[string]any{"output_path": filepath.Join(dir, "a.cma"), "encrypt": true}, `"encryption_key": required when encrypt is true`},
+		{"key without encrypt", map[string]any{"output_path": filepath.Join(dir, "a.cma"), "encryption_key": "k"}, `"encryption_key": given while encrypt is false`},
+		{"bad format", map[string]any{"output_path": filepath.Join(dir, "a.cma"), "format": "zip"}, `"format": "zip" is not accepted; use one of: cma, jsonl`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text, isErr := callTool(t, p, "export", tc.args)
+			if !isErr || !strings.Contains(text, tc.want) || !strings.Contains(text, "Nothing was sent") {
+				t.Fatalf("isError %v, text %q, want %q", isErr, text, tc.want)
+			}
+		})
+	}
+	if b, err := os.ReadFile(existing); err != nil || string(b) != "keep me" {
+		t.Fatalf("existing file changed: %q %v", b, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 4 {
+		t.Fatalf("export created files: %v", entries)
+	}
+}
+
+var writtenRE = regexp.MustCompile(`\n\nArchive written to (.+)\nSize: (\d+) bytes$`)
+
+// TestExportWrites: a successful export creates a new 0600 file holding
+// the archive, curated records and raw journal included; a failed one
+// leaves nothing behind.
+func TestExportWrites(t *testing.T) {
+	dir := t.TempDir()
+	p := newProxy(t, newHTTP(t, httpapi.Options{}), client.Options{}, Options{WorkDir: dir})
+	storeMemory(t, p, map[string]any{"content": "a curated memory"})
+	if text, isErr := callTool(t, p, "store_raw", map[string]any{"content": "a raw entry", "session_id": "s1"}); isErr {
+		t.Fatal(text)
+	}
+	if text, isErr := callTool(t, p, "store_raw", map[string]any{"content": "a secret entry", "session_id": "s1", "secrecy_level": "secret"}); isErr {
+		t.Fatal(text)
+	}
+
+	tests := []struct {
+		name      string
+		args      map[string]any
+		path      string
+		records   uint32
+		encrypted bool
+	}{
+		{"absolute", map[string]any{"output_path": filepath.Join(dir, "a.cma")}, filepath.Join(dir, "a.cma"), 2, false},
+		{"relative jsonl", map[string]any{"output_path": "b.jsonl", "format": "JSONL"}, filepath.Join(dir, "b.jsonl"), 2, false},
+		{"with secrets", map[string]any{"output_path": filepath.Join(dir, "c.cma"), "include_secret": true, "include_sealed": true}, filepath.Join(dir, "c.cma"), 3, false},
+		{"encrypted", map[string]any{"output_path": filepath.Join(dir, "d.cma"), "encrypt": true, "encryption_key": "correct horse"}, filepath.Join(dir, "d.cma"), 2, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text, isErr := callTool(t, p, "export", tc.args)
+			if isErr {
+				t.Fatal(text)
+			}
+			m := writtenRE.FindStringSubmatch(text)
+			if m == nil || m[1] != tc.path {
+				t.Fatalf("result %q, want the path %s", text, tc.path)
+			}
+			var meta memory.ExportResponse
+			mustJSON(t, strings.TrimSuffix(text, m[0]), &meta)
+			st, err := os.Lstat(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {
+				t.Errorf("mode %v, want a regular 0600 file", st.Mode())
+			}
+			size, _ := strconv.ParseInt(m[2], 10, 64)
+			if st.Size() != size || uint64(size) != meta.SizeBytes || meta.RecordCount != tc.records || meta.ArchiveID == "" || meta.Checksum == "" {
+				t.Errorf("file %d bytes, result %s", st.Size(), text)
+			}
+			data, err := os.ReadFile(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A plaintext archive starts with a JSON header line that
+			// counts the raw journal entries; an encrypted one does not.
+			first := bytes.SplitN(data, []byte("\n"), 2)[0]
+			var header struct {
+				RawRecordCount *int `json:"raw_record_count"`
+			}
+			plain := json.Unmarshal(first, &header) == nil && header.RawRecordCount != nil
+			if plain == tc.encrypted || (plain && uint32(*header.RawRecordCount) != tc.records-1) {
+				t.Errorf("encrypted %v, but the first line is %.200q", tc.encrypted, first)
+			}
+		})
+	}
+
+	// A server that fails mid-way: the file is removed.
+	down := newProxy(t, closedURL(t), client.Options{}, Options{WorkDir: dir})
+	text, isErr := callTool(t, down, "export", map[string]any{"output_path": "e.cma"})
+	if !isErr || !strings.Contains(text, "unreachable") {
+		t.Fatalf("export to a down server: %v %s", isErr, text)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "e.cma")); !os.IsNotExist(err) {
+		t.Fatalf("failed export left a file: %v", err)
+	}
+}

@@ -1,0 +1,125 @@
+package mcpproxy
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/httpapi"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// t0 is the engine's clock in the tests.
+var t0 = time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
+
+func newEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	db, err := store.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	e, err := engine.Open(context.Background(), db, engine.Options{Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// newHTTP serves an in-memory engine over pkg/httpapi and returns its URL.
+func newHTTP(t testing.TB, opts httpapi.Options) string {
+	t.Helper()
+	srv, err := httpapi.New(newEngine(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// newProxy returns a proxy that reaches url through pkg/client, as Run
+// wires it.
+func newProxy(t testing.TB, url string, copts client.Options, opts Options) *Proxy {
+	t.Helper()
+	c, err := client.New(url, copts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.ServerURL = c.URL()
+	opts.APIKey = copts.APIKey
+	if opts.Now == nil {
+		opts.Now = func() time.Time { return t0.Add(time.Hour) }
+	}
+	return New(c, opts)
+}
+
+// fakeHTTP answers every request with status and body.
+func fakeHTTP(t testing.TB, status int, body string) string {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(ts.Close)
+	return ts.URL
+}
+
+// rpcAnswer is a JSON-RPC answer to tools/call.
+type rpcAnswer struct {
+	Result *struct {
+		Content []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"content"`
+		IsError bool `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// callTool sends tools/call through the MCP server and returns the text of
+// the result and whether it is an error result. A JSON-RPC error fails the
+// test: tool failures must be results.
+func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool) {
+	t.Helper()
+	msg, err := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": arguments},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(p.server.HandleMessage(context.Background(), msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans rpcAnswer
+	if err := json.Unmarshal(b, &ans); err != nil {
+		t.Fatalf("answer %s: %v", b, err)
+	}
+	if ans.Error != nil || ans.Result == nil {
+		t.Fatalf("%s: JSON-RPC error instead of a tool result: %s", name, b)
+	}
+	if len(ans.Result.Content) != 1 || ans.Result.Content[0].Type != "text" {
+		t.Fatalf("%s: want one text item, got %s", name, b)
+	}
+	return ans.Result.Content[0].Text, ans.Result.IsError
+}
+
+// mustJSON decodes the text of a successful result.
+func mustJSON(t testing.TB, text string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		t.Fatalf("result is not JSON: %v\n%s", err, text)
+	}
+}

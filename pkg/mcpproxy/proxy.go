@@ -1,0 +1,351 @@
+// Package mcpproxy is memsvc's MCP server: it speaks the Model Context
+// Protocol (JSON-RPC 2.0, one message per line) on stdin and stdout and
+// serves fifteen tools by calling a memory.Service, in practice pkg/client
+// talking HTTP to a running `memsvc serve`. The memsvc-mcp binary and the
+// `memsvc mcp` subcommand both run it.
+//
+// Process rules:
+//   - stdout carries nothing but JSON-RPC messages; logs go to the injected
+//     logger (stderr in the binaries).
+//   - Starting records nothing and calls nothing: the server is contacted
+//     only when a tool is called, so the proxy starts while the server is
+//     down, reports that per call, and picks the server up again after a
+//     restart (the HTTP client keeps no state but idle connections).
+//   - A tool failure is a tool result with isError set, whose text says
+//     what went wrong and what to do (the table is Proxy.describe); only
+//     protocol problems (unknown tool, malformed message) are JSON-RPC
+//     errors.
+//   - When stdin ends, the answers still being worked on are written and
+//     Serve returns nil.
+//
+// The tools follow the upstream reference (tool names, arguments, the
+// flattened recall results) with these departures: schemas carry enum,
+// default, minimum and maximum keywords and refuse undeclared arguments;
+// out-of-range numbers are refused rather than clamped; associate's depth
+// defaults to 2 like the HTTP API (upstream's MCP tool used 1); records in
+// inspect, timeline and associate results show their text instead of byte
+// arrays; export can include sealed and secret raw entries on request.
+package mcpproxy
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Options configure a Proxy, and for Run the client it builds.
+type Options struct {
+	// ServerURL is the memsvc server's base URL. Run connects to it; New
+	// only names it in error messages.
+	ServerURL string
+	// APIKey is the server's Bearer key (Run). New only uses whether it is
+	// set, to say which one is wrong when the server refuses a call.
+	APIKey string
+	// Timeout bounds each server call (Run); 0 means no bound.
+	Timeout time.Duration
+	// Version is reported in the initialize result.
+	Version string
+	// Logger receives the proxy's log. Nil: New discards it; Run writes
+	// text at info level to stderr.
+	Logger *slog.Logger
+	// Now is the clock for timeline's default range; nil selects time.Now.
+	Now func() time.Time
+	// WorkDir resolves relative export paths; empty selects the process's
+	// working directory.
+	WorkDir string
+}
+
+const (
+	// maxMessageBytes bounds one JSON-RPC message; the server refuses
+	// bodies over 64 MiB anyway.
+	maxMessageBytes = 64 << 20
+	// maxConcurrent bounds the requests served at once.
+	maxConcurrent = 4
+	// connectTimeout bounds connecting to the server (Run).
+	connectTimeout = 10 * time.Second
+)
+
+// Proxy serves the MCP tools over a memory.Service.
+type Proxy struct {
+	svc    memory.Service
+	opts   Options
+	log    *slog.Logger
+	server *server.MCPServer
+	// maxMessage bounds one input line (maxMessageBytes; tests lower it).
+	maxMessage int
+}
+
+// New returns a Proxy that calls svc.
+func New(svc memory.Service, opts Options) *Proxy {
+	p := &Proxy{svc: svc, opts: opts, log: opts.Logger, maxMessage: maxMessageBytes}
+	if p.log == nil {
+		p.log = slog.New(slog.DiscardHandler)
+	}
+	version := opts.Version
+	if version == "" {
+		version = "dev"
+	}
+	p.server = server.NewMCPServer("memsvc", version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(instructions),
+	)
+	for _, t := range p.tools() {
+		p.server.AddTool(t.def, p.wrap(t))
+	}
+	return p
+}
+
+func (p *Proxy) now() time.Time {
+	if p.opts.Now != nil {
+		return p.opts.Now()
+	}
+	return time.Now()
+}
+
+// wrap adapts a handler to mcp-go: it reads and checks the arguments,
+// turns every error into an isError result and logs the outcome (never
+// the content).
+func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
+	name := t.def.Name
+	known := make([]string, 0, len(t.def.InputSchema.Properties))
+	for k := range t.def.InputSchema.Properties {
+		known = append(known, k)
+	}
+	slices.Sort(known)
+	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+		start := time.Now()
+		defer func() {
+			if r := recover(); r != nil {
+				p.log.Error("tool panicked", "tool", name, "panic", r)
+				res = mcp.NewToolResultError("The memsvc MCP proxy failed unexpectedly while running " + name + ". This is a bug; its log (stderr) has details.")
+			}
+		}()
+		var err error
+		m, ok := req.Params.Arguments.(map[string]any)
+		switch {
+		case req.Params.Arguments == nil:
+			m = map[string]any{}
+		case !ok:
+			err = badArg("arguments", "must be a JSON object of named arguments, got %s", jsonType(req.Params.Arguments))
+		}
+		if err == nil {
+			a := args{m: m}
+			if err = a.unknown(known); err == nil {
+				res, err = t.handler(ctx, a)
+			}
+		}
+		took := time.Since(start)
+		if err != nil {
+			f := p.describe(err)
+			p.log.Log(ctx, f.level, "tool call failed", "tool", name, "kind", f.kind, "err", err, "took", took)
+			return mcp.NewToolResultError(f.text), nil
+		}
+		p.log.Debug("tool call", "tool", name, "took", took)
+		return res, nil
+	}
+}
+
+// Run serves MCP on stdin and stdout until stdin ends or ctx is done,
+// calling the memsvc server at opts.ServerURL. It contacts the server
+// only when a tool is called.
+func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	ua := "memsvc-mcp"
+	if opts.Version != "" {
+		ua += "/" + opts.Version
+	}
+	c, err := client.New(opts.ServerURL, client.Options{
+		APIKey:     opts.APIKey,
+		Timeout:    opts.Timeout,
+		HTTPClient: &http.Client{Transport: tr},
+		UserAgent:  ua,
+	})
+	if err != nil {
+		return err
+	}
+	defer tr.CloseIdleConnections()
+	opts.ServerURL = c.URL()
+	p := New(c, opts)
+	p.log.Info("MCP proxy serving on stdio", "server", c.URL(), "api_key", opts.APIKey != "", "timeout", opts.Timeout, "version", opts.Version)
+	err = p.Serve(ctx, stdin, stdout)
+	p.log.Info("MCP proxy stopped", "err", err)
+	return err
+}
+
+// Serve reads JSON-RPC messages, one per line, from stdin and writes the
+// answers to stdout. Tool calls are served concurrently (a few at a time),
+// everything else in order. It returns nil when stdin ends (after writing
+// the answers still outstanding) or ctx is done, and an error when reading
+// stdin or writing stdout fails.
+func (p *Proxy) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := &messageWriter{w: stdout, cancel: cancel}
+
+	msgs := make(chan message)
+	go readMessages(ctx, stdin, p.maxMessage, msgs)
+
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxConcurrent)
+	finish := func(err error) error {
+		wg.Wait()
+		if werr := out.failure(); werr != nil {
+			return werr
+		}
+		return err
+	}
+	for {
+		var m message
+		select {
+		case <-ctx.Done():
+			return finish(nil)
+		case m = <-msgs:
+		}
+		switch {
+		case m.tooLong:
+			out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
+				fmt.Sprintf("message longer than the limit of %d bytes", p.maxMessage), nil))
+		case len(m.data) > 0 && isToolCall(m.data):
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return finish(nil)
+			}
+			wg.Add(1)
+			go func(data []byte) {
+				defer func() { <-sem; wg.Done() }()
+				if resp := p.server.HandleMessage(ctx, data); resp != nil {
+					out.write(resp)
+				}
+			}(m.data)
+		case len(m.data) > 0:
+			// Everything else is quick and local: initialize, tools/list,
+			// ping, notifications, and malformed messages (answered with
+			// a parse error), in order.
+			if resp := p.server.HandleMessage(ctx, m.data); resp != nil {
+				out.write(resp)
+			}
+		}
+		if m.err != nil {
+			if errors.Is(m.err, io.EOF) {
+				return finish(nil)
+			}
+			return finish(fmt.Errorf("read stdin: %w", m.err))
+		}
+	}
+}
+
+// message is one line of input; err ends the input.
+type message struct {
+	data    []byte
+	tooLong bool
+	err     error
+}
+
+// readMessages sends the lines of r to msgs until r fails or ends (the
+// last message carries the error) or ctx is done. Lines longer than limit
+// are skipped and reported as tooLong.
+func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- message) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		var m message
+		for {
+			frag, err := br.ReadSlice('\n')
+			if !m.tooLong {
+				if len(m.data)+len(frag) > limit {
+					m.tooLong, m.data = true, nil
+				} else {
+					m.data = append(m.data, frag...)
+				}
+			}
+			if errors.Is(err, bufio.ErrBufferFull) {
+				continue
+			}
+			m.err = err
+			break
+		}
+		m.data = trimSpace(m.data)
+		select {
+		case msgs <- m:
+		case <-ctx.Done():
+			return
+		}
+		if m.err != nil {
+			return
+		}
+	}
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+// isToolCall reports whether data is a tools/call request (a method and
+// a non-null id): the only messages that wait for the server.
+func isToolCall(data []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	return m.Method == string(mcp.MethodToolsCall) && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+// messageWriter writes whole messages, one per line, from any goroutine.
+// The first write error cancels serving.
+type messageWriter struct {
+	mu     sync.Mutex
+	w      io.Writer
+	err    error
+	cancel context.CancelFunc
+}
+
+func (w *messageWriter) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "encode answer: "+err.Error(), nil))
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	if _, err := w.w.Write(b); err != nil {
+		w.err = fmt.Errorf("write stdout: %w", err)
+		w.cancel()
+	}
+}
+
+func (w *messageWriter) failure() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
