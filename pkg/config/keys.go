@@ -128,15 +128,9 @@ var keys = []key{
 	},
 	{
 		name:    "grpc.port",
-		doc:     "TCP port of the optional gRPC API (same bind address as HTTP). Unset disables gRPC; `serve --grpc-port` also enables it.",
+		doc:     "TCP port of the optional gRPC API (same bind address as HTTP; 0 picks a free port). Unset disables gRPC; `serve --grpc-port` also enables it. TLS is required when auth is enabled or the address is not loopback.",
 		field:   func(c *Config) any { return &c.GRPC.Port },
 		example: "8421",
-		check: func(c *Config) string {
-			if c.GRPC.Port != nil {
-				return nonZero(uint64(*c.GRPC.Port), "a port between 1 and 65535")
-			}
-			return ""
-		},
 	},
 	{
 		name:    "grpc.tls_cert_path",

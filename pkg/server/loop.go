@@ -70,6 +70,9 @@ func runRounds(ctx context.Context, o loopOptions, first bool, work func(context
 			}
 		}
 		first = false
+		if ctx.Err() != nil {
+			return true
+		}
 		if err := work(ctx); err != nil && ctx.Err() == nil {
 			o.log.Error("background loop round failed", "loop", o.name, "err", err)
 		}

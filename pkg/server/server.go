@@ -23,6 +23,7 @@ import (
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/grpcapi"
 	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
@@ -50,6 +51,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	httpAddr string
+	grpcAddr string
 	ready    chan struct{}
 }
 
@@ -75,8 +77,9 @@ func (s *Server) HTTPAddr() string {
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
 // ErrUnsafeBind is returned when the HTTP API would listen beyond loopback
-// without authentication.
-var ErrUnsafeBind = errors.New("refusing to serve without authentication on a non-loopback address")
+// without authentication, or gRPC would carry keys or leave loopback
+// without TLS.
+var ErrUnsafeBind = errors.New("refusing to serve")
 
 // Run serves until ctx is cancelled, then shuts down: the API stops taking
 // requests and in-flight ones get http.shutdown_timeout_secs to finish,
@@ -85,7 +88,10 @@ var ErrUnsafeBind = errors.New("refusing to serve without authentication on a no
 func (s *Server) Run(ctx context.Context) (err error) {
 	cfg := s.cfg
 	if !cfg.Auth.Enabled && !config.IsLoopback(cfg.HTTP.BindAddress) {
-		return fmt.Errorf("%w %s: set auth.enabled = true with auth.api_keys (and put a TLS proxy in front), or bind to 127.0.0.1", ErrUnsafeBind, cfg.HTTP.BindAddress)
+		return fmt.Errorf("%w without authentication on %s: set auth.enabled = true with auth.api_keys (and put a TLS proxy in front), or bind to 127.0.0.1", ErrUnsafeBind, cfg.HTTP.BindAddress)
+	}
+	if cfg.GRPC.Port != nil && cfg.GRPC.TLSCertPath == nil && (cfg.Auth.Enabled || !config.IsLoopback(cfg.HTTP.BindAddress)) {
+		return fmt.Errorf("%w gRPC without TLS: API keys or a non-loopback address need grpc.tls_cert_path and grpc.tls_key_path", ErrUnsafeBind)
 	}
 	var closers []func() error
 	defer func() {
@@ -143,14 +149,41 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("http api: %w", err)
 	}
 
+	var gsrv *grpcapi.Server
+	var gln net.Listener
+	if cfg.GRPC.Port != nil {
+		gopts := grpcapi.Options{
+			Logger:          s.log,
+			AuthEnabled:     cfg.Auth.Enabled,
+			APIKeys:         cfg.Auth.APIKeys,
+			RateLimit:       grpcapi.RateLimit{RequestsPerSecond: float64(cfg.RateLimit.RequestsPerSecond), Burst: int(cfg.RateLimit.Burst)},
+			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
+			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
+		}
+		if cfg.GRPC.TLSCertPath != nil {
+			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath
+		}
+		if gsrv, err = grpcapi.NewServer(svc, gopts); err != nil {
+			return fmt.Errorf("grpc: %w", err)
+		}
+		if gln, err = net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(*cfg.GRPC.Port)))); err != nil {
+			return fmt.Errorf("listen for gRPC: %w", err)
+		}
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(cfg.HTTP.Port))))
 	if err != nil {
+		if gln != nil {
+			_ = gln.Close()
+		}
 		return fmt.Errorf("listen: %w", err)
 	}
 	s.mu.Lock()
 	s.httpAddr = ln.Addr().String()
+	if gln != nil {
+		s.grpcAddr = gln.Addr().String()
+	}
 	s.mu.Unlock()
-	s.banner(db.Dir(), ln.Addr().String())
+	s.banner(db.Dir(), ln.Addr().String(), s.grpcAddr)
 
 	// The background loops.
 	loopCtx, stopLoops := context.WithCancel(context.Background())
@@ -194,27 +227,54 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
+	grpcCtx, stopGRPC := context.WithCancel(context.Background())
+	defer stopGRPC()
+	var grpcDone chan error // nil (never ready) when gRPC is off
+	if gsrv != nil {
+		grpcDone = make(chan error, 1)
+		go func() { grpcDone <- gsrv.Serve(grpcCtx, gln) }()
+	}
 	close(s.ready)
 	s.log.Info("memsvc serving", "http", ln.Addr().String())
 
 	select {
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
+	case err := <-grpcDone:
+		_ = hs.Close()
+		return fmt.Errorf("grpc server: %w", err)
 	case <-ctx.Done():
 	}
 	s.log.Info("shutdown signal received; draining requests", "timeout_secs", cfg.HTTP.ShutdownTimeoutSecs)
 	api.BeginShutdown()
+	if gsrv != nil {
+		gsrv.BeginShutdown()
+		stopGRPC() // Serve drains in parallel with HTTP, within the same deadline
+	}
 	shCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.HTTP.ShutdownTimeoutSecs)*time.Second)
 	defer cancel()
 	if err := hs.Shutdown(shCtx); err != nil {
 		s.log.Warn("requests still running at the shutdown deadline were cut off", "err", err)
 		_ = hs.Close()
 	}
+	if grpcDone != nil {
+		if err := <-grpcDone; err != nil {
+			s.log.Warn("grpc server stopped with an error", "err", err)
+		}
+	}
 	s.log.Info("shutdown complete")
 	return nil
 }
 
-func (s *Server) banner(dataDir, httpAddr string) {
+// GRPCAddr is the address the gRPC API listens on ("" when it is off),
+// once Ready is closed.
+func (s *Server) GRPCAddr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.grpcAddr
+}
+
+func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 	w := s.opts.Banner
 	cfgFile := s.cfg.File
 	if cfgFile == "" {
@@ -230,6 +290,13 @@ func (s *Server) banner(dataDir, httpAddr string) {
 	}
 	if s.cfg.Security.AuditLogEnabled {
 		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
+	}
+	if grpcAddr != "" {
+		tls := ""
+		if s.cfg.GRPC.TLSCertPath != nil {
+			tls = " (TLS)"
+		}
+		fmt.Fprintf(w, "gRPC   listening on %s%s\n", grpcAddr, tls)
 	}
 	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
 }

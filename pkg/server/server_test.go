@@ -184,3 +184,14 @@ func TestShutdownDeadline(t *testing.T) {
 		t.Fatalf("shutdown took %v with a 1 s deadline", took)
 	}
 }
+
+func TestGRPCNeedsTLSWithAuth(t *testing.T) {
+	cfg := testConfig(t)
+	port := uint16(0)
+	cfg.GRPC.Port = &port
+	cfg.Auth.Enabled, cfg.Auth.APIKeys = true, []string{"k1"}
+	err := New(cfg, Options{}).Run(context.Background())
+	if !errors.Is(err, ErrUnsafeBind) || !strings.Contains(err.Error(), "grpc.tls_cert_path") {
+		t.Fatalf("gRPC with keys over plaintext: %v", err)
+	}
+}

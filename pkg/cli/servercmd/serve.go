@@ -19,9 +19,10 @@ import (
 func (r *root) serveCmd() *ff.Command {
 	fs := r.subFlags("serve")
 	port := fs.StringLong("port", "", "HTTP port (default: http.port, 8420; 0 picks a free port)")
+	grpcPort := fs.StringLong("grpc-port", "", "also serve gRPC on this port (default: grpc.port, off; 0 picks a free port)")
 	return &ff.Command{
 		Name:      "serve",
-		Usage:     "memsvc serve [--port N] [--config FILE] [--data-dir DIR]",
+		Usage:     "memsvc serve [--port N] [--grpc-port N] [--config FILE] [--data-dir DIR]",
 		ShortHelp: "run the server",
 		LongHelp: "Runs memsvc: the HTTP API on http.bind_address:http.port, background decay and\n" +
 			"dream processing, and the audit log. SIGINT or SIGTERM stops it gracefully.\n" +
@@ -38,6 +39,9 @@ func (r *root) serveCmd() *ff.Command {
 			var overrides []config.Override
 			if *port != "" {
 				overrides = append(overrides, config.Override{Key: "http.port", Value: *port, Flag: "--port"})
+			}
+			if *grpcPort != "" {
+				overrides = append(overrides, config.Override{Key: "grpc.port", Value: *grpcPort, Flag: "--grpc-port"})
 			}
 			cfg, err := r.loadConfig(overrides...)
 			if err != nil {

@@ -1,0 +1,706 @@
+package grpcapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/types/known/structpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// This file and convert_ops.go translate between the protobuf messages and
+// the pkg/memory model, in both directions. The server needs proto → model
+// for requests and model → proto for answers; the other two directions
+// exist so that every conversion is round-trip tested (and for clients).
+//
+// Rules, mirroring how the JSON model is decoded:
+//
+//   - Enum numbers equal the model's values; UNSPECIFIED is the model's
+//     zero value ("unset"), where a request field has a default the default
+//     applies, and a number the model does not know is a VALIDATION_ERROR.
+//   - proto3 optional fields and message fields map to the model's pointer
+//     fields; the *List wrappers map nil to a nil slice and a present list
+//     to a non-nil slice.
+//   - A nil Timestamp is the zero time; the zero time is a nil Timestamp.
+//   - Struct and Value hold the model's free-form JSON; nil is absent.
+//
+// A decoder reports the first problem as a VALIDATION_ERROR naming the
+// field by its JSON path ("records[2].content.blocks[0].modality"), so
+// gRPC and HTTP clients read the same messages.
+
+// decoder turns messages into model values and keeps the first error.
+type decoder struct{ err error }
+
+func (d *decoder) fail(field, format string, args ...any) {
+	if d.err == nil {
+		d.err = memory.Invalid(field, format, args...)
+	}
+}
+
+// join appends a field name to a path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// index appends a list index to a path.
+func index(path string, i int) string {
+	return path + "[" + strconv.Itoa(i) + "]"
+}
+
+// encoder turns model values into messages and keeps the first error. Only
+// free-form JSON that does not parse can fail, which never happens to
+// values the service produced.
+type encoder struct{ err error }
+
+func (e *encoder) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// ---------------------------------------------------------------- scalars
+
+// id parses a required record id.
+func (d *decoder) id(f, s string) memory.ID {
+	if s == "" {
+		d.fail(f, "required: a UUID")
+		return memory.NilID
+	}
+	id, err := memory.ParseID(s)
+	if err != nil {
+		d.fail(f, "%v", err)
+	}
+	return id
+}
+
+func (d *decoder) optID(f string, s *string) *memory.ID {
+	if s == nil {
+		return nil
+	}
+	id := d.id(f, *s)
+	return &id
+}
+
+func (d *decoder) ids(f string, in []string) []memory.ID {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]memory.ID, len(in))
+	for i, s := range in {
+		out[i] = d.id(index(f, i), s)
+	}
+	return out
+}
+
+func optIDString(id *memory.ID) *string {
+	if id == nil {
+		return nil
+	}
+	s := id.String()
+	return &s
+}
+
+func idStrings(ids []memory.ID) []string {
+	if ids == nil {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.String()
+	}
+	return out
+}
+
+// time reads a timestamp; nil is the zero time.
+func (d *decoder) time(f string, ts *timestamppb.Timestamp) time.Time {
+	if ts == nil {
+		return time.Time{}
+	}
+	if err := ts.CheckValid(); err != nil {
+		d.fail(f, "invalid timestamp: %v", err)
+		return time.Time{}
+	}
+	return ts.AsTime()
+}
+
+func (d *decoder) optTime(f string, ts *timestamppb.Timestamp) *time.Time {
+	if ts == nil {
+		return nil
+	}
+	t := d.time(f, ts)
+	return &t
+}
+
+// timestamp writes a time; the zero time is nil.
+func timestamp(t time.Time) *timestamppb.Timestamp {
+	if t.IsZero() {
+		return nil
+	}
+	return timestamppb.New(t)
+}
+
+func optTimestamp(t *time.Time) *timestamppb.Timestamp {
+	if t == nil {
+		return nil
+	}
+	return timestamppb.New(*t)
+}
+
+func clone[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
+// ---------------------------------------------------------------- enums
+
+// modelEnum is one of the model's enumerations: a small integer whose zero
+// value means "unset".
+type modelEnum interface {
+	~uint8
+	Valid() bool
+}
+
+// enum converts a protobuf enum number; 0 (UNSPECIFIED) is the model's
+// zero value.
+func enum[E modelEnum, P ~int32](d *decoder, f string, v P) E {
+	if v == 0 {
+		return 0
+	}
+	e := E(v)
+	if v < 0 || v > 255 || !e.Valid() {
+		d.fail(f, "unknown enum value %d", v)
+		return 0
+	}
+	return e
+}
+
+// enumOr converts an enum whose UNSPECIFIED means "the default".
+func enumOr[E modelEnum, P ~int32](d *decoder, f string, v P, def E) E {
+	if v == 0 {
+		return def
+	}
+	return enum[E](d, f, v)
+}
+
+func enums[E modelEnum, P ~int32](d *decoder, f string, in []P) []E {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]E, len(in))
+	for i, v := range in {
+		out[i] = enum[E](d, index(f, i), v)
+	}
+	return out
+}
+
+func pbEnums[P ~int32, E ~uint8](in []E) []P {
+	if in == nil {
+		return nil
+	}
+	out := make([]P, len(in))
+	for i, v := range in {
+		out[i] = P(v)
+	}
+	return out
+}
+
+// optEnum converts a nullable enum: UNSPECIFIED is nil.
+func optEnum[E modelEnum, P ~int32](d *decoder, f string, v P) *E {
+	if v == 0 {
+		return nil
+	}
+	e := enum[E](d, f, v)
+	return &e
+}
+
+func pbOptEnum[P ~int32, E ~uint8](v *E) P {
+	if v == nil {
+		return 0
+	}
+	return P(*v)
+}
+
+// ---------------------------------------------------------------- free-form JSON
+
+// marshalJSON writes v compactly without HTML escaping, as the JSON model
+// keeps client JSON.
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// object reads free-form metadata; nil is absent.
+func (d *decoder) object(f string, s *structpb.Struct) memory.JSON {
+	if s == nil {
+		return nil
+	}
+	b, err := marshalJSON(s.AsMap())
+	if err != nil {
+		d.fail(f, "not representable as JSON (numbers must be finite): %v", err)
+		return nil
+	}
+	return memory.JSON(b)
+}
+
+// value reads a free-form JSON value; nil is absent.
+func (d *decoder) value(f string, v *structpb.Value) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	b, err := marshalJSON(v.AsInterface())
+	if err != nil {
+		d.fail(f, "not representable as JSON (numbers must be finite): %v", err)
+		return nil
+	}
+	return json.RawMessage(b)
+}
+
+func (e *encoder) object(j memory.JSON) *structpb.Struct {
+	if len(j) == 0 {
+		return nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(j, &m); err != nil {
+		e.fail(fmt.Errorf("metadata: %w", err))
+		return nil
+	}
+	if m == nil { // the JSON null
+		return nil
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		e.fail(fmt.Errorf("metadata: %w", err))
+		return nil
+	}
+	return s
+}
+
+func (e *encoder) value(raw json.RawMessage) *structpb.Value {
+	if len(raw) == 0 {
+		return nil
+	}
+	var x any
+	if err := json.Unmarshal(raw, &x); err != nil {
+		e.fail(fmt.Errorf("JSON value: %w", err))
+		return nil
+	}
+	v, err := structpb.NewValue(x)
+	if err != nil {
+		e.fail(fmt.Errorf("JSON value: %w", err))
+		return nil
+	}
+	return v
+}
+
+// ---------------------------------------------------------------- shared pieces
+
+func (d *decoder) header(f string, in *pb.CmpHeader) *memory.CMPHeader {
+	if in == nil {
+		return nil
+	}
+	h := &memory.CMPHeader{Protocol: in.GetProtocol(), Version: in.GetVersion(), Timestamp: d.time(join(f, "timestamp"), in.GetTimestamp())}
+	if in.GetRequestId() != "" {
+		h.RequestID = d.id(join(f, "request_id"), in.GetRequestId())
+	}
+	return h
+}
+
+func pbHeader(h *memory.CMPHeader) *pb.CmpHeader {
+	if h == nil {
+		return nil
+	}
+	out := &pb.CmpHeader{Protocol: h.Protocol, Version: h.Version, Timestamp: timestamp(h.Timestamp)}
+	if !h.RequestID.IsNil() {
+		out.RequestId = h.RequestID.String()
+	}
+	return out
+}
+
+func (d *decoder) temporalRange(f string, in *pb.TemporalRange) memory.TemporalRange {
+	return memory.TemporalRange{Start: d.time(join(f, "start"), in.GetStart()), End: d.time(join(f, "end"), in.GetEnd())}
+}
+
+func (d *decoder) optTemporalRange(f string, in *pb.TemporalRange) *memory.TemporalRange {
+	if in == nil {
+		return nil
+	}
+	r := d.temporalRange(f, in)
+	return &r
+}
+
+func pbTemporalRange(r memory.TemporalRange) *pb.TemporalRange {
+	return &pb.TemporalRange{Start: timestamp(r.Start), End: timestamp(r.End)}
+}
+
+func pbOptTemporalRange(r *memory.TemporalRange) *pb.TemporalRange {
+	if r == nil {
+		return nil
+	}
+	return pbTemporalRange(*r)
+}
+
+// ---------------------------------------------------------------- records
+
+func (d *decoder) content(f string, in *pb.MemoryContent) memory.MemoryContent {
+	if in == nil {
+		return memory.MemoryContent{}
+	}
+	c := memory.MemoryContent{Summary: clone(in.Summary)}
+	if n := len(in.GetBlocks()); n > 0 {
+		c.Blocks = make([]memory.ContentBlock, n)
+		for i, b := range in.GetBlocks() {
+			c.Blocks[i] = memory.ContentBlock{
+				Modality:  enum[memory.Modality](d, index(join(f, "blocks"), i)+".modality", b.GetModality()),
+				Format:    b.GetFormat(),
+				Data:      memory.Bytes(b.GetData()),
+				Embedding: b.GetEmbedding(),
+			}
+		}
+	}
+	return c
+}
+
+func (d *decoder) optContent(f string, in *pb.MemoryContent) *memory.MemoryContent {
+	if in == nil {
+		return nil
+	}
+	c := d.content(f, in)
+	return &c
+}
+
+func pbContent(c *memory.MemoryContent) *pb.MemoryContent {
+	if c == nil {
+		return nil
+	}
+	out := &pb.MemoryContent{Summary: clone(c.Summary)}
+	if c.Blocks != nil {
+		out.Blocks = make([]*pb.ContentBlock, len(c.Blocks))
+		for i := range c.Blocks {
+			b := &c.Blocks[i]
+			out.Blocks[i] = &pb.ContentBlock{Modality: pb.Modality(b.Modality), Format: b.Format, Data: b.Data, Embedding: b.Embedding}
+		}
+	}
+	return out
+}
+
+func (d *decoder) fidelity(f string, in *pb.FidelityState) memory.FidelityState {
+	return memory.FidelityState{
+		Score:              in.GetScore(),
+		NoiseLevel:         in.GetNoiseLevel(),
+		DecayRate:          in.GetDecayRate(),
+		EmotionalAnchor:    in.GetEmotionalAnchor(),
+		ReinforcementCount: in.GetReinforcementCount(),
+		Stability:          in.GetStability(),
+		LastDecayTick:      d.time(join(f, "last_decay_tick"), in.GetLastDecayTick()),
+	}
+}
+
+func pbFidelity(s *memory.FidelityState) *pb.FidelityState {
+	return &pb.FidelityState{
+		Score:              s.Score,
+		NoiseLevel:         s.NoiseLevel,
+		DecayRate:          s.DecayRate,
+		EmotionalAnchor:    s.EmotionalAnchor,
+		ReinforcementCount: s.ReinforcementCount,
+		Stability:          s.Stability,
+		LastDecayTick:      timestamp(s.LastDecayTick),
+	}
+}
+
+func emotion(in *pb.EmotionVector) memory.EmotionVector {
+	return memory.EmotionVector{
+		Joy: in.GetJoy(), Trust: in.GetTrust(), Fear: in.GetFear(), Surprise: in.GetSurprise(),
+		Sadness: in.GetSadness(), Disgust: in.GetDisgust(), Anger: in.GetAnger(), Anticipation: in.GetAnticipation(),
+		Intensity: in.GetIntensity(), Valence: in.GetValence(),
+	}
+}
+
+func optEmotion(in *pb.EmotionVector) *memory.EmotionVector {
+	if in == nil {
+		return nil
+	}
+	e := emotion(in)
+	return &e
+}
+
+func pbEmotion(e *memory.EmotionVector) *pb.EmotionVector {
+	if e == nil {
+		return nil
+	}
+	return &pb.EmotionVector{
+		Joy: e.Joy, Trust: e.Trust, Fear: e.Fear, Surprise: e.Surprise,
+		Sadness: e.Sadness, Disgust: e.Disgust, Anger: e.Anger, Anticipation: e.Anticipation,
+		Intensity: e.Intensity, Valence: e.Valence,
+	}
+}
+
+func (d *decoder) record(f string, in *pb.MemoryRecord) memory.MemoryRecord {
+	r := memory.MemoryRecord{
+		ID:             d.id(join(f, "id"), in.GetId()),
+		Store:          enum[memory.StoreType](d, join(f, "store"), in.GetStore()),
+		CreatedAt:      d.time(join(f, "created_at"), in.GetCreatedAt()),
+		UpdatedAt:      d.time(join(f, "updated_at"), in.GetUpdatedAt()),
+		LastAccessedAt: d.time(join(f, "last_accessed_at"), in.GetLastAccessedAt()),
+		AccessCount:    in.GetAccessCount(),
+		Content:        d.content(join(f, "content"), in.GetContent()),
+		Fidelity:       d.fidelity(join(f, "fidelity"), in.GetFidelity()),
+		Emotion:        emotion(in.GetEmotion()),
+		Metadata:       d.object(join(f, "metadata"), in.GetMetadata()),
+		Version:        in.GetVersion(),
+		Meta:           d.meta(join(f, "meta"), in.GetMeta()),
+	}
+	if n := len(in.GetAssociations()); n > 0 {
+		r.Associations = make([]memory.Association, n)
+		for i, a := range in.GetAssociations() {
+			af := index(join(f, "associations"), i)
+			r.Associations[i] = memory.Association{
+				TargetID:         d.id(join(af, "target_id"), a.GetTargetId()),
+				AssociationType:  enum[memory.AssociationType](d, join(af, "association_type"), a.GetAssociationType()),
+				Weight:           a.GetWeight(),
+				CreatedAt:        d.time(join(af, "created_at"), a.GetCreatedAt()),
+				LastCoActivation: d.time(join(af, "last_co_activation"), a.GetLastCoActivation()),
+			}
+		}
+	}
+	return r
+}
+
+func (e *encoder) record(r *memory.MemoryRecord) *pb.MemoryRecord {
+	out := &pb.MemoryRecord{
+		Id:             r.ID.String(),
+		Store:          pb.StoreType(r.Store),
+		CreatedAt:      timestamp(r.CreatedAt),
+		UpdatedAt:      timestamp(r.UpdatedAt),
+		LastAccessedAt: timestamp(r.LastAccessedAt),
+		AccessCount:    r.AccessCount,
+		Content:        pbContent(&r.Content),
+		Fidelity:       pbFidelity(&r.Fidelity),
+		Emotion:        pbEmotion(&r.Emotion),
+		Metadata:       e.object(r.Metadata),
+		Version:        r.Version,
+		Meta:           pbMeta(&r.Meta),
+	}
+	if r.Associations != nil {
+		out.Associations = make([]*pb.Association, len(r.Associations))
+		for i := range r.Associations {
+			a := &r.Associations[i]
+			out.Associations[i] = &pb.Association{
+				TargetId:         a.TargetID.String(),
+				AssociationType:  pb.AssociationType(a.AssociationType),
+				Weight:           a.Weight,
+				CreatedAt:        timestamp(a.CreatedAt),
+				LastCoActivation: timestamp(a.LastCoActivation),
+			}
+		}
+	}
+	return out
+}
+
+func (d *decoder) rawRecord(f string, in *pb.RawJournalRecord) memory.RawJournalRecord {
+	return memory.RawJournalRecord{
+		ID:               d.id(join(f, "id"), in.GetId()),
+		SessionID:        in.GetSessionId(),
+		TurnID:           clone(in.TurnId),
+		TopicID:          clone(in.TopicId),
+		Source:           enum[memory.RawSource](d, join(f, "source"), in.GetSource()),
+		Speaker:          enum[memory.RawSpeaker](d, join(f, "speaker"), in.GetSpeaker()),
+		Visibility:       enum[memory.Visibility](d, join(f, "visibility"), in.GetVisibility()),
+		SecrecyLevel:     enum[memory.SecrecyLevel](d, join(f, "secrecy_level"), in.GetSecrecyLevel()),
+		CreatedAt:        d.time(join(f, "created_at"), in.GetCreatedAt()),
+		UpdatedAt:        d.time(join(f, "updated_at"), in.GetUpdatedAt()),
+		Content:          d.content(join(f, "content"), in.GetContent()),
+		Metadata:         d.object(join(f, "metadata"), in.GetMetadata()),
+		DerivedMemoryIDs: d.ids(join(f, "derived_memory_ids"), in.GetDerivedMemoryIds()),
+		Suppressed:       in.GetSuppressed(),
+		Meta:             d.meta(join(f, "meta"), in.GetMeta()),
+	}
+}
+
+func (e *encoder) rawRecord(r *memory.RawJournalRecord) *pb.RawJournalRecord {
+	return &pb.RawJournalRecord{
+		Id:               r.ID.String(),
+		SessionId:        r.SessionID,
+		TurnId:           clone(r.TurnID),
+		TopicId:          clone(r.TopicID),
+		Source:           pb.RawSource(r.Source),
+		Speaker:          pb.RawSpeaker(r.Speaker),
+		Visibility:       pb.Visibility(r.Visibility),
+		SecrecyLevel:     pb.SecrecyLevel(r.SecrecyLevel),
+		CreatedAt:        timestamp(r.CreatedAt),
+		UpdatedAt:        timestamp(r.UpdatedAt),
+		Content:          pbContent(&r.Content),
+		Metadata:         e.object(r.Metadata),
+		DerivedMemoryIds: idStrings(r.DerivedMemoryIDs),
+		Suppressed:       r.Suppressed,
+		Meta:             pbMeta(&r.Meta),
+	}
+}
+
+// ---------------------------------------------------------------- meta-memory
+
+// meta reads meta-memory with the JSON model's defaults: schema version 1
+// and status legacy when unset.
+func (d *decoder) meta(f string, in *pb.MetaMemory) memory.MetaMemory {
+	m := memory.MetaMemory{
+		SchemaVersion:   in.GetSchemaVersion(),
+		CaptureStatus:   enumOr(d, join(f, "capture_status"), in.GetCaptureStatus(), memory.CaptureLegacy),
+		Intent:          clone(in.Intent),
+		Rationale:       clone(in.Rationale),
+		Trigger:         clone(in.Trigger),
+		Goals:           in.GetGoals(),
+		Evidence:        d.evidence(join(f, "evidence"), in.GetEvidence()),
+		Assumptions:     in.GetAssumptions(),
+		Decision:        clone(in.Decision),
+		Confidence:      clone(in.Confidence),
+		SourceRecordIDs: d.ids(join(f, "source_record_ids"), in.GetSourceRecordIds()),
+		ParentMetaIDs:   d.ids(join(f, "parent_meta_ids"), in.GetParentMetaIds()),
+		ContextEdges:    d.metaEdges(join(f, "context_edges"), in.GetContextEdges()),
+		Tags:            in.GetTags(),
+		CapturedAt:      d.optTime(join(f, "captured_at"), in.GetCapturedAt()),
+	}
+	if m.SchemaVersion == 0 {
+		m.SchemaVersion = 1
+	}
+	if n := len(in.GetAlternatives()); n > 0 {
+		m.Alternatives = make([]memory.MetaAlternative, n)
+		for i, a := range in.GetAlternatives() {
+			m.Alternatives[i] = memory.MetaAlternative{Option: a.GetOption(), Reason: clone(a.Reason), Chosen: a.GetChosen()}
+		}
+	}
+	return m
+}
+
+func (d *decoder) optMeta(f string, in *pb.MetaMemory) *memory.MetaMemory {
+	if in == nil {
+		return nil
+	}
+	m := d.meta(f, in)
+	return &m
+}
+
+func pbMeta(m *memory.MetaMemory) *pb.MetaMemory {
+	if m == nil {
+		return nil
+	}
+	out := &pb.MetaMemory{
+		SchemaVersion:   m.SchemaVersion,
+		CaptureStatus:   pb.MetaCaptureStatus(m.CaptureStatus),
+		Intent:          clone(m.Intent),
+		Rationale:       clone(m.Rationale),
+		Trigger:         clone(m.Trigger),
+		Goals:           m.Goals,
+		Evidence:        pbEvidence(m.Evidence),
+		Assumptions:     m.Assumptions,
+		Decision:        clone(m.Decision),
+		Confidence:      clone(m.Confidence),
+		SourceRecordIds: idStrings(m.SourceRecordIDs),
+		ParentMetaIds:   idStrings(m.ParentMetaIDs),
+		ContextEdges:    pbMetaEdges(m.ContextEdges),
+		Tags:            m.Tags,
+		CapturedAt:      optTimestamp(m.CapturedAt),
+	}
+	if m.Alternatives != nil {
+		out.Alternatives = make([]*pb.MetaAlternative, len(m.Alternatives))
+		for i, a := range m.Alternatives {
+			out.Alternatives[i] = &pb.MetaAlternative{Option: a.Option, Reason: clone(a.Reason), Chosen: a.Chosen}
+		}
+	}
+	return out
+}
+
+func (d *decoder) evidence(f string, in []*pb.MetaEvidenceRef) []memory.MetaEvidenceRef {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]memory.MetaEvidenceRef, len(in))
+	for i, ev := range in {
+		ef := index(f, i)
+		out[i] = memory.MetaEvidenceRef{
+			RecordID:    d.optID(join(ef, "record_id"), ev.RecordId),
+			RawRecordID: d.optID(join(ef, "raw_record_id"), ev.RawRecordId),
+			Label:       clone(ev.Label),
+			Excerpt:     clone(ev.Excerpt),
+			URI:         clone(ev.Uri),
+			Confidence:  clone(ev.Confidence),
+		}
+	}
+	return out
+}
+
+func pbEvidence(in []memory.MetaEvidenceRef) []*pb.MetaEvidenceRef {
+	if in == nil {
+		return nil
+	}
+	out := make([]*pb.MetaEvidenceRef, len(in))
+	for i := range in {
+		ev := &in[i]
+		out[i] = &pb.MetaEvidenceRef{
+			RecordId:    optIDString(ev.RecordID),
+			RawRecordId: optIDString(ev.RawRecordID),
+			Label:       clone(ev.Label),
+			Excerpt:     clone(ev.Excerpt),
+			Uri:         clone(ev.URI),
+			Confidence:  clone(ev.Confidence),
+		}
+	}
+	return out
+}
+
+// metaEdges reads context edges; an unset relation is context_of, as in
+// JSON.
+func (d *decoder) metaEdges(f string, in []*pb.MetaEdge) []memory.MetaEdge {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make([]memory.MetaEdge, len(in))
+	for i, e := range in {
+		ef := index(f, i)
+		out[i] = memory.MetaEdge{
+			SourceID:   d.optID(join(ef, "source_id"), e.SourceId),
+			TargetID:   d.id(join(ef, "target_id"), e.GetTargetId()),
+			Relation:   enumOr(d, join(ef, "relation"), e.GetRelation(), memory.RelContextOf),
+			Rationale:  clone(e.Rationale),
+			Evidence:   d.evidence(join(ef, "evidence"), e.GetEvidence()),
+			Confidence: clone(e.Confidence),
+			CreatedAt:  d.optTime(join(ef, "created_at"), e.GetCreatedAt()),
+		}
+	}
+	return out
+}
+
+func pbMetaEdges(in []memory.MetaEdge) []*pb.MetaEdge {
+	if in == nil {
+		return nil
+	}
+	out := make([]*pb.MetaEdge, len(in))
+	for i := range in {
+		e := &in[i]
+		out[i] = &pb.MetaEdge{
+			SourceId:   optIDString(e.SourceID),
+			TargetId:   e.TargetID.String(),
+			Relation:   pb.MetaRelation(e.Relation),
+			Rationale:  clone(e.Rationale),
+			Evidence:   pbEvidence(e.Evidence),
+			Confidence: clone(e.Confidence),
+			CreatedAt:  optTimestamp(e.CreatedAt),
+		}
+	}
+	return out
+}

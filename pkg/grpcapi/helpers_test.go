@@ -1,0 +1,230 @@
+package grpcapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/test/bufconn"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"memsvc.dev/memsvc/pkg/engine"
+	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// t0 is the fixed time of every test engine.
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// newEngine opens an engine on an in-memory store with a fixed clock and
+// no background similarity linking, so results are deterministic.
+func newEngine(t testing.TB) *engine.Engine {
+	t.Helper()
+	db, err := store.OpenInMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	e, err := engine.Open(context.Background(), db, engine.Options{Now: func() time.Time { return t0 }, SimilarLinks: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// syncBuffer is a log sink safe for concurrent handlers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// fixture is a Server over svc on a bufconn listener and a client of it.
+type fixture struct {
+	srv    *Server
+	conn   *grpc.ClientConn
+	client pb.MemsvcServiceClient
+	health healthpb.HealthClient
+	logs   *syncBuffer
+	stop   context.CancelFunc
+	served chan error
+}
+
+// newFixture serves svc with opts until the test ends; the log is
+// captured.
+func newFixture(t testing.TB, svc memory.Service, opts Options) *fixture {
+	t.Helper()
+	f := &fixture{logs: &syncBuffer{}, served: make(chan error, 1)}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	var err error
+	f.srv, err = NewServer(svc, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := bufconn.Listen(1 << 20)
+	ctx, cancel := context.WithCancel(context.Background())
+	f.stop = cancel
+	go func() { f.served <- f.srv.Serve(ctx, ln) }()
+	f.conn, err = grpc.NewClient("passthrough:///bufconn",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64<<20)),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.client = pb.NewMemsvcServiceClient(f.conn)
+	f.health = healthpb.NewHealthClient(f.conn)
+	t.Cleanup(func() {
+		_ = f.conn.Close()
+		f.shutdown(t)
+	})
+	return f
+}
+
+// shutdown ends Serve and waits for it (bounded). It may be called more
+// than once.
+func (f *fixture) shutdown(t testing.TB) {
+	t.Helper()
+	f.stop()
+	select {
+	case err, ok := <-f.served:
+		if ok && err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		if ok {
+			close(f.served)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return after its context ended")
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and localhost and its key
+// into dir and returns the paths and the certificate pool trusting it.
+func selfSigned(t testing.TB, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "memsvc test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		DNSNames:     []string{"localhost"},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// stubService is a memory.Service whose methods tests set one by one; the
+// others panic through the nil embedded interface.
+type stubService struct {
+	memory.Service
+	stats  func(ctx context.Context) (*memory.Stats, error)
+	export func(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error)
+	imp    func(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error)
+}
+
+func (s *stubService) Stats(ctx context.Context) (*memory.Stats, error) {
+	if s.stats == nil {
+		return &memory.Stats{}, nil
+	}
+	return s.stats(ctx)
+}
+
+func (s *stubService) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
+	return s.export(ctx, req, w)
+}
+
+func (s *stubService) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
+	return s.imp(ctx, req, r)
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func textContent(s string) *pb.MemoryContent {
+	return &pb.MemoryContent{Blocks: []*pb.ContentBlock{{Modality: pb.Modality_MODALITY_TEXT, Format: "text/plain", Data: []byte(s)}}}
+}
+
+func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
+	t.Helper()
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

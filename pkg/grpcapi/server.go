@@ -1,0 +1,285 @@
+package grpcapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxRecvMsgBytes = 64 << 20
+	DefaultMaxImportBytes  = 1 << 30
+	DefaultShutdownTimeout = 10 * time.Second
+	DefaultMaxClients      = 100_000
+)
+
+// ServiceName is the full name of the CMP service, as health checks and
+// reflection know it.
+const ServiceName = "memsvc.v1.MemsvcService"
+
+// Options configure a Server. The zero value serves plaintext without
+// authentication or rate limiting.
+type Options struct {
+	// Logger receives internal failures with their cause, panics, and at
+	// debug level one line per call. Nil discards.
+	Logger *slog.Logger
+
+	// AuthEnabled requires "authorization: Bearer <key>" metadata with one
+	// of APIKeys on every call except health checks and reflection.
+	// APIKeys are ignored when it is false; when it is true at least one
+	// key is required and none may be blank.
+	AuthEnabled bool
+	APIKeys     []string
+
+	// RateLimit limits calls per API key (or per client address without
+	// authentication), as the HTTP API does.
+	RateLimit RateLimit
+
+	// TLSCertFile and TLSKeyFile are PEM files; both or neither. Without
+	// them the server speaks plaintext (h2c).
+	TLSCertFile string
+	TLSKeyFile  string
+
+	// MaxRecvMsgBytes bounds one incoming message (a unary request or one
+	// import chunk); 0 selects 64 MiB, the HTTP API's body limit, which
+	// fits the largest content block (50 MiB of audio). Larger messages
+	// fail with RESOURCE_EXHAUSTED.
+	MaxRecvMsgBytes int
+	// MaxImportBytes bounds the archive an import stream carries; 0
+	// selects 1 GiB.
+	MaxImportBytes int64
+
+	// ShutdownTimeout bounds the graceful stop of Serve; calls still
+	// running then are cut off. 0 selects 10 s.
+	ShutdownTimeout time.Duration
+
+	// Now is the rate limiter's clock; nil selects time.Now.
+	Now func() time.Time
+}
+
+// RateLimit is a token bucket per client: Burst calls at once, refilled at
+// RequestsPerSecond. RequestsPerSecond <= 0 disables rate limiting.
+type RateLimit struct {
+	RequestsPerSecond float64
+	// Burst < 1 selects 1.
+	Burst int
+	// MaxClients bounds the buckets kept; 0 selects 100,000.
+	MaxClients int
+}
+
+// Server serves a memory.Service over gRPC, with the standard health
+// service and server reflection.
+type Server struct {
+	svc             memory.Service
+	log             *slog.Logger
+	keys            *keyring
+	limiter         *limiter
+	maxImport       int64
+	shutdownTimeout time.Duration
+	grpc            *grpc.Server
+	health          *health.Server
+	served          atomic.Bool
+}
+
+// NewServer returns a Server for svc. It fails on options that cannot
+// work: authentication without keys, a blank key, half a TLS pair, or PEM
+// files that do not load.
+func NewServer(svc memory.Service, opts Options) (*Server, error) {
+	if svc == nil {
+		return nil, errors.New("grpcapi: a service is required")
+	}
+	s := &Server{
+		svc:             svc,
+		log:             opts.Logger,
+		maxImport:       opts.MaxImportBytes,
+		shutdownTimeout: opts.ShutdownTimeout,
+		health:          health.NewServer(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.maxImport <= 0 {
+		s.maxImport = DefaultMaxImportBytes
+	}
+	if s.shutdownTimeout <= 0 {
+		s.shutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.AuthEnabled {
+		k, err := newKeyring(opts.APIKeys)
+		if err != nil {
+			return nil, err
+		}
+		s.keys = k
+	}
+	if opts.RateLimit.RequestsPerSecond > 0 {
+		now := opts.Now
+		if now == nil {
+			now = time.Now
+		}
+		s.limiter = newLimiter(opts.RateLimit, now)
+	}
+	maxRecv := opts.MaxRecvMsgBytes
+	if maxRecv <= 0 {
+		maxRecv = DefaultMaxRecvMsgBytes
+	}
+	serverOpts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
+		grpc.ChainStreamInterceptor(s.streamInterceptor),
+	}
+	switch {
+	case opts.TLSCertFile != "" && opts.TLSKeyFile != "":
+		cert, err := tls.LoadX509KeyPair(opts.TLSCertFile, opts.TLSKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("grpcapi: load TLS certificate %s and key %s: %w", opts.TLSCertFile, opts.TLSKeyFile, err)
+		}
+		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(&tls.Config{
+			Certificates: []tls.Certificate{cert},
+			MinVersion:   tls.VersionTLS12,
+		})))
+	case opts.TLSCertFile != "" || opts.TLSKeyFile != "":
+		return nil, errors.New("grpcapi: TLS needs both a certificate file and a key file")
+	}
+	s.grpc = grpc.NewServer(serverOpts...)
+	pb.RegisterMemsvcServiceServer(s.grpc, &service{s: s})
+	healthpb.RegisterHealthServer(s.grpc, healthService{s.health})
+	reflection.Register(s.grpc)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.health.SetServingStatus(ServiceName, healthpb.HealthCheckResponse_SERVING)
+	return s, nil
+}
+
+// BeginShutdown makes the health service report NOT_SERVING, for the
+// server and for the CMP service, from now on, so load balancers and
+// clients watching health stop sending calls while running ones finish.
+// Everything else keeps working. Serve calls it when its context ends.
+func (s *Server) BeginShutdown() { s.health.Shutdown() }
+
+// Serve answers calls on ln until ctx ends, then reports NOT_SERVING,
+// stops taking new calls and waits for running ones up to the shutdown
+// timeout, after which it closes every connection. It returns nil after
+// such a shutdown and the error of the listener otherwise. A Server serves
+// once; Serve closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if !s.served.CompareAndSwap(false, true) {
+		_ = ln.Close()
+		return errors.New("grpcapi: Serve called twice")
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- s.grpc.Serve(ln) }()
+	select {
+	case err := <-serveErr:
+		s.grpc.Stop()
+		return fmt.Errorf("grpc serve: %w", err)
+	case <-ctx.Done():
+	}
+	s.BeginShutdown()
+	stopped := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(stopped)
+	}()
+	timer := time.NewTimer(s.shutdownTimeout)
+	defer timer.Stop()
+	select {
+	case <-stopped:
+	case <-timer.C:
+		s.log.Warn("gRPC calls still running at the shutdown deadline were cut off", "timeout", s.shutdownTimeout)
+		s.grpc.Stop()
+		<-stopped
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("grpc serve: %w", err)
+	}
+	return nil
+}
+
+// exempt reports whether a method needs neither a key nor a token: the
+// health service and reflection, as /health over HTTP.
+func exempt(fullMethod string) bool {
+	return strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(fullMethod, "/grpc.reflection.v1.ServerReflection/") ||
+		strings.HasPrefix(fullMethod, "/grpc.reflection.v1alpha.ServerReflection/")
+}
+
+// admit authenticates a call and then spends a token of its client, in
+// that order, so anonymous traffic cannot drain a legitimate key's bucket.
+func (s *Server) admit(ctx context.Context, fullMethod string) error {
+	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
+		return nil
+	}
+	key, err := s.authenticate(ctx)
+	if err != nil {
+		return s.status(ctx, err)
+	}
+	if s.limiter == nil {
+		return nil
+	}
+	if ok, wait := s.limiter.allow(key); !ok {
+		return s.status(ctx, rateLimited(wait))
+	}
+	return nil
+}
+
+func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			err = s.panicked(ctx, info.FullMethod, v)
+		}
+		s.debugLog(ctx, info.FullMethod, start, err)
+	}()
+	if err := s.admit(ctx, info.FullMethod); err != nil {
+		return nil, err
+	}
+	return handler(ctx, req)
+}
+
+func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	ctx := ss.Context()
+	start := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			err = s.panicked(ctx, info.FullMethod, v)
+		}
+		s.debugLog(ctx, info.FullMethod, start, err)
+	}()
+	if err := s.admit(ctx, info.FullMethod); err != nil {
+		return err
+	}
+	return handler(srv, ss)
+}
+
+// panicked logs a recovered panic and answers INTERNAL; the server goes
+// on.
+func (s *Server) panicked(ctx context.Context, method string, v any) error {
+	s.log.LogAttrs(ctx, slog.LevelError, "grpc handler panicked", slog.String("method", method), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+	return status.Error(codes.Internal, msgInternal)
+}
+
+func (s *Server) debugLog(ctx context.Context, method string, start time.Time, err error) {
+	if !s.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
+	s.log.LogAttrs(ctx, slog.LevelDebug, "grpc request", slog.String("method", method),
+		slog.String("code", status.Code(err).String()), slog.Duration("duration", time.Since(start)))
+}
