@@ -20,7 +20,8 @@ import (
 // every record, a deterministic random 384-dimension embedding — into a
 // fresh data directory, then measure. Run them with
 //
-//	go test -run '^$' -bench Scale -benchtime 200x -timeout 60m ./pkg/engine/
+//	go test -run '^$' -bench 'Scale$' -benchtime 200x -timeout 60m ./pkg/engine/
+//	go test -run '^$' -bench ScaleStartup -benchtime 5x -timeout 60m ./pkg/engine/
 //
 // Latency percentiles are reported as p50-ms and p99-ms. The loading
 // disables background similarity linking (a bulk load would otherwise
@@ -205,11 +206,20 @@ func BenchmarkScale(b *testing.B) {
 				close(stop)
 				wg.Wait()
 			})
-			// Start-up: reopen with persisted indexes, and rebuild the
-			// indexes in memory (what happens while store encryption is
-			// on).
+		})
+	}
+}
+
+// BenchmarkScaleStartup measures opening a loaded data directory: with
+// persisted indexes (a normal restart) and rebuilding the indexes in memory
+// (what every start does while store encryption is on).
+func BenchmarkScaleStartup(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			env := loadScale(b, n)
+			ctx := context.Background()
 			_ = env.e.Close()
-			b.Run("startup-persisted", func(b *testing.B) {
+			b.Run("persisted", func(b *testing.B) {
 				latencies(b, func(int) {
 					e, err := Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
 					if err != nil {
