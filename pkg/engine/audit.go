@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
@@ -40,6 +42,11 @@ type auditState struct {
 
 	mu   sync.Mutex // serialises sequence assignment with the commit
 	next uint64     // sequence of the next event
+	// durable is the last sequence whose commit has returned. Pebble makes
+	// a synced batch visible to readers before its fsync completes, so the
+	// appender must not take an event it can already see: the change could
+	// still be lost, leaving a log entry for something that never happened.
+	durable atomic.Uint64
 
 	flushMu sync.Mutex // one flush of the outbox at a time
 
@@ -95,6 +102,7 @@ func (e *Engine) openAudit() error {
 	}
 	last, _ = a.log.Last()
 	a.next = last + 1
+	a.durable.Store(last)
 	go e.runAppender()
 	return nil
 }
@@ -107,6 +115,11 @@ func (e *Engine) flushOutbox(replay bool) error {
 	defer a.flushMu.Unlock()
 	for {
 		last, _ := a.log.Last()
+		// At start-up everything in the outbox was recovered from disk.
+		limit := uint64(math.MaxUint64)
+		if !replay {
+			limit = a.durable.Load()
+		}
 		var events []audit.Event
 		var stale [][]byte
 		err := e.db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
@@ -114,6 +127,9 @@ func (e *Engine) flushOutbox(replay bool) error {
 				return false, fmt.Errorf("outbox key %x: %w", k, store.ErrCorrupt)
 			}
 			seq := binary.BigEndian.Uint64(k[1:])
+			if seq > limit {
+				return false, nil
+			}
 			if seq <= last {
 				stale = append(stale, append([]byte(nil), k...))
 				return true, nil
@@ -248,6 +264,7 @@ func (t *txn) commitAudited() error {
 	if err := t.b.Commit(); err != nil {
 		return err
 	}
+	a.durable.Store(a.next)
 	a.next++
 	select {
 	case a.wake <- struct{}{}:

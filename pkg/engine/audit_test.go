@@ -279,3 +279,48 @@ func auditChild(dir string) {
 		fmt.Println("stored", resp.RecordID)
 	}
 }
+
+// TestAuditWaitsForDurableCommit: pebble shows a synced batch to readers
+// before its fsync has finished, so the appender can see an outbox event
+// whose change may still be lost. It must leave such an event alone until
+// the commit has returned.
+func TestAuditWaitsForDurableCommit(t *testing.T) {
+	h, path := auditHarness(t)
+	h.store("a durable note", memory.StoreEpisodic)
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(readAudit(t, path))
+
+	// An event that is visible but whose commit has not returned: written
+	// under the sequence commitAudited would use, without advancing it.
+	a := h.e.aud
+	a.mu.Lock()
+	body, err := json.Marshal(outboxEvent{Time: h.clock.Now(), Operation: audit.OpEncodeStore,
+		RecordIDs: []string{"01a20160-9d3e-747e-bc03-2ce940b4efd2"}, Summary: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h.e.db.NewBatch()
+	b.Set(outboxKey(a.next), body)
+	if err := b.CommitNoSync(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(readAudit(t, path)); got != before {
+		t.Fatalf("appender logged an event whose commit had not returned: %d entries, want %d", got, before)
+	}
+	// Once the commit returns, the event goes out with the next flush.
+	a.durable.Store(a.next)
+	a.next++
+	a.mu.Unlock()
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(readAudit(t, path)); got != before+1 {
+		t.Fatalf("durable event not logged: %d entries, want %d", got, before+1)
+	}
+}
