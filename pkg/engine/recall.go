@@ -187,14 +187,11 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 	if meta.StoresSearched == nil {
 		meta.StoresSearched = []memory.StoreType{}
 	}
-	// The whole search reads the in-memory indexes under one read lock.
-	e.mu.RLock()
-	defer e.mu.RUnlock()
 	// eligible decides store and time; fidelity filtering is counted
-	// separately because the response reports it.
-	entries := e.st.entries
+	// separately because the response reports it. It reads the engine's
+	// state: call it with e.mu held.
 	eligible := func(id memory.ID) (*entry, bool) {
-		ent, ok := entries[id]
+		ent, ok := e.st.entries[id]
 		if !ok || !p.stores[ent.store] {
 			return nil, false
 		}
@@ -221,6 +218,19 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 	if haveText && haveVec {
 		wText, wVec = textWeight, vectorWeight
 	}
+	// The vector scan is the long part of a search at scale; it takes the
+	// read lock a chunk of rows at a time, so writes are not held up
+	// behind it. Everything after it reads under one read lock, and
+	// checks again that the vector hits are still eligible.
+	var vecHits []vecHit
+	if haveVec {
+		vecHits = e.vectors.search(vecQuery{vector: p.embedding, k: k, lock: e.mu.RLocker(), filter: func(id memory.ID) bool {
+			_, ok := eligible(id)
+			return ok
+		}})
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 
 	if haveText {
 		res, err := e.idx.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
@@ -237,13 +247,8 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 			}
 		}
 	}
-	if haveVec {
-		for _, h := range e.vectors.search(p.embedding, k, 0, func(id memory.ID) bool {
-			_, ok := eligible(id)
-			return ok
-		}) {
-			add(h.id, wVec*h.score)
-		}
+	for _, h := range vecHits {
+		add(h.id, wVec*h.score)
 	}
 
 	if !haveText && !haveVec {
@@ -256,7 +261,10 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 
 	cands := make([]candidate, 0, len(order))
 	for _, id := range order {
-		ent, _ := eligible(id)
+		ent, ok := eligible(id)
+		if !ok {
+			continue // changed since the vector scan saw it
+		}
 		cands = append(cands, candidate{id: id, store: ent.store, score: scores[id]})
 	}
 	if p.depth > 0 && (haveText || haveVec) && len(cands) > 0 {

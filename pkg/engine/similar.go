@@ -40,9 +40,9 @@ func (e *Engine) similar(rec *memory.MemoryRecord) []link {
 	}
 	n := e.opts.SimilarLinks
 	if v := rec.Content.Embedding(); v != nil {
-		e.mu.RLock()
-		hits := e.vectors.search(v, n, similarCosine, persistentOnly)
-		e.mu.RUnlock()
+		// Background work: one core, and the engine's lock only a chunk
+		// of rows at a time, so stores never wait for a whole scan.
+		hits := e.vectors.search(vecQuery{vector: v, k: n, minScore: similarCosine, filter: persistentOnly, lock: e.mu.RLocker(), serial: true})
 		out := make([]link, len(hits))
 		for i, h := range hits {
 			out[i] = link{h.id, h.score}

@@ -2,9 +2,13 @@ package engine
 
 import (
 	"container/heap"
+	"context"
+	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -30,9 +34,10 @@ func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 	}
 	odd := func(id memory.ID) bool { return id[2]%2 == 1 }
 	for _, k := range []int{1, 10, 500} {
-		got := x.search(q, k, 0, odd)
+		got := x.search(vecQuery{vector: q, k: k, filter: odd})
 		m := x.byDim[16]
-		seq := scanRows(m, normalize(q), 0, len(m.ids), k, 0, odd)
+		var seq vecHeap
+		scanRows(m, normalize(q), 0, len(m.ids), &seq, vecQuery{k: k, filter: odd})
 		want := make([]vecHit, len(seq))
 		for i := len(seq) - 1; i >= 0; i-- {
 			want[i] = heap.Pop(&seq).(vecHit)
@@ -46,7 +51,296 @@ func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 			}
 		}
 	}
-	if got := x.search([]float32{1, 0, 0}, 5, 0, nil); len(got) != 0 {
+	if got := x.search(vecQuery{vector: []float32{1, 0, 0}, k: 5}); len(got) != 0 {
 		t.Fatalf("a query of another dimension matched %d vectors", len(got))
+	}
+}
+
+func testID(i int) memory.ID {
+	var id memory.ID
+	id[0], id[1], id[2], id[15] = byte(i>>16), byte(i>>8), byte(i), 1
+	return id
+}
+
+// bruteForce is the reference answer: every live vector scored, sorted.
+func bruteForce(vecs map[memory.ID][]float32, q []float32, k int) []vecHit {
+	nq := normalize(q)
+	var all []vecHit
+	for id, v := range vecs {
+		all = append(all, vecHit{id, float64(dot(nq, normalize(v)))})
+	}
+	slices.SortFunc(all, func(a, b vecHit) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	var out []vecHit
+	for _, h := range all {
+		if h.score > 0 && len(out) < k {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// TestVectorRemoveAndCompact: removals mark rows, compaction copies the
+// live ones, and searches answer exactly as a brute-force scan throughout.
+func TestVectorRemoveAndCompact(t *testing.T) {
+	x := newVectorIndex()
+	rng := rand.New(rand.NewPCG(5, 6))
+	vecs := map[memory.ID][]float32{}
+	randVec := func() []float32 {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = rng.Float32()
+		}
+		return v
+	}
+	for i := range 6000 {
+		id := testID(i)
+		vecs[id] = randVec()
+		x.put(id, vecs[id])
+	}
+	q := randVec()
+	check := func(when string) {
+		t.Helper()
+		got := x.search(vecQuery{vector: q, k: 20})
+		want := bruteForce(vecs, q, 20)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d hits, want %d", when, len(got), len(want))
+		}
+		for i := range got {
+			if got[i].id != want[i].id {
+				t.Fatalf("%s: hit %d is %v, want %v", when, i, got[i], want[i])
+			}
+		}
+	}
+	check("loaded")
+	// Remove the best hits and a thousand more: below the compaction
+	// threshold first, then over it.
+	for _, h := range x.search(vecQuery{vector: q, k: 5}) {
+		x.remove(h.id)
+		delete(vecs, h.id)
+	}
+	check("after removing the top five")
+	if m := x.byDim[8]; m.dead != 5 || len(m.ids) != 6000 {
+		t.Fatalf("removal should only mark rows: dead %d of %d", m.dead, len(m.ids))
+	}
+	for i := range 1600 {
+		x.remove(testID(i))
+		delete(vecs, testID(i))
+	}
+	if m := x.byDim[8]; len(m.ids) >= 6000 || len(m.ids)-m.dead != len(vecs) || len(m.row) != len(vecs) {
+		t.Fatalf("no compaction: dead %d, rows %d, live %d", m.dead, len(m.ids), len(vecs))
+	}
+	deadBefore := x.byDim[8].dead
+	check("after compaction")
+	// Putting again the same dimension overwrites in place; another
+	// dimension moves the record.
+	id := testID(4000)
+	vecs[id] = randVec()
+	x.put(id, vecs[id])
+	if m := x.byDim[8]; m.dead != deadBefore {
+		t.Fatalf("an update in place marked %d rows removed", m.dead-deadBefore)
+	}
+	check("after an update")
+	x.put(id, []float32{1, 2, 3})
+	delete(vecs, id)
+	check("after moving a record to another dimension")
+	if got := x.search(vecQuery{vector: []float32{1, 2, 3}, k: 3}); len(got) != 1 || got[0].id != id {
+		t.Fatalf("the moved record is not found in its new dimension: %v", got)
+	}
+}
+
+// chunkHook is a sync.Locker for searches that runs fn, once, when the
+// search takes it for the n-th time (so in the middle of a scan).
+type chunkHook struct {
+	mu    sync.Mutex
+	calls int
+	n     int
+	fn    func()
+}
+
+func (c *chunkHook) Lock() {
+	c.calls++
+	if c.calls == c.n {
+		c.fn()
+	}
+	c.mu.Lock()
+}
+
+func (c *chunkHook) Unlock() { c.mu.Unlock() }
+
+// TestVectorSearchLetsWritersIn: a long scan holds its locks a chunk at a
+// time, so a writer that arrives mid-scan gets in before the scan ends;
+// a writer waiting for the whole scan would never finish here.
+func TestVectorSearchLetsWritersIn(t *testing.T) {
+	x := newVectorIndex()
+	rng := rand.New(rand.NewPCG(7, 8))
+	const rows = scanChunk * 6
+	for i := range rows {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = rng.Float32()
+		}
+		x.put(testID(i), v)
+	}
+	wrote := make(chan struct{})
+	hook := &chunkHook{n: 2, fn: func() {
+		go func() {
+			// Enough removals to compact the matrix under the scan.
+			for i := range rows / 2 {
+				x.remove(testID(i))
+			}
+			x.put(testID(rows+1), []float32{1, 1, 1, 1, 1, 1, 1, 1})
+			close(wrote)
+		}()
+		select {
+		case <-wrote:
+		case <-time.After(10 * time.Second):
+			t.Error("a writer could not get in between two chunks of a scan")
+		}
+	}}
+	got := x.search(vecQuery{vector: []float32{1, 1, 1, 1, 1, 1, 1, 1}, k: 50, lock: hook, serial: true})
+	if hook.calls != rows/scanChunk {
+		t.Fatalf("the search took its lock %d times, want one per chunk (%d)", hook.calls, rows/scanChunk)
+	}
+	if m := x.byDim[8]; len(m.ids) >= rows || len(m.ids)-m.dead != rows/2+1 {
+		t.Fatalf("the matrix was not compacted: %d rows, %d removed", len(m.ids), m.dead)
+	}
+	// The search finished on the matrix it started with: every hit is a
+	// record that existed when it began, once.
+	seen := map[memory.ID]bool{}
+	for _, h := range got {
+		if seen[h.id] || h.id == testID(rows+1) {
+			t.Fatalf("hit %v is a duplicate or was added after the search began", h.id)
+		}
+		seen[h.id] = true
+	}
+	if len(got) != 50 {
+		t.Fatalf("%d hits, want 50", len(got))
+	}
+}
+
+// TestVectorPushKeepsOneHitPerRecord: a record met twice in one search
+// (removed and added again while the search ran) is returned once.
+func TestVectorPushKeepsOneHitPerRecord(t *testing.T) {
+	var h vecHeap
+	id := testID(1)
+	push(&h, vecHit{id, 0.5}, 3)
+	push(&h, vecHit{testID(2), 0.4}, 3)
+	push(&h, vecHit{id, 0.9}, 3)
+	push(&h, vecHit{id, 0.1}, 3)
+	if len(h) != 2 {
+		t.Fatalf("heap %v, want two records", h)
+	}
+	for _, c := range h {
+		if c.id == id && c.score != 0.9 {
+			t.Fatalf("record kept score %v, want its better 0.9", c.score)
+		}
+	}
+}
+
+// TestVectorRecallWithWrites runs vector recalls, embedded stores (each
+// linked in the background by a vector scan) and forgets together; under
+// -race this checks the chunked locking of the scans, and every answer
+// must hold only records that exist and are eligible.
+func TestVectorRecallWithWrites(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(9, 10))
+	vec := func() []float32 {
+		v := make([]float32, 32)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		return v
+	}
+	var ids []memory.ID
+	for i := range 300 {
+		ids = append(ids, vecRecord(h, fmt.Sprint("seed vector note ", i), vec()))
+	}
+	queries := make([][]float32, 40)
+	for i := range queries {
+		queries[i] = vec()
+	}
+	stored := make([][]float32, 40)
+	for i := range stored {
+		stored[i] = vec()
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for _, q := range queries {
+			req := memory.DefaultRecallQueryRequest()
+			req.Cue.Embedding = q
+			req.Reconsolidate = false
+			st := memory.StoreEpisodic
+			req.Stores = []memory.StoreType{st}
+			resp, err := h.e.RecallQuery(ctx, &req)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for _, r := range resp.Memories {
+				if r.Record.Store != st {
+					errs <- fmt.Errorf("recall returned a %s record", r.Record.Store)
+				}
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i, v := range stored {
+			c := memory.TextContent(fmt.Sprint("concurrent vector note ", i))
+			c.Blocks[0].Embedding = v
+			if _, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: c}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		yes := true
+		for _, id := range ids[:100] {
+			if _, err := h.e.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Confirm: &yes}); err != nil {
+				errs <- err
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// After the dust settles a search sees exactly the live records.
+	req := memory.DefaultRecallQueryRequest()
+	req.Cue.Embedding = queries[0]
+	req.Limit = 100
+	req.Reconsolidate = false
+	req.ActivationDepth = 0
+	resp, err := h.e.RecallQuery(ctx, &req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Memories) != 100 {
+		t.Fatalf("%d memories recalled, want 100 of the %d live", len(resp.Memories), 200+len(stored))
+	}
+	forgotten := map[memory.ID]bool{}
+	for _, id := range ids[:100] {
+		forgotten[id] = true
+	}
+	for _, r := range resp.Memories {
+		if forgotten[r.Record.ID] {
+			t.Fatalf("forgotten record %s recalled", r.Record.ID)
+		}
 	}
 }
