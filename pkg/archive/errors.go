@@ -36,6 +36,9 @@ var (
 	// ErrTooLarge: the archive, a line, or the KDF parameters exceed a
 	// limit.
 	ErrTooLarge = errors.New("too large")
+	// ErrSizeLimit refines ErrTooLarge: the whole archive exceeds
+	// ReaderOptions.MaxSize (the one limit a caller may want to raise).
+	ErrSizeLimit = fmt.Errorf("%w: over the size limit", ErrTooLarge)
 	// ErrUnsupported: an archive version, envelope version or KDF this
 	// package does not know.
 	ErrUnsupported = errors.New("unsupported format")

@@ -61,7 +61,7 @@ func openLegacy(r io.Reader, passphrase []byte, p KDFParams, maxPlain int64) ([]
 		return nil, fmt.Errorf("read archive: %w", err)
 	}
 	if int64(len(blob)) > maxPlain+legacyOverhead {
-		return nil, fmt.Errorf("%w: legacy encrypted archive exceeds %d bytes", ErrTooLarge, maxPlain+legacyOverhead)
+		return nil, fmt.Errorf("%w: legacy encrypted archive exceeds %d bytes", ErrSizeLimit, maxPlain+legacyOverhead)
 	}
 	if len(blob) < legacyOverhead {
 		return nil, fmt.Errorf("%w: %d bytes is too short for a legacy encrypted archive", ErrNotArchive, len(blob))

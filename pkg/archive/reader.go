@@ -433,7 +433,7 @@ func (l *lineReader) next() (line []byte, eol bool, err error) {
 		frag, err := l.br.ReadSlice('\n')
 		l.total += int64(len(frag))
 		if l.total > l.maxSize {
-			return nil, false, fmt.Errorf("%w: archive exceeds %d bytes", ErrTooLarge, l.maxSize)
+			return nil, false, fmt.Errorf("%w: archive exceeds %d bytes", ErrSizeLimit, l.maxSize)
 		}
 		if err == nil && len(l.buf) == 0 {
 			line, eol = frag, true

@@ -29,17 +29,18 @@ import (
 
 // Config is the validated configuration.
 type Config struct {
-	DataDir   string
-	HTTP      HTTP
-	GRPC      GRPC
-	Auth      Auth
-	Security  Security
-	LLM       LLM
-	Decay     Decay
-	Dream     Dream
-	RateLimit RateLimit
-	Log       Log
-	Working   Working
+	DataDir        string
+	MaxImportBytes int64
+	HTTP           HTTP
+	GRPC           GRPC
+	Auth           Auth
+	Security       Security
+	LLM            LLM
+	Decay          Decay
+	Dream          Dream
+	RateLimit      RateLimit
+	Log            Log
+	Working        Working
 
 	// File is the config file that was read, or "" for none.
 	File string

@@ -205,6 +205,7 @@ func TestErrors(t *testing.T) {
 		{"zero burst", LoadOptions{Environ: []string{"MEMSVC_RATE_LIMIT__BURST=0"}}, []string{"rate_limit.burst"}},
 		{"blank data dir", LoadOptions{Overrides: []Override{{Key: "data_dir", Value: " ", Flag: "--data-dir"}}}, []string{"data_dir", "--data-dir", "blank"}},
 		{"table for scalar", LoadOptions{File: writeFile(t, "[http.port]\nx = 1\n")}, []string{"http.port", "want a whole number", "a table"}},
+		{"import limit", LoadOptions{File: writeFile(t, "max_import_bytes = 4096\n")}, []string{"max_import_bytes", "at least 1048576", "4096"}},
 		{"working capacity", LoadOptions{File: writeFile(t, "[working]\ncapacity = 0\n")}, []string{"working.capacity", "between 1 and 10000"}},
 	}
 	for _, tt := range tests {

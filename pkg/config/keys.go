@@ -56,6 +56,20 @@ var keys = []key{
 		check: func(c *Config) string { return notBlank(c.DataDir) },
 	},
 	{
+		name: "max_import_bytes",
+		doc: "Largest archive (after decryption) an import accepts, over HTTP, gRPC or the CLI. " +
+			"An import is checked whole before anything is written, so the records of the archive are held in memory meanwhile. " +
+			"An export with embeddings takes about 6 KiB per record.",
+		field: func(c *Config) any { return &c.MaxImportBytes },
+		def:   int64(2 << 30),
+		check: func(c *Config) string {
+			if c.MaxImportBytes < 1<<20 {
+				return fmt.Sprintf("must be at least 1048576 bytes (1 MiB) (got %d)", c.MaxImportBytes)
+			}
+			return ""
+		},
+	},
+	{
 		name:  "http.port",
 		doc:   "TCP port of the HTTP API; 0 picks a free port (printed at start).",
 		field: func(c *Config) any { return &c.HTTP.Port },

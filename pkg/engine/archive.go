@@ -181,7 +181,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	}
 	ar, err := archive.NewReader(r, opts)
 	if err != nil {
-		return nil, importConflict(err)
+		return nil, e.importConflict(err)
 	}
 	var curated []*memory.MemoryRecord
 	var raws []*memory.RawJournalRecord
@@ -191,7 +191,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 			break
 		}
 		if err != nil {
-			return nil, importConflict(err)
+			return nil, e.importConflict(err)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -371,10 +371,14 @@ func settleImported(rec *memory.MemoryRecord, clock float64, cfg DecayConfig) {
 
 // importConflict reports an archive problem as IMPORT_CONFLICT with a
 // message that says what is wrong with it.
-func importConflict(err error) error {
+func (e *Engine) importConflict(err error) error {
 	var me *memory.Error
 	if errors.As(err, &me) {
 		return err
 	}
-	return &memory.Error{Code: memory.CodeImportConflict, Message: "archive rejected: " + err.Error()}
+	msg := "archive rejected: " + err.Error()
+	if errors.Is(err, archive.ErrSizeLimit) {
+		msg += "; the server's max_import_bytes setting raises the limit"
+	}
+	return &memory.Error{Code: memory.CodeImportConflict, Message: msg}
 }

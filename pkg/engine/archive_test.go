@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"memsvc.dev/memsvc/pkg/archive"
@@ -207,5 +209,28 @@ func secretEntries(t *testing.T, data []byte) int {
 		if ent.Raw != nil && ent.Raw.SecrecyLevel == memory.SecrecySecret {
 			n++
 		}
+	}
+}
+
+// TestImportSizeLimit: an archive over Options.ImportMaxBytes is refused
+// with a message that says how to raise the limit, and writes nothing; a
+// limit that fits lets the same archive in.
+func TestImportSizeLimit(t *testing.T) {
+	src := newHarness(t, Options{SimilarLinks: -1})
+	for i := range 20 {
+		src.store(fmt.Sprint("a record that makes the archive longer, number ", i), memory.StoreEpisodic)
+	}
+	data, _ := exportBytes(t, src, memory.ExportRequest{Format: "cma"})
+	small := newHarness(t, Options{ImportMaxBytes: int64(len(data)) / 2})
+	_, err := importBytes(t, small, data, nil)
+	if memory.CodeOf(err) != memory.CodeImportConflict || !strings.Contains(err.Error(), "max_import_bytes") {
+		t.Fatalf("oversized archive: %v", err)
+	}
+	if s := small.stats(); s.TotalRecords != 0 {
+		t.Fatalf("a refused archive wrote %d records", s.TotalRecords)
+	}
+	fits := newHarness(t, Options{ImportMaxBytes: int64(len(data))})
+	if resp, err := importBytes(t, fits, data, nil); err != nil || resp.RecordsImported != 20 {
+		t.Fatalf("archive at the limit: %+v %v", resp, err)
 	}
 }

@@ -137,7 +137,7 @@ type importReader struct {
 }
 
 func (r *importReader) tooLarge() error {
-	return memory.Errorf(memory.CodeContentTooLarge, "the archive exceeds the %d-byte import limit", r.max)
+	return memory.Errorf(memory.CodeContentTooLarge, "the archive exceeds the import limit of %d bytes; the server's max_import_bytes setting raises it", r.max)
 }
 
 func (r *importReader) Read(p []byte) (int, error) {

@@ -586,8 +586,8 @@ func TestImportStreamErrors(t *testing.T) {
 		{"bad options", []*pb.ImportRequest{{Options: &pb.ImportOptions{Strategy: 9}}}, codes.InvalidArgument, memory.CodeValidation, "options.strategy"},
 		{"no data", []*pb.ImportRequest{{Options: opts}}, codes.InvalidArgument, memory.CodeValidation, "the archive is empty"},
 		{"options twice", []*pb.ImportRequest{{Options: opts, Data: []byte("ab")}, {Options: opts}}, codes.InvalidArgument, memory.CodeValidation, "only in the first message"},
-		{"too large at once", []*pb.ImportRequest{{Options: opts, Data: make([]byte, 101)}}, codes.InvalidArgument, memory.CodeContentTooLarge, "100-byte"},
-		{"too large in pieces", []*pb.ImportRequest{{Options: opts}, {Data: make([]byte, 60)}, {Data: make([]byte, 41)}}, codes.InvalidArgument, memory.CodeContentTooLarge, "100-byte"},
+		{"too large at once", []*pb.ImportRequest{{Options: opts, Data: make([]byte, 101)}}, codes.InvalidArgument, memory.CodeContentTooLarge, "import limit of 100 bytes"},
+		{"too large in pieces", []*pb.ImportRequest{{Options: opts}, {Data: make([]byte, 60)}, {Data: make([]byte, 41)}}, codes.InvalidArgument, memory.CodeContentTooLarge, "import limit of 100 bytes"},
 		{"at the limit", []*pb.ImportRequest{{Options: opts, Data: []byte("ab")}, {}, {Data: make([]byte, 98)}}, codes.OK, "", ""},
 	}
 	for _, tc := range tests {

@@ -727,6 +727,9 @@ func TestStreaming(t *testing.T) {
 				if c := memory.Code(jsonString(t, env["code"])); c != tc.code {
 					t.Errorf("code %s, want %s", c, tc.code)
 				}
+				if msg := jsonString(t, env["message"]); tc.status == 413 && !strings.Contains(msg, "import limit of 1024 bytes") {
+					t.Errorf("message %q does not name the import limit", msg)
+				}
 				return
 			}
 			if string(gotImport.data) != tc.body {

@@ -102,7 +102,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request) (any, erro
 		req.DecryptionKey = &k
 	}
 	if r.ContentLength > s.maxImport {
-		return nil, tooLarge(s.maxImport)
+		return nil, importTooLarge(s.maxImport)
 	}
 	if r.ContentLength == 0 {
 		return nil, emptyArchive()
@@ -111,11 +111,17 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request) (any, erro
 	resp, err := s.svc.Import(r.Context(), &req, body)
 	switch {
 	case body.tooLarge:
-		return nil, tooLarge(s.maxImport)
+		return nil, importTooLarge(s.maxImport)
 	case err != nil && body.n == 0 && body.eof:
 		return nil, emptyArchive()
 	}
 	return resp, err
+}
+
+// importTooLarge refuses an archive over the import limit, naming the
+// server setting that raises it.
+func importTooLarge(limit int64) error {
+	return memory.Errorf(memory.CodeContentTooLarge, "the archive exceeds the import limit of %d bytes; the server's max_import_bytes setting raises it", limit)
 }
 
 func emptyArchive() error {

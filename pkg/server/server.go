@@ -141,6 +141,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
+		MaxImportBytes:    importWireLimit(cfg.MaxImportBytes),
 		MetricsEnabled:    cfg.HTTP.MetricsEnabled,
 		Gatherer:          reg,
 		Metrics:           met,
@@ -159,6 +160,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			RateLimit:       grpcapi.RateLimit{RequestsPerSecond: float64(cfg.RateLimit.RequestsPerSecond), Burst: int(cfg.RateLimit.Burst)},
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
+			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
 		}
 		if cfg.GRPC.TLSCertPath != nil {
 			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath
@@ -320,5 +322,13 @@ func EngineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, no
 		WorkingCapacity: int(cfg.Working.Capacity),
 		PersistIndexes:  cfg.PersistSearchIndexes(),
 		Audit:           auditLog,
+		ImportMaxBytes:  cfg.MaxImportBytes,
 	}
+}
+
+// importWireLimit is how many bytes an import stream may carry for an
+// archive of at most max bytes after decryption: an encrypted archive is a
+// little larger than its plaintext. The engine enforces max itself.
+func importWireLimit(max int64) int64 {
+	return max + max/64 + 1<<20
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -193,5 +194,53 @@ func TestGRPCNeedsTLSWithAuth(t *testing.T) {
 	err := New(cfg, Options{}).Run(context.Background())
 	if !errors.Is(err, ErrUnsafeBind) || !strings.Contains(err.Error(), "grpc.tls_cert_path") {
 		t.Fatalf("gRPC with keys over plaintext: %v", err)
+	}
+}
+
+// TestImportLimitFromConfig: max_import_bytes reaches the engine: a server
+// with a 1 MiB limit refuses a bigger archive and says which setting to
+// raise, and one with the default takes it.
+func TestImportLimitFromConfig(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfig(t)
+	c, _, stop := start(t, cfg)
+	text := strings.Repeat("a long note that pads the archive out ", 800) // 30 KiB
+	for i := range 10 {
+		if _, err := c.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint(i, text))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var archive bytes.Buffer
+	if _, err := c.Export(ctx, &memory.ExportRequest{Format: "cma"}, &archive); err != nil {
+		t.Fatal(err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// Over the limit, but within what the transport lets through for it
+	// (room for encryption), so the engine is the one that refuses.
+	if archive.Len() <= 1<<20 || int64(archive.Len()) > importWireLimit(1<<20) {
+		t.Fatalf("archive of %d bytes is not between the 1 MiB limit and the transport's %d", archive.Len(), importWireLimit(1<<20))
+	}
+
+	small := testConfig(t)
+	small.MaxImportBytes = 1 << 20
+	c, _, stop = start(t, small)
+	req := memory.DefaultImportRequest()
+	_, err := c.Import(ctx, &req, bytes.NewReader(archive.Bytes()))
+	if memory.CodeOf(err) != memory.CodeImportConflict || !strings.Contains(err.Error(), "max_import_bytes") {
+		t.Fatalf("import over the limit: %v", err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	c, _, stop = start(t, testConfig(t))
+	resp, err := c.Import(ctx, &req, bytes.NewReader(archive.Bytes()))
+	if err != nil || resp.RecordsImported != 10 {
+		t.Fatalf("import under the default limit: %+v %v", resp, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
 }
