@@ -1,0 +1,159 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is the validated command line.
+type config struct {
+	args        []string // as given, for the report
+	sizes       []int
+	quick       bool
+	embeddings  bool
+	memsvcBin   string
+	mcpBin      string
+	skipMCP     bool
+	skipPeer    bool
+	mcpNotes    int
+	mcpSearches int
+	peerDir     string
+	peerPackage string
+	jsonPath    string
+	timeout     time.Duration
+	seed        uint64
+	counts      counts
+}
+
+// counts is how many operations each section times.
+type counts struct {
+	store, batch, rawBatch, recall, associate, timeline int
+	decay, dream, export, imports, restarts             int
+}
+
+// fullCounts and quickCounts are the two profiles.
+func fullCounts() counts {
+	return counts{store: 200, batch: 30, rawBatch: 10, recall: 200, associate: 200, timeline: 50,
+		decay: 10, dream: 10, export: 3, imports: 3, restarts: 3}
+}
+
+func quickCounts() counts {
+	return counts{store: 20, batch: 5, rawBatch: 3, recall: 20, associate: 20, timeline: 5,
+		decay: 2, dream: 2, export: 1, imports: 1, restarts: 1}
+}
+
+const (
+	dims          = 384 // embedding dimensions with --embeddings
+	maxSize       = 1_000_000
+	minSize       = 100
+	loadBatch     = 1000 // records per request while loading
+	batchStoreLen = 100  // records per measured batch store
+	rawBatchLen   = 1000 // entries per measured raw batch
+	rawSessionLen = 50   // raw entries per journal session
+)
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("memsvc-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: memsvc-bench [flags]\n\n"+
+			"Start fresh memsvc servers on temporary directories, load generated corpora and\n"+
+			"report latency percentiles, throughput, start-up time and memory per record as\n"+
+			"Markdown on stdout; run the same MCP workload against memsvc-mcp and\n"+
+			"@modelcontextprotocol/server-memory. Run it from the repository (it builds the\n"+
+			"binaries with `go build` unless --memsvc-bin and --mcp-bin name them).\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	cacheDir, err := os.UserCacheDir()
+	if err != nil {
+		cacheDir = os.TempDir()
+	}
+	var (
+		cfg   = config{args: args}
+		sizes = fs.String("sizes", "1000,10000,100000", "comma-separated corpus sizes (curated memories), each from 100 to 1000000")
+		seed  = fs.Uint64("seed", 42, "seed of the generated corpus, embeddings and queries")
+	)
+	fs.BoolVar(&cfg.quick, "quick", false, "time far fewer operations per section (a smoke run, not a measurement)")
+	fs.BoolVar(&cfg.embeddings, "embeddings", false, "give every memory a 384-dimension embedding and time vector and hybrid recall")
+	fs.StringVar(&cfg.memsvcBin, "memsvc-bin", "", "memsvc binary to run (default: go build ./cmd/memsvc)")
+	fs.StringVar(&cfg.mcpBin, "mcp-bin", "", "memsvc-mcp binary to run (default: go build ./cmd/memsvc-mcp)")
+	fs.BoolVar(&cfg.skipMCP, "skip-mcp", false, "skip the MCP comparison altogether")
+	fs.BoolVar(&cfg.skipPeer, "skip-peer", false, "run the MCP workload against memsvc-mcp only, not against the npm peer")
+	fs.IntVar(&cfg.mcpNotes, "mcp-notes", 0, "notes the MCP workload stores (default 500, 50 with --quick)")
+	fs.IntVar(&cfg.mcpSearches, "mcp-searches", 0, "searches the MCP workload runs (default 200, 20 with --quick)")
+	fs.StringVar(&cfg.peerDir, "peer-dir", filepath.Join(cacheDir, "memsvc-bench", "npm"), "npm prefix where the peer MCP server is installed when missing")
+	fs.StringVar(&cfg.peerPackage, "peer-package", "@modelcontextprotocol/server-memory", "npm package of the peer MCP server")
+	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
+	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "bound on the whole run")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil
+		}
+		return nil, &usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, &usageError{fmt.Errorf("unexpected argument %q; every setting is a flag", fs.Arg(0))}
+	}
+	cfg.seed = *seed
+	if cfg.sizes, err = parseSizes(*sizes); err != nil {
+		return nil, &usageError{err}
+	}
+	if cfg.timeout <= 0 {
+		return nil, &usageError{fmt.Errorf("--timeout %v: must be positive", cfg.timeout)}
+	}
+	cfg.counts = fullCounts()
+	notes, searches := 500, 200
+	if cfg.quick {
+		cfg.counts = quickCounts()
+		notes, searches = 50, 20
+	}
+	if cfg.mcpNotes == 0 {
+		cfg.mcpNotes = notes
+	}
+	if cfg.mcpSearches == 0 {
+		cfg.mcpSearches = searches
+	}
+	if cfg.mcpNotes < 1 || cfg.mcpNotes > 100_000 || cfg.mcpSearches < 1 || cfg.mcpSearches > 100_000 {
+		return nil, &usageError{fmt.Errorf("--mcp-notes %d, --mcp-searches %d: each must be from 1 to 100000", cfg.mcpNotes, cfg.mcpSearches)}
+	}
+	for _, p := range []*string{&cfg.memsvcBin, &cfg.mcpBin} {
+		if *p == "" {
+			continue
+		}
+		if *p, err = filepath.Abs(*p); err != nil {
+			return nil, &usageError{err}
+		}
+		if st, err := os.Stat(*p); err != nil || st.IsDir() {
+			return nil, &usageError{fmt.Errorf("binary %s: not a file", *p)}
+		}
+	}
+	if cfg.peerDir, err = filepath.Abs(cfg.peerDir); err != nil {
+		return nil, &usageError{err}
+	}
+	return &cfg, nil
+}
+
+// parseSizes reads "1000,10000" into sizes in increasing order, each once.
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(strings.ReplaceAll(f, "_", "")))
+		if err != nil || n < minSize || n > maxSize {
+			return nil, fmt.Errorf("--sizes %q: want comma-separated numbers from %d to %d", s, minSize, maxSize)
+		}
+		for _, m := range out {
+			if m >= n {
+				return nil, fmt.Errorf("--sizes %q: give each size once, in increasing order", s)
+			}
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,94 @@
+// Command memsvc-bench measures memsvc end to end, the way a user runs it:
+// real `memsvc serve` processes on temporary data directories, driven over
+// loopback HTTP with pkg/client, and the memsvc-mcp stdio proxy side by side
+// with the reference MCP memory server from npm.
+//
+// For every corpus size (--sizes) it starts a fresh server, loads generated
+// memories (textindex.CorpusGen text, optional 384-dimension embeddings with
+// --embeddings) and raw journal sessions, then times a fixed number of
+// operations per section: store, batch store, raw batch ingest, recall
+// (text, vector, hybrid, no query), associate, timeline, decay and dream
+// ticks, streaming export and import, cold start-up, and the server's
+// resident memory per record. Results are a Markdown report on stdout (and
+// JSON with --json); progress goes to stderr.
+//
+// Every section is bounded by its operation count and the whole run by
+// --timeout. Child processes are killed and temporary directories removed
+// on every exit path, Ctrl-C included. Run it from the repository root:
+//
+//	go run ./e2e/cmd/memsvc-bench --sizes 1000,10000,100000 --embeddings
+//	go run ./e2e/cmd/memsvc-bench --quick --sizes 1000 --skip-peer
+//
+// Exit codes: 0 success, 1 the run failed (the report of what was measured
+// is still printed), 2 the command line was wrong.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// usageError is a wrong command line (exit code 2).
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "memsvc-bench: %v\n", err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "memsvc-bench: %v\n", err)
+		return 1
+	}
+}
+
+// run is the whole program: parse, validate, measure, report.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if cfg == nil { // --help
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	b, err := newBench(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	runErr := b.run(ctx)
+	if ctx.Err() != nil && runErr != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			runErr = fmt.Errorf("run exceeded --timeout %v: %w", cfg.timeout, runErr)
+		} else {
+			runErr = fmt.Errorf("interrupted: %w", runErr)
+		}
+	}
+	if runErr != nil {
+		b.result.Error = runErr.Error()
+	}
+	if err := b.report(stdout); err != nil {
+		return errors.Join(runErr, err)
+	}
+	return runErr
+}
