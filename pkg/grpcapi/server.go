@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"memsvc.dev/memsvc/pkg/access"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -29,7 +30,6 @@ const (
 	DefaultMaxRecvMsgBytes = 64 << 20
 	DefaultMaxImportBytes  = 1 << 30
 	DefaultShutdownTimeout = 10 * time.Second
-	DefaultMaxClients      = 100_000
 )
 
 // ServiceName is the full name of the CMP service, as health checks and
@@ -78,21 +78,15 @@ type Options struct {
 
 // RateLimit is a token bucket per client: Burst calls at once, refilled at
 // RequestsPerSecond. RequestsPerSecond <= 0 disables rate limiting.
-type RateLimit struct {
-	RequestsPerSecond float64
-	// Burst < 1 selects 1.
-	Burst int
-	// MaxClients bounds the buckets kept; 0 selects 100,000.
-	MaxClients int
-}
+type RateLimit = access.RateLimit
 
 // Server serves a memory.Service over gRPC, with the standard health
 // service and server reflection.
 type Server struct {
 	svc             memory.Service
 	log             *slog.Logger
-	keys            *keyring
-	limiter         *limiter
+	keys            *access.Keyring
+	limiter         *access.Limiter
 	maxImport       int64
 	shutdownTimeout time.Duration
 	grpc            *grpc.Server
@@ -124,9 +118,9 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 		s.shutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.AuthEnabled {
-		k, err := newKeyring(opts.APIKeys)
+		k, err := access.NewKeyring(opts.APIKeys)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("grpcapi: %w", err)
 		}
 		s.keys = k
 	}
@@ -135,7 +129,7 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 		if now == nil {
 			now = time.Now
 		}
-		s.limiter = newLimiter(opts.RateLimit, now)
+		s.limiter = access.NewLimiter(opts.RateLimit, now)
 	}
 	maxRecv := opts.MaxRecvMsgBytes
 	if maxRecv <= 0 {
@@ -234,8 +228,8 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if s.limiter == nil {
 		return nil
 	}
-	if ok, wait := s.limiter.allow(key); !ok {
-		return s.status(ctx, rateLimited(wait))
+	if ok, wait := s.limiter.Allow(key); !ok {
+		return s.status(ctx, access.RateLimited(wait))
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ func TestImports(t *testing.T) {
 		"github.com/gorilla/mux":                                  true,
 		"github.com/prometheus/client_golang/prometheus":          true,
 		"github.com/prometheus/client_golang/prometheus/promhttp": true,
+		"memsvc.dev/memsvc/pkg/access":                            true,
 		"memsvc.dev/memsvc/pkg/memory":                            true,
 		"memsvc.dev/memsvc/pkg/metrics":                           true,
 		"memsvc.dev/memsvc/pkg/wire":                              true,

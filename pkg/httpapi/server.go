@@ -76,6 +76,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -86,7 +87,6 @@ const (
 	DefaultMaxBodyBytes   = 64 << 20
 	DefaultMaxImportBytes = 1 << 30
 	DefaultReadyTimeout   = 2 * time.Second
-	DefaultMaxClients     = 100_000
 )
 
 // Options configure a Server. The zero value serves without
@@ -144,24 +144,15 @@ type Options struct {
 
 // RateLimit is a token bucket per client: Burst requests at once, refilled
 // at RequestsPerSecond. RequestsPerSecond <= 0 disables rate limiting.
-type RateLimit struct {
-	RequestsPerSecond float64
-	// Burst < 1 selects 1.
-	Burst int
-	// MaxClients bounds the number of buckets kept; 0 selects 100,000.
-	// Idle buckets (full again) are dropped first; beyond that an
-	// arbitrary bucket is forgotten, which at worst lets its client start
-	// afresh.
-	MaxClients int
-}
+type RateLimit = access.RateLimit
 
 // Server is the HTTP handler. It is safe for concurrent use.
 type Server struct {
 	svc          memory.Service
 	log          *slog.Logger
 	metrics      *metrics.Metrics
-	keys         *keyring
-	limiter      *limiter
+	keys         *access.Keyring
+	limiter      *access.Limiter
 	trusted      []netip.Prefix
 	cors         *corsPolicy
 	maxBody      int64
@@ -214,9 +205,9 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		s.newID = newUUIDv4
 	}
 	if opts.AuthEnabled {
-		k, err := newKeyring(opts.APIKeys)
+		k, err := access.NewKeyring(opts.APIKeys)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("httpapi: %w", err)
 		}
 		s.keys = k
 	}
@@ -232,7 +223,7 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		if now == nil {
 			now = time.Now
 		}
-		s.limiter = newLimiter(opts.RateLimit, now)
+		s.limiter = access.NewLimiter(opts.RateLimit, now)
 	}
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	if opts.MetricsEnabled && opts.Gatherer == nil {

@@ -1,0 +1,123 @@
+package access
+
+import (
+	"sync"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// RateLimit configures a Limiter.
+type RateLimit struct {
+	RequestsPerSecond float64
+	// Burst < 1 selects 1.
+	Burst int
+	// MaxClients bounds the number of buckets kept; 0 selects
+	// DefaultMaxClients. Idle buckets (full again) are dropped first;
+	// beyond that an arbitrary bucket is forgotten, which at worst lets its
+	// client start afresh.
+	MaxClients int
+}
+
+// DefaultMaxClients is the number of client buckets a Limiter keeps unless
+// told otherwise.
+const DefaultMaxClients = 100_000
+
+// Limiter is a token bucket per client key: Burst tokens, refilled at
+// RequestsPerSecond, one token per call. It is safe for concurrent use.
+type Limiter struct {
+	rate  float64
+	burst float64
+	max   int
+	now   func() time.Time
+
+	mu        sync.Mutex
+	buckets   map[string]*bucket
+	lastPrune time.Time
+}
+
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+// pruneEvery is how often idle buckets are dropped.
+const pruneEvery = time.Minute
+
+// NewLimiter returns a limiter reading time from now.
+func NewLimiter(cfg RateLimit, now func() time.Time) *Limiter {
+	l := &Limiter{rate: cfg.RequestsPerSecond, burst: float64(cfg.Burst), max: cfg.MaxClients, now: now, buckets: map[string]*bucket{}}
+	if l.burst < 1 {
+		l.burst = 1
+	}
+	if l.max <= 0 {
+		l.max = DefaultMaxClients
+	}
+	l.lastPrune = now()
+	return l
+}
+
+// Allow takes a token from key's bucket. When there is none it reports how
+// long until there is one.
+func (l *Limiter) Allow(key string) (bool, time.Duration) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if since := now.Sub(l.lastPrune); since >= pruneEvery || len(l.buckets) >= l.max && since >= time.Second {
+		l.prune(now)
+	}
+	b, ok := l.buckets[key]
+	switch {
+	case !ok:
+		if len(l.buckets) >= l.max {
+			for k := range l.buckets { // forget an arbitrary client
+				delete(l.buckets, k)
+				break
+			}
+		}
+		b = &bucket{tokens: l.burst, last: now}
+		l.buckets[key] = b
+	case now.After(b.last):
+		b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+		b.last = now
+	}
+	if b.tokens >= 1 {
+		b.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+}
+
+// prune drops the buckets that have refilled completely: they are the same
+// as no bucket at all.
+func (l *Limiter) prune(now time.Time) {
+	l.lastPrune = now
+	for k, b := range l.buckets {
+		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+			delete(l.buckets, k)
+		}
+	}
+}
+
+// Size is the number of client buckets kept.
+func (l *Limiter) Size() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.buckets)
+}
+
+// RetryAfterSeconds is the whole seconds to announce for a wait: truncated,
+// plus one, so never 0 and never early.
+func RetryAfterSeconds(wait time.Duration) uint32 {
+	s := int64(wait / time.Second)
+	if s >= 1<<32-2 {
+		return 1<<32 - 1
+	}
+	return uint32(s) + 1
+}
+
+// RateLimited is the error of a call over the limit that may be retried
+// after wait.
+func RateLimited(wait time.Duration) *memory.Error {
+	return &memory.Error{Code: memory.CodeRateLimited, Message: "rate limit exceeded", RetryAfter: RetryAfterSeconds(wait)}
+}
