@@ -266,8 +266,9 @@ func push(h *vecHeap, c vecHit, k int) {
 	}
 }
 
-// dot is the inner product, unrolled by four for the scan's hot loop.
-func dot(a, b []float32) float32 {
+// dotGeneric is the inner product in plain Go, unrolled by four. dot uses
+// it where there is no vector instruction version.
+func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0

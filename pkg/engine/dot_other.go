@@ -1,0 +1,7 @@
+//go:build !amd64
+
+package engine
+
+// dot is the inner product of a and b[:len(a)], the hot loop of every
+// vector scan.
+func dot(a, b []float32) float32 { return dotGeneric(a, b) }
