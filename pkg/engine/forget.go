@@ -103,9 +103,7 @@ func (e *Engine) deleteLocked(doomed map[memory.ID]memory.StoreType, op string, 
 		})
 		rec.UpdatedAt = now
 		rec.Version++
-		if err := t.putRecord(rec); err != nil {
-			return err
-		}
+		t.touchRecord(rec)
 	}
 	var ids []memory.ID
 	var stores []memory.StoreType

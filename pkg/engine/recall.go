@@ -444,9 +444,7 @@ func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.
 			}
 		}
 		rec.UpdatedAt = now
-		if err := t.putRecord(rec); err != nil {
-			return nil, err
-		}
+		t.touchRecord(rec)
 	}
 	t.b.PutMeta(recallCountKey, uint64Bytes(e.recalls.Load()))
 	t.audit(audit.OpRecallReconsolidate, ids, storesOf(recs), map[string]any{"records": len(recs), "reinforced": reinforced})

@@ -531,3 +531,48 @@ func (h *harness) rawCreated(t *testing.T, id memory.ID) time.Time {
 	}
 	return rec.CreatedAt
 }
+
+// TestReinforcementKeepsTheIndex: a recall rewrites the records it returns
+// (access count, stability) without touching their postings; the records
+// stay findable, now and after a restart, and the index statistics do not
+// move.
+func TestReinforcementKeepsTheIndex(t *testing.T) {
+	h := newHarness(t, Options{PersistIndexes: true})
+	ctx := context.Background()
+	a := h.store("the quarterly budget review moved to Thursday", memory.StoreEpisodic)
+	b := h.store("budget owners send numbers before the review", memory.StoreSemantic)
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := h.e.idx.text.Stats()
+	for range 3 {
+		req := textQuery("budget review")
+		req.Reconsolidate = true
+		resp, err := h.e.RecallQuery(ctx, &req)
+		if err != nil || len(resp.Memories) != 2 {
+			t.Fatalf("recall: %+v %v", resp, err)
+		}
+	}
+	if got := h.record(a).AccessCount; got != 3 {
+		t.Fatalf("access count %d after three recalls, want 3", got)
+	}
+	if after := h.e.idx.text.Stats(); after != before {
+		t.Fatalf("index statistics moved: %+v, then %+v", before, after)
+	}
+	h.reopen()
+	if after := h.e.idx.text.Stats(); after != before {
+		t.Fatalf("index statistics after a restart: %+v, want %+v", after, before)
+	}
+	for _, q := range []string{"quarterly Thursday", "owners numbers"} {
+		resp, err := h.e.RecallQuery(ctx, ptr(textQuery(q)))
+		if err != nil || len(resp.Memories) == 0 {
+			t.Fatalf("%q after reinforcement and restart: %+v %v", q, resp, err)
+		}
+		if id := resp.Memories[0].Record.ID; id != a && id != b {
+			t.Fatalf("%q found %s", q, id)
+		}
+	}
+	if got := h.record(b).AccessCount; got != 3 {
+		t.Fatalf("access count of the second record %d after a restart, want 3", got)
+	}
+}

@@ -140,6 +140,17 @@ func BenchmarkScale(b *testing.B) {
 				}
 			}
 			b.Run("recall-text", func(b *testing.B) { latencies(b, recall(true, false)) })
+			// The default: the recalled records are reinforced, a synced
+			// write of ten records.
+			b.Run("recall-text-reinforce", func(b *testing.B) {
+				latencies(b, func(i int) {
+					req := memory.DefaultRecallQueryRequest()
+					req.Cue.Text = &env.queries[i%len(env.queries)]
+					if _, err := env.e.RecallQuery(ctx, &req); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
 			b.Run("recall-vector", func(b *testing.B) { latencies(b, recall(false, true)) })
 			b.Run("recall-hybrid", func(b *testing.B) { latencies(b, recall(true, true)) })
 			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })

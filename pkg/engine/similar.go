@@ -267,17 +267,13 @@ func (e *Engine) linkRecord(id memory.ID) error {
 		if addEdge(other, id, memory.AssocSemantic, w, now) {
 			other.UpdatedAt = now
 			other.Version++
-			if err := t.putRecord(other); err != nil {
-				return err
-			}
+			t.touchRecord(other)
 		}
 	}
 	if changed {
 		rec.UpdatedAt = now
 		rec.Version++
-		if err := t.putRecord(rec); err != nil {
-			return err
-		}
+		t.touchRecord(rec)
 	}
 	t.audit(audit.OpLink, ids, nil, map[string]any{"links": len(links)})
 	return t.commit()

@@ -72,6 +72,16 @@ func (t *txn) putRecord(rec *memory.MemoryRecord) error {
 	return nil
 }
 
+// touchRecord writes a curated record whose indexed text is unchanged (a
+// reinforcement, new or removed links): its postings stay as they are,
+// which spares re-analysing the text and rewriting every posting.
+func (t *txn) touchRecord(rec *memory.MemoryRecord) {
+	if rec.Store != memory.StoreWorking {
+		t.b.PutRecord(rec)
+	}
+	t.puts = append(t.puts, rec)
+}
+
 // moveRecord is putRecord for a record that changed stores (a promoted
 // working record): the copy under the old store is removed.
 func (t *txn) moveRecord(rec *memory.MemoryRecord, from memory.StoreType) error {
