@@ -706,14 +706,6 @@ func (r EncodeBatchStoreRawResponse) MarshalJSON() ([]byte, error) {
 	return json.Marshal(p)
 }
 
-// MarshalJSON writes an empty memory list as [].
-func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
-	type plain RecallQueryResponse
-	p := plain(r)
-	p.Memories = orEmpty(p.Memories)
-	return json.Marshal(p)
-}
-
 // MarshalJSON writes an empty store list as [].
 func (q QueryMetadata) MarshalJSON() ([]byte, error) {
 	type plain QueryMetadata
@@ -735,30 +727,6 @@ func (r RecallRawQueryResponse) MarshalJSON() ([]byte, error) {
 	type plain RecallRawQueryResponse
 	p := plain(r)
 	p.Records = orEmpty(p.Records)
-	return json.Marshal(p)
-}
-
-// MarshalJSON writes an empty memory list as [].
-func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
-	type plain RecallAssociateResponse
-	p := plain(r)
-	p.Memories = orEmpty(p.Memories)
-	return json.Marshal(p)
-}
-
-// MarshalJSON writes an empty memory list as [].
-func (b TimelineBucket) MarshalJSON() ([]byte, error) {
-	type plain TimelineBucket
-	p := plain(b)
-	p.Memories = orEmpty(p.Memories)
-	return json.Marshal(p)
-}
-
-// MarshalJSON writes an empty bucket list as [].
-func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
-	type plain RecallTimelineResponse
-	p := plain(r)
-	p.Buckets = orEmpty(p.Buckets)
 	return json.Marshal(p)
 }
 

@@ -344,6 +344,17 @@ func TestResponseJSONShapes(t *testing.T) {
 		   {"record_id":"0196a9e2-5c1d-7f00-8a00-0000000000cc","activation_level":0.25,"hop":2,"edge_type":null}]},
 		 "total_candidates":1,
 		 "query_metadata":{"total_records_scanned":12,"stores_searched":["episodic","semantic"],"fidelity_filtered":3}}`},
+		// Content without blocks still shows [], in the record and rendered.
+		{"RecallQueryResponse without blocks", RecallQueryResponse{Memories: []RecalledMemory{{Record: MemoryRecord{ID: idA, Store: StoreEpisodic, Meta: LegacyMeta()}}}},
+			`{"memories":[{"record":{"id":"0196a9e2-5c1d-7f00-8a00-0000000000aa","store":"episodic",
+			   "created_at":"0001-01-01T00:00:00Z","updated_at":"0001-01-01T00:00:00Z","last_accessed_at":"0001-01-01T00:00:00Z",
+			   "access_count":0,"content":{"blocks":[],"summary":null},
+			   "fidelity":{"score":0,"noise_level":0,"decay_rate":0,"emotional_anchor":0,"reinforcement_count":0,"stability":0,
+			     "last_decay_tick":"0001-01-01T00:00:00Z"},
+			   "emotion":{"joy":0,"trust":0,"fear":0,"surprise":0,"sadness":0,"disgust":0,"anger":0,"anticipation":0,"intensity":0,"valence":0},
+			   "associations":[],"metadata":{},"version":0,"meta":` + emptyMetaJSON + `},
+			 "relevance_score":0,"activation_path":null,"rendered_content":{"blocks":[],"summary":null}}],
+			 "activation_trace":null,"total_candidates":0}`},
 		// query_metadata is left out (not null) when absent.
 		{"RecallQueryResponse empty", RecallQueryResponse{}, `{"memories":[],"activation_trace":null,"total_candidates":0}`},
 		{"RecalledMemory without path", RecalledMemory{Record: minimalRecord(), RenderedContent: TextContent("a")},
@@ -356,6 +367,13 @@ func TestResponseJSONShapes(t *testing.T) {
 		// limit 0 answers an empty array, never null (the recorder's probe).
 		{"RecallRawQueryResponse empty", RecallRawQueryResponse{TotalCandidates: 3}, `{"records":[],"total_candidates":3}`},
 		{"RecallAssociateResponse empty", RecallAssociateResponse{}, `{"memories":[],"total_candidates":0}`},
+		{"RecallAssociateResponse", RecallAssociateResponse{Memories: []RecalledMemory{recalled, recalled}, TotalCandidates: 7},
+			`{"memories":[` + recalledJSON + `,` + recalledJSON + `],"total_candidates":7}`},
+		{"RecallTimelineResponse with memories", RecallTimelineResponse{Buckets: []TimelineBucket{
+			{Start: t0, End: t1, Memories: []RecalledMemory{recalled}, Count: 1}, {Start: t1, End: t1, Count: 0}}},
+			`{"buckets":[{"start":"2025-03-01T12:00:00Z","end":"2025-03-01T12:30:15.5Z","memories":[` + recalledJSON + `],"count":1},
+			 {"start":"2025-03-01T12:30:15.5Z","end":"2025-03-01T12:30:15.5Z","memories":[],"count":0}]}`},
+		{"RecallTimelineResponse empty", RecallTimelineResponse{}, `{"buckets":[]}`},
 		{"RecallTimelineResponse", RecallTimelineResponse{Buckets: []TimelineBucket{{Start: t0, End: t1, Count: 0}}},
 			`{"buckets":[{"start":"2025-03-01T12:00:00Z","end":"2025-03-01T12:30:15.5Z","memories":[],"count":0}]}`},
 		{"RecallTimelineResponse empty", RecallTimelineResponse{}, `{"buckets":[]}`},

@@ -215,13 +215,14 @@ func (r *MemoryRecord) String() string {
 	return fmt.Sprintf("%s record %s v%d", r.Store, r.ID, r.Version)
 }
 
-// MarshalJSON writes an empty association list as [].
+// MarshalJSON writes empty association and block lists as [].
 func (r MemoryRecord) MarshalJSON() ([]byte, error) {
 	type plain MemoryRecord
 	p := plain(r)
 	if p.Associations == nil {
 		p.Associations = []Association{}
 	}
+	p.Content = p.Content.withBlocks()
 	return json.Marshal(p)
 }
 
@@ -232,15 +233,19 @@ func (r RawJournalRecord) MarshalJSON() ([]byte, error) {
 	if p.DerivedMemoryIDs == nil {
 		p.DerivedMemoryIDs = []ID{}
 	}
+	p.Content = p.Content.withBlocks()
 	return json.Marshal(p)
 }
 
-// MarshalJSON writes an empty block list as [].
-func (c MemoryContent) MarshalJSON() ([]byte, error) {
-	type plain MemoryContent
-	p := plain(c)
-	if p.Blocks == nil {
-		p.Blocks = []ContentBlock{}
+// withBlocks returns c with a nil block list replaced by an empty one, so
+// that it marshals as []. The types that hold content call it from their
+// own MarshalJSON. MemoryContent deliberately has no MarshalJSON of its own:
+// encoding/json re-scans the output of every MarshalJSON once per enclosing
+// one, and content (text as integer arrays, embeddings) is the bulk of every
+// answer.
+func (c MemoryContent) withBlocks() MemoryContent {
+	if c.Blocks == nil {
+		c.Blocks = []ContentBlock{}
 	}
-	return json.Marshal(p)
+	return c
 }

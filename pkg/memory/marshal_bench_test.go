@@ -1,0 +1,63 @@
+package memory
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// recallAnswer is a recall response shaped like the benchmark driver's:
+// ten memories of a few hundred characters, each with a 384-dimension
+// embedding, returned with their rendered content.
+func recallAnswer() RecallQueryResponse {
+	rng := rand.New(rand.NewPCG(1, 2))
+	text := strings.Repeat("the deploy pipeline failed on the staging cluster again ", 10)
+	resp := RecallQueryResponse{TotalCandidates: 120, QueryMetadata: &QueryMetadata{TotalRecordsScanned: 100000, StoresSearched: []StoreType{StoreEpisodic}}}
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i := range 10 {
+		emb := make([]float32, 384)
+		for j := range emb {
+			emb[j] = rng.Float32()*2 - 1
+		}
+		content := MemoryContent{Blocks: []ContentBlock{{Modality: ModalityText, Format: "text/plain", Data: Bytes(text), Embedding: emb}}}
+		rec := MemoryRecord{ID: MustParseID("0196a7f0-0000-7000-8000-00000000000" + string(rune('0'+i))), Store: StoreEpisodic, CreatedAt: now, UpdatedAt: now, LastAccessedAt: now, AccessCount: uint32(i), Content: content, Fidelity: FidelityState{Score: 1, Stability: 2}, Version: 1, Meta: UnavailableMeta(TriggerEncodeStore, now)}
+		resp.Memories = append(resp.Memories, RecalledMemory{Record: rec, RelevanceScore: 0.5, RenderedContent: content})
+	}
+	return resp
+}
+
+// BenchmarkMarshalRecallAnswer measures the JSON encoding of a typical
+// recall answer, the largest part of a recall request's transport cost:
+// "Server" as the HTTP API writes it (calling MarshalJSON), "Marshal"
+// through json.Marshal.
+func BenchmarkMarshalRecallAnswer(b *testing.B) {
+	resp := recallAnswer()
+	out, err := json.Marshal(resp)
+	if err != nil {
+		b.Fatal(err)
+	}
+	direct, err := resp.MarshalJSON()
+	if err != nil || !bytes.Equal(direct, out) {
+		b.Fatalf("MarshalJSON and json.Marshal disagree (err %v)", err)
+	}
+	for _, bc := range []struct {
+		name string
+		fn   func() ([]byte, error)
+	}{
+		{"Server", resp.MarshalJSON},
+		{"Marshal", func() ([]byte, error) { return json.Marshal(resp) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(out)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := bc.fn(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
