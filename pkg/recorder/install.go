@@ -29,11 +29,11 @@ type Installed struct {
 }
 
 // InstallHook writes the hook helper script and the example configuration
-// into <target>/.<agent>/hooks/. It checks both targets before writing
-// either: a symlink is refused even with Force, an existing file without
-// it. Without Force files are created exclusively; with it they are
-// replaced by rename, so a file is never written through a link. It never
-// touches the agent's settings.
+// into <target>/.<agent>/hooks/. It checks both targets, and the two
+// directories above them, before writing anything: a symlink is refused
+// even with Force, an existing file without it. Without Force files are
+// created exclusively; with it they are replaced by rename, so a file is
+// never written through a link. It never touches the agent's settings.
 func InstallHook(o InstallOptions) (Installed, error) {
 	var inst Installed
 	if _, err := client.ParseBaseURL(o.ServerURL); err != nil {
@@ -52,7 +52,8 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	} else if !fi.IsDir() {
 		return inst, fmt.Errorf("target directory %s: not a directory", target)
 	}
-	dir := filepath.Join(target, o.Agent.HiddenDir(), "hooks")
+	agentDir := filepath.Join(target, o.Agent.HiddenDir())
+	dir := filepath.Join(agentDir, "hooks")
 	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName)}
 	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, ScriptPath: inst.Script}
 	script, err := hooks.Script(p)
@@ -62,6 +63,15 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	example, err := hooks.Example(p)
 	if err != nil {
 		return inst, err
+	}
+	// The directories between the target and the files are checked too: a
+	// symlinked .claude or .claude/hooks would carry the files, and the
+	// rename that --force uses, to wherever the link points.
+	hookDirs := []string{agentDir, dir}
+	for _, d := range hookDirs {
+		if err := checkHookDir(d); err != nil {
+			return inst, err
+		}
 	}
 	for _, path := range []string{inst.Script, inst.Example} {
 		fi, err := os.Lstat(path)
@@ -77,8 +87,10 @@ func InstallHook(o InstallOptions) (Installed, error) {
 			return inst, fmt.Errorf("%w: %s already exists; pass --force to overwrite it (nothing was written)", ErrInstallRefused, path)
 		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return inst, fmt.Errorf("create hook directory: %w", err)
+	for _, d := range hookDirs {
+		if err := makeHookDir(d); err != nil {
+			return inst, err
+		}
 	}
 	if err := writeHookFile(inst.Script, script, 0o755, o.Force); err != nil {
 		return inst, err
@@ -90,6 +102,35 @@ func InstallHook(o InstallOptions) (Installed, error) {
 		return inst, err
 	}
 	return inst, nil
+}
+
+// checkHookDir refuses a directory on the way to the hook files that is a
+// symlink or not a directory at all. A missing one is fine: InstallHook
+// creates it.
+func checkHookDir(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("check %s: %w", path, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("%w: %s is a symlink; hook files are never written through a symlinked directory, even with --force "+
+			"(replace the link with a real directory and run install-hook again)", ErrInstallRefused, path)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: %s exists and is not a directory; move it away and run install-hook again", ErrInstallRefused, path)
+	}
+	return nil
+}
+
+// makeHookDir creates path if it is missing (mkdir never follows a link in
+// its last element) and then checks it again, so a symlink put in place
+// after checkHookDir is still refused before any file is written.
+func makeHookDir(path string) error {
+	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create hook directory: %w", err)
+	}
+	return checkHookDir(path)
 }
 
 // writeHookFile creates path exclusively, or with replace through a temp

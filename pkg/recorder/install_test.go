@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -124,5 +125,110 @@ func TestInstallHookBadInput(t *testing.T) {
 	}
 	if _, err := InstallHook(InstallOptions{Agent: Claude, ServerURL: "http://127.0.0.1:8420", TargetDir: filepath.Join(t.TempDir(), "missing")}); err == nil {
 		t.Fatal("missing target directory accepted")
+	}
+}
+
+// TestInstallHookRefusesSymlinkedDirectories: a symlink in place of the
+// agent's hidden directory or of its hooks directory is refused, with or
+// without --force, before anything is created on either side of the link.
+func TestInstallHookRefusesSymlinkedDirectories(t *testing.T) {
+	for _, agent := range Agents() {
+		for _, linked := range []string{agent.HiddenDir(), filepath.Join(agent.HiddenDir(), "hooks")} {
+			t.Run(string(agent)+"/"+filepath.ToSlash(linked), func(t *testing.T) {
+				project := t.TempDir()
+				elsewhere := t.TempDir()
+				link := filepath.Join(project, linked)
+				if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(elsewhere, link); err != nil {
+					t.Fatal(err)
+				}
+				for _, force := range []bool{false, true} {
+					_, err := InstallHook(InstallOptions{Agent: agent, ServerURL: "http://127.0.0.1:8420", TargetDir: project, Force: force})
+					if !errors.Is(err, ErrInstallRefused) || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), "symlink") {
+						t.Fatalf("force=%v: got %v, want a refusal naming %s as a symlink", force, err, link)
+					}
+				}
+				if entries, err := os.ReadDir(elsewhere); err != nil || len(entries) != 0 {
+					t.Fatalf("written through the link into %s: %v %v", elsewhere, entries, err)
+				}
+				if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+					t.Fatalf("the link itself was replaced: %v %v", fi, err)
+				}
+			})
+		}
+	}
+}
+
+// TestInstallHookRefusesFileAsDirectory: a regular file where a hook
+// directory belongs is refused with a message naming it.
+func TestInstallHookRefusesFileAsDirectory(t *testing.T) {
+	project := t.TempDir()
+	blocker := filepath.Join(project, ".claude")
+	if err := os.WriteFile(blocker, []byte("not a dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := InstallHook(InstallOptions{Agent: Claude, ServerURL: "http://127.0.0.1:8420", TargetDir: project, Force: true})
+	if !errors.Is(err, ErrInstallRefused) || !strings.Contains(err.Error(), blocker) || !strings.Contains(err.Error(), "not a directory") {
+		t.Fatalf("got %v, want a refusal naming %s", err, blocker)
+	}
+	if b, _ := os.ReadFile(blocker); string(b) != "not a dir" {
+		t.Fatal("the blocking file changed")
+	}
+}
+
+// TestInstallHookLeavesSettingsAlone: install-hook promises never to edit
+// the agent's settings, so every settings file the agent reads from the
+// project directory is byte-for-byte the same afterwards, with and
+// without --force.
+func TestInstallHookLeavesSettingsAlone(t *testing.T) {
+	settings := map[Agent][]string{
+		Claude: {"settings.json", "settings.local.json"},
+		Codex:  {"config.toml", "hooks.json"},
+	}
+	for _, agent := range Agents() {
+		t.Run(string(agent), func(t *testing.T) {
+			names := settings[agent]
+			if len(names) == 0 {
+				t.Fatalf("no settings files listed for agent %s", agent)
+			}
+			project := t.TempDir()
+			hidden := filepath.Join(project, agent.HiddenDir())
+			if err := os.Mkdir(hidden, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string][]byte{}
+			for i, name := range names {
+				// Odd bytes on purpose: no trailing newline, a BOM, CRLF.
+				content := []byte("\ufeff{\"hooks\": {\"Stop\": []},\r\n \"n\": " + string(rune('0'+i)) + "}")
+				path := filepath.Join(hidden, name)
+				if err := os.WriteFile(path, content, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				want[path] = content
+			}
+			for _, force := range []bool{false, true} {
+				if _, err := InstallHook(InstallOptions{Agent: agent, ServerURL: "http://127.0.0.1:8420", TargetDir: project, Force: force}); err != nil {
+					t.Fatalf("force=%v: %v", force, err)
+				}
+			}
+			for path, content := range want {
+				got, err := os.ReadFile(path)
+				if err != nil || !bytes.Equal(got, content) {
+					t.Errorf("%s changed: %q, %v", path, got, err)
+				}
+				if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("%s mode changed: %v, %v", path, fi.Mode(), err)
+				}
+			}
+			if fi, err := os.Stat(hidden); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("%s mode changed: %v, %v", hidden, fi.Mode(), err)
+			}
+			entries, err := os.ReadDir(hidden)
+			if err != nil || len(entries) != len(names)+1 {
+				t.Errorf("%s holds %v, want the settings files plus hooks/", hidden, entries)
+			}
+		})
 	}
 }

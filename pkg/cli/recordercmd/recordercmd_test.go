@@ -217,15 +217,30 @@ func TestSpoolDirectoryResolution(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "no spool directory") {
 		t.Fatalf("no spool directory: %d %s", r.code, r.stderr)
 	}
-	// A public directory is refused, not fixed.
-	pub := filepath.Join(t.TempDir(), "pub")
-	if err := os.Mkdir(pub, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	_ = os.Chmod(pub, 0o755)
-	r = exec(t, event, nil, "ingest", "--server-url", url, "--spool-dir", pub)
-	if fi, _ := os.Stat(pub); fi.Mode().Perm() == 0o755 && (r.code != 1 || !strings.Contains(r.stderr, "not private")) {
-		t.Fatalf("public spool directory: %d %s", r.code, r.stderr)
+	// A directory open to group or others is refused, not fixed: the
+	// mode is what the user set, and nothing is spooled into it.
+	for _, mode := range []os.FileMode{0o755, 0o750, 0o701} {
+		pub := filepath.Join(t.TempDir(), "pub")
+		if err := os.Mkdir(pub, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(pub, mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+		r = exec(t, event, nil, "ingest", "--server-url", url, "--spool-dir", pub)
+		if r.code != 1 || !strings.Contains(r.stderr, "not private") || !strings.Contains(r.stderr, pub) {
+			t.Errorf("spool directory with mode %04o: exit %d, want 1 and a refusal naming %s\n%s", mode, r.code, pub, r.stderr)
+		}
+		fi, err := os.Stat(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != mode {
+			t.Errorf("spool directory mode changed from %04o to %04o", mode, got)
+		}
+		if entries, err := os.ReadDir(pub); err != nil || len(entries) != 0 {
+			t.Errorf("refused spool directory (mode %04o) holds %v, %v", mode, entries, err)
+		}
 	}
 }
 
