@@ -178,9 +178,10 @@ func selfSigned(t testing.TB, dir string) (certFile, keyFile string, pool *x509.
 // others panic through the nil embedded interface.
 type stubService struct {
 	memory.Service
-	stats  func(ctx context.Context) (*memory.Stats, error)
-	export func(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error)
-	imp    func(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error)
+	stats     func(ctx context.Context) (*memory.Stats, error)
+	evolution func(ctx context.Context) (*memory.EvolutionMetrics, error)
+	export    func(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error)
+	imp       func(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error)
 }
 
 func (s *stubService) Stats(ctx context.Context) (*memory.Stats, error) {
@@ -188,6 +189,13 @@ func (s *stubService) Stats(ctx context.Context) (*memory.Stats, error) {
 		return &memory.Stats{}, nil
 	}
 	return s.stats(ctx)
+}
+
+func (s *stubService) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error) {
+	if s.evolution == nil {
+		return &memory.EvolutionMetrics{}, nil
+	}
+	return s.evolution(ctx)
 }
 
 func (s *stubService) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {

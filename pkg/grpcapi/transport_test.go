@@ -44,10 +44,29 @@ func withKey(ctx context.Context, value string) context.Context {
 
 // TestErrorTable: every CMP code reaches the client as the gRPC code of
 // the table, with the CMP code as ErrorInfo reason; other failures are
-// INTERNAL with a fixed message and a log line.
+// INTERNAL with a fixed message and a log line. The table runs through
+// Stats and Evolution, the two RPCs without input, whose only failures
+// are those of the service.
 func TestErrorTable(t *testing.T) {
 	svc := &stubService{}
 	f := newFixture(t, svc, Options{})
+	// failing makes each no-input RPC's service method answer with err (a
+	// nil err makes it answer nothing at all) and calls the RPC.
+	failing := []struct {
+		rpc  string
+		call func(ctx context.Context, err error) error
+	}{
+		{"Stats", func(ctx context.Context, err error) error {
+			svc.stats = func(context.Context) (*memory.Stats, error) { return nil, err }
+			_, got := f.client.Stats(ctx, &pb.StatsRequest{})
+			return got
+		}},
+		{"Evolution", func(ctx context.Context, err error) error {
+			svc.evolution = func(context.Context) (*memory.EvolutionMetrics, error) { return nil, err }
+			_, got := f.client.Evolution(ctx, &pb.EvolutionRequest{})
+			return got
+		}},
+	}
 	tests := []struct {
 		err     error
 		code    codes.Code
@@ -75,44 +94,43 @@ func TestErrorTable(t *testing.T) {
 		{memory.Errorf(memory.Code("SOMETHING_NEW"), "m"), codes.Internal, memory.Code("SOMETHING_NEW"), "m"},
 	}
 	covered := map[memory.Code]bool{}
-	for _, tc := range tests {
-		t.Run(tc.err.Error(), func(t *testing.T) {
-			svc.stats = func(context.Context) (*memory.Stats, error) { return nil, tc.err }
-			_, err := f.client.Stats(t.Context(), &pb.StatsRequest{})
-			st := status.Convert(err)
-			if st.Code() != tc.code || st.Message() != tc.message {
-				t.Fatalf("status %v %q, want %v %q", st.Code(), st.Message(), tc.code, tc.message)
+	for _, rpc := range failing {
+		for _, tc := range tests {
+			t.Run(rpc.rpc+"/"+tc.err.Error(), func(t *testing.T) {
+				err := rpc.call(t.Context(), tc.err)
+				st := status.Convert(err)
+				if st.Code() != tc.code || st.Message() != tc.message {
+					t.Fatalf("status %v %q, want %v %q", st.Code(), st.Message(), tc.code, tc.message)
+				}
+				info := errorInfo(err)
+				if info == nil || info.GetReason() != string(tc.reason) || info.GetDomain() != ErrorDomain {
+					t.Fatalf("ErrorInfo %v, want reason %s", info, tc.reason)
+				}
+				if ri := retryInfo(err); (ri != nil) != (tc.reason == memory.CodeRateLimited) || ri != nil && ri.GetRetryDelay().AsDuration() != 3*time.Second {
+					t.Fatalf("RetryInfo %v", ri)
+				}
+				if tc.code == codes.Internal && !strings.Contains(f.logs.String(), tc.err.Error()) {
+					t.Fatalf("the cause %q was not logged:\n%s", tc.err, f.logs)
+				}
+			})
+			if me, ok := errors.AsType[*memory.Error](tc.err); ok {
+				covered[me.Code] = true
 			}
-			info := errorInfo(err)
-			if info == nil || info.GetReason() != string(tc.reason) || info.GetDomain() != ErrorDomain {
-				t.Fatalf("ErrorInfo %v, want reason %s", info, tc.reason)
-			}
-			if ri := retryInfo(err); (ri != nil) != (tc.reason == memory.CodeRateLimited) || ri != nil && ri.GetRetryDelay().AsDuration() != 3*time.Second {
-				t.Fatalf("RetryInfo %v", ri)
-			}
-			if tc.code == codes.Internal && !strings.Contains(f.logs.String(), tc.err.Error()) {
-				t.Fatalf("the cause %q was not logged:\n%s", tc.err, f.logs)
-			}
-		})
-		if me, ok := errors.AsType[*memory.Error](tc.err); ok {
-			covered[me.Code] = true
+		}
+
+		// A service that gives up because the call was cancelled reports
+		// it as such, not as an internal failure.
+		if err := rpc.call(t.Context(), fmt.Errorf("%s: %w", rpc.rpc, context.Canceled)); status.Code(err) != codes.Canceled {
+			t.Errorf("%s, cancelled service: %v", rpc.rpc, err)
+		}
+		if err := rpc.call(t.Context(), nil); status.Code(err) != codes.Internal {
+			t.Errorf("%s, a service answering nothing: %v", rpc.rpc, err)
 		}
 	}
 	for _, c := range memory.Codes {
 		if !covered[c] {
 			t.Errorf("code %s has no case", c)
 		}
-	}
-
-	// A service that gives up because the call was cancelled reports it
-	// as such, not as an internal failure.
-	svc.stats = func(context.Context) (*memory.Stats, error) { return nil, fmt.Errorf("stats: %w", context.Canceled) }
-	if _, err := f.client.Stats(t.Context(), &pb.StatsRequest{}); status.Code(err) != codes.Canceled {
-		t.Errorf("cancelled service: %v", err)
-	}
-	svc.stats = func(context.Context) (*memory.Stats, error) { return nil, nil }
-	if _, err := f.client.Stats(t.Context(), &pb.StatsRequest{}); status.Code(err) != codes.Internal {
-		t.Errorf("a service answering nothing: %v", err)
 	}
 }
 
