@@ -20,6 +20,10 @@ type bench struct {
 	tmp    string // removed by close
 	kids   *children
 	result *report
+	// peer, when set, replaces the npm package as the server memsvc-mcp
+	// is compared with, so the comparison can run against any stdio MCP
+	// server (the tests use a second memsvc-mcp).
+	peer peerStarter
 }
 
 func newBench(cfg *config, stderr io.Writer) (*bench, error) {

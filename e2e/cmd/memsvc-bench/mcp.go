@@ -128,10 +128,16 @@ func (b *bench) runMCP(ctx context.Context) error {
 	if peer == nil {
 		return nil // skipped, rep.PeerSkipped says why
 	}
-	rep.Servers = append(rep.Servers, peer)
-	rep.StoreRatio = res.Store.Throughput / peer.Store.Throughput
-	rep.SearchRatio = res.Search.Throughput / peer.Search.Throughput
+	rep.compare(res, peer)
 	return nil
+}
+
+// compare adds the peer's run after ours and sets the throughput ratios,
+// ours over the peer's (above 1 means memsvc-mcp is faster).
+func (m *mcpReport) compare(ours, peer *mcpResult) {
+	m.Servers = append(m.Servers, peer)
+	m.StoreRatio = ours.Store.Throughput / peer.Store.Throughput
+	m.SearchRatio = ours.Search.Throughput / peer.Search.Throughput
 }
 
 func (b *bench) mcpMemsvc(ctx context.Context, notes, searches []string) (*mcpResult, error) {
@@ -155,11 +161,34 @@ func (b *bench) mcpMemsvc(ctx context.Context, notes, searches []string) (*mcpRe
 	return res, srv.stop()
 }
 
-// mcpPeer installs the peer when it is missing and runs the workload
-// against it. It returns nil, with PeerSkipped set, when npm cannot reach
-// the registry.
+// peerServer is the stdio MCP server memsvc-mcp is compared with: the
+// command that starts it (not yet started), how the workload speaks to it,
+// and the version to report.
+type peerServer struct {
+	cmd     *exec.Cmd
+	target  mcpTarget
+	version string // "" reports the serverInfo version from initialize
+}
+
+// peerStarter prepares the peer; dir is a scratch directory for its data,
+// removed once the workload is done. A *skipError leaves the peer out of
+// the comparison instead of failing the run.
+type peerStarter func(ctx context.Context, dir string) (*peerServer, error)
+
+// mcpPeer prepares the peer (b.peer, or the npm package by default) and
+// runs the workload against it. It returns nil, with PeerSkipped set, when
+// the peer cannot be had, such as when npm cannot reach the registry.
 func (b *bench) mcpPeer(ctx context.Context, notes, searches []string) (*mcpResult, error) {
-	entry, version, err := b.ensurePeer(ctx)
+	start := b.peer
+	if start == nil {
+		start = b.npmPeer
+	}
+	dir, err := b.scratch("peer")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	ps, err := start(ctx, dir)
 	if err != nil {
 		var skip *skipError
 		if errors.As(err, &skip) {
@@ -169,24 +198,31 @@ func (b *bench) mcpPeer(ctx context.Context, notes, searches []string) (*mcpResu
 		}
 		return nil, err
 	}
+	b.logf("MCP: %s %s, %d notes and %d searches", ps.target.name, ps.version, len(notes), len(searches))
+	res, err := b.mcpWorkload(ctx, ps.cmd, ps.target, notes, searches)
+	if err != nil {
+		return nil, err
+	}
+	if ps.version != "" {
+		res.Version = ps.version
+	}
+	return res, nil
+}
+
+// npmPeer is the default peer: --peer-package run with node, installed
+// with npm under --peer-dir when missing, keeping its memory file in dir.
+func (b *bench) npmPeer(ctx context.Context, dir string) (*peerServer, error) {
+	entry, version, err := b.ensurePeer(ctx)
+	if err != nil {
+		return nil, err
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		return nil, fmt.Errorf("node is needed to run the peer: %w", err)
 	}
-	b.logf("MCP: %s %s, %d notes and %d searches", b.cfg.peerPackage, version, len(notes), len(searches))
-	dir, err := b.scratch("peer")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
 	cmd := exec.Command(node, entry)
 	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH"), "MEMORY_FILE_PATH=" + filepath.Join(dir, "memory.jsonl")}
-	res, err := b.mcpWorkload(ctx, cmd, peerTarget(), notes, searches)
-	if err != nil {
-		return nil, err
-	}
-	res.Version = version
-	return res, nil
+	return &peerServer{cmd: cmd, target: peerTarget(), version: version}, nil
 }
 
 // skipError is a reason to leave the peer out of the comparison.
