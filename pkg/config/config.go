@@ -94,6 +94,19 @@ type LLM struct {
 // Decay is the [decay] table.
 type Decay struct {
 	BackgroundIntervalSecs uint64
+	// PruneBelow is the score under which a decay tick deletes a record;
+	// 0 never deletes.
+	PruneBelow    float64
+	StabilityDays StabilityDays
+}
+
+// StabilityDays is the [decay.stability_days] table: the initial stability
+// S, in days, of a new record in each store that decays.
+type StabilityDays struct {
+	Episodic   float64
+	Semantic   float64
+	Procedural float64
+	Emotional  float64
 }
 
 // Dream is the [dream] table.

@@ -66,7 +66,8 @@ func TestDefaults(t *testing.T) {
 		c.Decay.BackgroundIntervalSecs != 3600 || c.Dream.BackgroundIntervalSecs != 86400 ||
 		c.RateLimit.RequestsPerSecond != 100 || c.RateLimit.Burst != 50 ||
 		c.Log.Level != "info" || c.Log.Format != "pretty" || c.Working.Capacity != 7 ||
-		c.GRPC.Port != nil || c.Auth.Enabled || len(c.Auth.APIKeys) != 0 {
+		c.GRPC.Port != nil || c.Auth.Enabled || len(c.Auth.APIKeys) != 0 ||
+		c.Decay.PruneBelow != 0 || c.Decay.StabilityDays != (StabilityDays{Episodic: 1, Semantic: 30, Procedural: 90, Emotional: 14}) {
 		t.Fatalf("unexpected defaults: %+v", c)
 	}
 	if got := c.AuditLogPath(); got != filepath.Join("data", "audit.jsonl") {
@@ -161,6 +162,34 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
+// TestDecayKeys: the decay model's parameters load from a file (integers
+// and floats alike) and from MEMSVC_DECAY__... variables, which win.
+func TestDecayKeys(t *testing.T) {
+	file := writeFile(t, `
+[decay]
+prune_below = 0.01
+[decay.stability_days]
+episodic = 2
+semantic = 45.5
+`)
+	c, err := Load(LoadOptions{File: file, Environ: []string{
+		"MEMSVC_DECAY__STABILITY_DAYS__EPISODIC=0.5",
+		"MEMSVC_DECAY__STABILITY_DAYS__EMOTIONAL= 7 ",
+		"MEMSVC_DECAY__PRUNE_BELOW=0.05",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Decay{BackgroundIntervalSecs: 3600, PruneBelow: 0.05,
+		StabilityDays: StabilityDays{Episodic: 0.5, Semantic: 45.5, Procedural: 90, Emotional: 7}}
+	if c.Decay != want {
+		t.Fatalf("decay %+v, want %+v", c.Decay, want)
+	}
+	if c.Sources["decay.stability_days.semantic"] != file || c.Sources["decay.stability_days.episodic"] != "MEMSVC_DECAY__STABILITY_DAYS__EPISODIC" {
+		t.Errorf("sources: %v", c.Sources)
+	}
+}
+
 func TestHomeExpansion(t *testing.T) {
 	c, err := Load(LoadOptions{Environ: []string{"HOME=/home/ada", "MEMSVC_DATA_DIR=~/memsvc"}})
 	if err != nil {
@@ -207,6 +236,16 @@ func TestErrors(t *testing.T) {
 		{"table for scalar", LoadOptions{File: writeFile(t, "[http.port]\nx = 1\n")}, []string{"http.port", "want a whole number", "a table"}},
 		{"import limit", LoadOptions{File: writeFile(t, "max_import_bytes = 4096\n")}, []string{"max_import_bytes", "at least 1048576", "4096"}},
 		{"working capacity", LoadOptions{File: writeFile(t, "[working]\ncapacity = 0\n")}, []string{"working.capacity", "between 1 and 10000"}},
+		{"prune above dormant", LoadOptions{File: writeFile(t, "[decay]\nprune_below = 0.2\n")}, []string{"decay.prune_below", "between 0 (never prune) and 0.05", "got 0.2"}},
+		{"negative prune", LoadOptions{Environ: []string{"MEMSVC_DECAY__PRUNE_BELOW=-0.01"}}, []string{"decay.prune_below", "MEMSVC_DECAY__PRUNE_BELOW", "got -0.01"}},
+		{"prune NaN", LoadOptions{Environ: []string{"MEMSVC_DECAY__PRUNE_BELOW=NaN"}}, []string{"decay.prune_below", "got NaN"}},
+		{"prune not a number", LoadOptions{Environ: []string{"MEMSVC_DECAY__PRUNE_BELOW=low"}}, []string{"decay.prune_below", "want a number", `"low"`}},
+		{"prune wrong type", LoadOptions{File: writeFile(t, "[decay]\nprune_below = \"0.01\"\n")}, []string{"decay.prune_below", "want a number", `"0.01"`}},
+		{"zero stability", LoadOptions{File: writeFile(t, "[decay.stability_days]\nepisodic = 0\n")}, []string{"decay.stability_days.episodic", "positive number of days", "got 0"}},
+		{"negative stability", LoadOptions{Environ: []string{"MEMSVC_DECAY__STABILITY_DAYS__SEMANTIC=-3"}}, []string{"decay.stability_days.semantic", "positive number of days"}},
+		{"infinite stability", LoadOptions{File: writeFile(t, "[decay.stability_days]\nprocedural = inf\n")}, []string{"decay.stability_days.procedural", "positive number of days", "+Inf"}},
+		{"stability unknown store", LoadOptions{File: writeFile(t, "[decay.stability_days]\nworking = 2\n")}, []string{"decay.stability_days.working", "unknown key"}},
+		{"stability single underscore", LoadOptions{Environ: []string{"MEMSVC_DECAY_STABILITY_DAYS_EMOTIONAL=3"}}, []string{"did you mean MEMSVC_DECAY__STABILITY_DAYS__EMOTIONAL"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

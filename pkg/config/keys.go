@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -257,6 +258,52 @@ var keys = []key{
 		},
 	},
 	{
+		name: "decay.prune_below",
+		doc: "Delete a record at a decay tick once its fidelity score is under this value; every deletion is audited. " +
+			"0 never deletes: a faded record becomes dormant instead (hidden from human-mode recall, still found by perfect-mode recall and inspect). " +
+			"At most 0.05, the dormant threshold, so nothing human-mode recall can still return is ever deleted. " +
+			"A neutral episodic record with the default stability falls under 0.05 after about 400 days without recall.",
+		field: func(c *Config) any { return &c.Decay.PruneBelow },
+		def:   float64(0),
+		check: func(c *Config) string {
+			v := c.Decay.PruneBelow
+			if math.IsNaN(v) || v < 0 || v > MaxPruneBelow {
+				return fmt.Sprintf("want a score between 0 (never prune) and %v, the dormant threshold (got %v)", MaxPruneBelow, v)
+			}
+			return ""
+		},
+	},
+	{
+		name: "decay.stability_days.episodic",
+		doc: "Initial stability S, in days, of new episodic records. After t days without recall a record's fidelity is " +
+			"(1+t/(S*A))^-0.5, where A = 1 + 2*emotion_intensity: a neutral record is at 0.71 after S days and dormant after " +
+			"about 400*S days. Each spaced recall doubles a record's S. Records already stored keep theirs.",
+		field: func(c *Config) any { return &c.Decay.StabilityDays.Episodic },
+		def:   float64(1),
+		check: func(c *Config) string { return positiveDays(c.Decay.StabilityDays.Episodic) },
+	},
+	{
+		name:  "decay.stability_days.semantic",
+		doc:   "Initial stability S, in days, of new semantic records (facts fade over months).",
+		field: func(c *Config) any { return &c.Decay.StabilityDays.Semantic },
+		def:   float64(30),
+		check: func(c *Config) string { return positiveDays(c.Decay.StabilityDays.Semantic) },
+	},
+	{
+		name:  "decay.stability_days.procedural",
+		doc:   "Initial stability S, in days, of new procedural records (skills fade over seasons).",
+		field: func(c *Config) any { return &c.Decay.StabilityDays.Procedural },
+		def:   float64(90),
+		check: func(c *Config) string { return positiveDays(c.Decay.StabilityDays.Procedural) },
+	},
+	{
+		name:  "decay.stability_days.emotional",
+		doc:   "Initial stability S, in days, of new emotional records (feelings fade over weeks).",
+		field: func(c *Config) any { return &c.Decay.StabilityDays.Emotional },
+		def:   float64(14),
+		check: func(c *Config) string { return positiveDays(c.Decay.StabilityDays.Emotional) },
+	},
+	{
 		name:  "dream.background_interval_secs",
 		doc:   "How often `serve` summarises pending raw journal entries into curated memories.",
 		field: func(c *Config) any { return &c.Dream.BackgroundIntervalSecs },
@@ -307,6 +354,20 @@ var keys = []key{
 	},
 }
 
+// MaxPruneBelow is the highest accepted decay.prune_below: the engine's
+// dormant threshold (engine.DormantBelow; this package does not import the
+// engine, and a server test keeps the two equal). Pruning above it would
+// delete records that human-mode recall still returns.
+const MaxPruneBelow = 0.05
+
+// positiveDays checks a stability: a positive, finite number of days.
+func positiveDays(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return fmt.Sprintf("want a positive number of days such as 1, 0.5 or 30 (got %v)", v)
+	}
+	return ""
+}
+
 func notBlank(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return "must not be blank"
@@ -352,6 +413,8 @@ func (k *key) applyDefault(c *Config) {
 		*p = k.def.(uint64)
 	case *int64:
 		*p = k.def.(int64)
+	case *float64:
+		*p = k.def.(float64)
 	case *[]string:
 		*p = slices.Clone(k.def.([]string))
 	default:
@@ -416,6 +479,15 @@ func (k *key) set(c *Config, v any, source string) error {
 		case *int64:
 			*p = n
 		}
+	case *float64:
+		switch n := v.(type) {
+		case float64:
+			*p = n
+		case int64:
+			*p = float64(n)
+		default:
+			return bad("a number")
+		}
 	case *[]string:
 		list, ok := v.([]any)
 		if !ok {
@@ -461,6 +533,12 @@ func (k *key) setString(c *Config, s, source string) error {
 			return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want a whole number, got %q", s)}
 		}
 		v = n
+	case *float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: fmt.Sprintf("want a number such as 0.5, got %q", s)}
+		}
+		v = f
 	case *[]string:
 		list, err := parseList(s)
 		if err != nil {

@@ -203,6 +203,15 @@ func tomlValue(p any) string {
 		return strconv.FormatUint(*v, 10)
 	case *int64:
 		return strconv.FormatInt(*v, 10)
+	case *float64:
+		// A TOML float needs a fraction or exponent; 1 would read back as
+		// an integer (which float keys accept, but the file should show
+		// the type).
+		f := strconv.FormatFloat(*v, 'g', -1, 64)
+		if !strings.ContainsAny(f, ".e") {
+			f += ".0"
+		}
+		return f
 	case *[]string:
 		q := make([]string, len(*v))
 		for i, s := range *v {

@@ -73,7 +73,8 @@ func sum(v []uint32) uint32 {
 }
 
 // TestFidelityNeverRisesWithoutReinforcement: random sequences of ticks,
-// updates and non-reconsolidating reads never raise a score.
+// content and emotion updates and non-reconsolidating reads never raise a
+// score.
 func TestFidelityNeverRisesWithoutReinforcement(t *testing.T) {
 	h := newHarness(t, Options{SimilarLinks: -1})
 	ctx := context.Background()
@@ -90,7 +91,7 @@ func TestFidelityNeverRisesWithoutReinforcement(t *testing.T) {
 	}
 	prev := map[memory.ID]float64{}
 	for step := 0; step < 200; step++ {
-		switch rng.IntN(3) {
+		switch rng.IntN(4) {
 		case 0:
 			tick(t, h, uint32(rng.IntN(30*day)))
 		case 1:
@@ -106,6 +107,12 @@ func TestFidelityNeverRisesWithoutReinforcement(t *testing.T) {
 			if _, err := h.e.RecallQuery(ctx, &req); err != nil {
 				t.Fatal(err)
 			}
+		case 3:
+			id := ids[rng.IntN(len(ids))]
+			emo := memory.EmotionVector{Joy: 1, Intensity: 1}
+			if err := h.e.EncodeUpdate(ctx, &memory.EncodeUpdateRequest{RecordID: id, Emotion: &emo}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		for _, id := range ids {
 			s := h.record(id).Fidelity.Score
@@ -114,6 +121,36 @@ func TestFidelityNeverRisesWithoutReinforcement(t *testing.T) {
 			}
 			prev[id] = s
 		}
+	}
+}
+
+// TestEmotionUpdateKeepsAnchor: updating an aged record's emotion to full
+// intensity changes the emotion but not the anchor set at creation, so the
+// score stays where decay put it and keeps decaying on the same curve.
+func TestEmotionUpdateKeepsAnchor(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	id := h.store("a calm afternoon at the harbour", memory.StoreEpisodic)
+	tick(t, h, 7*day)
+	before := h.record(id).Fidelity
+	if math.Abs(before.Score-math.Pow(8, -0.5)) > 1e-9 {
+		t.Fatalf("score after a week: %v", before.Score)
+	}
+	emo := memory.EmotionVector{Fear: 1, Intensity: 1}
+	if err := h.e.EncodeUpdate(ctx, &memory.EncodeUpdateRequest{RecordID: id, Emotion: &emo}); err != nil {
+		t.Fatal(err)
+	}
+	after := h.record(id)
+	if after.Emotion.Intensity != 1 || after.Emotion.Fear != 1 {
+		t.Fatalf("emotion not updated: %+v", after.Emotion)
+	}
+	if after.Fidelity.EmotionalAnchor != before.EmotionalAnchor || after.Fidelity.Score > before.Score {
+		t.Fatalf("emotion update raised fidelity: anchor %v -> %v, score %v -> %v",
+			before.EmotionalAnchor, after.Fidelity.EmotionalAnchor, before.Score, after.Fidelity.Score)
+	}
+	tick(t, h, day)
+	if s := h.record(id).Fidelity.Score; math.Abs(s-1.0/3) > 1e-9 {
+		t.Fatalf("score a day after the update: %v, want the neutral curve's 1/3", s)
 	}
 }
 
@@ -227,6 +264,60 @@ func TestDormancyAndModes(t *testing.T) {
 	}
 	if got := query(ptr(memory.ModeHuman), false); len(got) != 1 {
 		t.Fatalf("a request naming human mode must win: %d hits", len(got))
+	}
+}
+
+// TestHumanRecallRendersBeforeReinforcing: with reconsolidation on (the
+// default), a faded record comes back masked and with the score it had when
+// recalled, while the recall reinforces the stored record; the next recall
+// sees the reinforced, unmasked state.
+func TestHumanRecallRendersBeforeReinforcing(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	const text = "the ferry to the island leaves at seven every morning"
+	id := h.store(text, memory.StoreEpisodic)
+	tick(t, h, day) // score 2^-0.5 = 0.707: masked, not dormant
+	recall := func() memory.RecalledMemory {
+		t.Helper()
+		req := memory.DefaultRecallQueryRequest()
+		req.Cue.Text = ptr("ferry island")
+		req.RecallMode = ptr(memory.ModeHuman)
+		if !req.Reconsolidate {
+			t.Fatal("reconsolidation is not the default")
+		}
+		resp, err := h.e.RecallQuery(ctx, &req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(resp.Memories) != 1 || resp.Memories[0].Record.ID != id {
+			t.Fatalf("recall: %+v", resp.Memories)
+		}
+		return resp.Memories[0]
+	}
+
+	first := recall()
+	got, _ := first.RenderedContent.Text()
+	// round(0.293 · 10 words) = 3 masked.
+	if n := strings.Count(got, "..."); n != 3 || len(strings.Fields(got)) != 10 {
+		t.Fatalf("faded record rendered as %q, want 3 of 10 words masked", got)
+	}
+	f := first.Record.Fidelity
+	if math.Abs(f.Score-math.Pow(2, -0.5)) > 1e-9 || math.Abs(f.NoiseLevel-(1-f.Score)) > 1e-12 {
+		t.Fatalf("answer fidelity %+v, want the score at recall time", f)
+	}
+	if f.ReinforcementCount != 1 || f.Stability != 2 || first.Record.AccessCount != 1 {
+		t.Fatalf("answer does not show this recall's reinforcement: %+v, access count %d", f, first.Record.AccessCount)
+	}
+	if stored := h.record(id).Fidelity; stored.Score != 1 || stored.ReinforcementCount != 1 {
+		t.Fatalf("stored record not reinforced: %+v", stored)
+	}
+
+	second := recall()
+	if got, _ := second.RenderedContent.Text(); got != text {
+		t.Fatalf("reinforced record rendered as %q, want it whole", got)
+	}
+	if f := second.Record.Fidelity; f.Score != 1 || f.ReinforcementCount != 1 {
+		t.Fatalf("second recall fidelity %+v", f)
 	}
 }
 

@@ -293,8 +293,10 @@ func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateReque
 		rec.Content = *req.Content
 	}
 	if req.Emotion != nil {
+		// The emotional anchor stays the one set at creation: it is
+		// applied once, never compounding (DESIGN §5), and recomputing it
+		// here would raise fidelity without any reinforcement.
 		rec.Emotion = *req.Emotion
-		rec.Fidelity.EmotionalAnchor = anchor(rec.Emotion)
 	}
 	if req.Metadata != nil {
 		rec.Metadata = req.Metadata

@@ -283,7 +283,8 @@ func TestEncodeUpdate(t *testing.T) {
 	}
 	rec := h.record(id)
 	text, _ := rec.Content.Text()
-	if text != "second" || rec.Version != 2 || rec.Emotion.Fear != 1 || rec.Fidelity.EmotionalAnchor != 3 ||
+	// The emotion is updated; the anchor stays the one set at creation.
+	if text != "second" || rec.Version != 2 || rec.Emotion.Fear != 1 || rec.Fidelity.EmotionalAnchor != 1 ||
 		string(rec.Metadata) != `{"k":1}` || !rec.UpdatedAt.Equal(h.clock.Now()) || rec.CreatedAt.Equal(rec.UpdatedAt) {
 		t.Fatalf("updated record %+v", rec)
 	}

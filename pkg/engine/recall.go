@@ -75,25 +75,23 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if len(cands) > p.limit {
 		cands = cands[:p.limit]
 	}
-	// Fidelity before this recall touches the records, for evolution.
-	seen := map[memory.StoreType][]float64{}
-	e.mu.RLock()
-	for _, c := range cands {
-		if ent, ok := e.st.entries[c.id]; ok {
-			seen[ent.store] = append(seen[ent.store], ent.score(p.clock))
-		}
-	}
-	e.mu.RUnlock()
 	recs, err := e.finishRecall(req.Reconsolidate, cands)
 	if err != nil {
 		return nil, err
 	}
 	if p.text != "" || p.embedding != nil {
+		// Evolution observes the fidelity each record had when recalled.
+		seen := map[memory.StoreType][]float64{}
+		for _, rec := range recs {
+			seen[rec.Store] = append(seen[rec.Store], rec.Fidelity.Score)
+		}
 		e.observeRecall(p.storeList, seen)
 	}
 	for i, c := range cands {
 		rec := recs[i]
-		e.present(rec)
+		// Rendered from the score the record had when recalled (see
+		// finishRecall), so a faded memory comes back faded even though
+		// this recall reinforces it.
 		rendered := rec.Content
 		if p.modes[rec.Store] == memory.ModeHuman {
 			rendered = renderHuman(rec)
@@ -399,6 +397,12 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate, eligible func(
 // finishRecall reads the answer's records and, when asked, reconsolidates
 // them: access count and time, spaced reinforcement, and strengthening of
 // the edges between records recalled together. All of it is one commit.
+//
+// Each record's fidelity (score, noise level) is presented as it was when
+// recalled, before reinforcement restarts its clock: the answer reports,
+// and human mode renders, what was remembered, while the counters and
+// stability show this recall's reinforcement. Reinforcement applies to the
+// stored record, so the next read sees the restored score.
 func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
@@ -411,6 +415,7 @@ func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.
 			if err != nil {
 				return nil, err
 			}
+			e.present(rec)
 			recs[i] = rec
 		}
 		return recs, nil
@@ -424,6 +429,7 @@ func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.
 		if err != nil {
 			return nil, err
 		}
+		e.present(rec) // as recalled: before reinforce moves its clock
 		recs[i] = rec
 		together[id] = true
 	}
