@@ -155,11 +155,16 @@ func (r *root) storeRawCmd() *ff.Command {
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// parseSecrecyLevels reads a comma list; empty means the default (nil).
+// allSecrecyLevels is the default of --secrecy-levels for recall-raw and
+// dream-tick: every level, as the spec's CLI table says. The CLI sends the
+// levels explicitly; a request without them keeps the API's own default
+// (public and sensitive), which is the reference behaviour.
+const allSecrecyLevels = "public,sensitive,secret"
+
+// parseSecrecyLevels reads the comma list of --secrecy-levels. An empty
+// list is refused rather than sent as "no levels given", which the API
+// would read as its narrower default.
 func parseSecrecyLevels(s string) ([]memory.SecrecyLevel, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, nil
-	}
 	out := []memory.SecrecyLevel{}
 	for _, p := range strings.Split(s, ",") {
 		if strings.TrimSpace(p) == "" {
@@ -171,6 +176,9 @@ func parseSecrecyLevels(s string) ([]memory.SecrecyLevel, error) {
 		}
 		out = append(out, l)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--secrecy-levels: name at least one of public, sensitive, secret (got %q); leave the flag out for all three", s)
+	}
 	return out, nil
 }
 
@@ -180,16 +188,18 @@ func (r *root) recallRawCmd() *ff.Command {
 	limit := fs.UintLong("limit", 10, "maximum number of entries")
 	private := fs.BoolLong("include-private-scratch", "include private_scratch entries")
 	sealed := fs.BoolLong("include-sealed", "include sealed entries")
-	levels := fs.StringLong("secrecy-levels", "", "comma-separated secrecy levels (default: public,sensitive)")
+	levels := fs.StringLong("secrecy-levels", allSecrecyLevels, "comma-separated secrecy levels to include, from public, sensitive, secret")
 	return &ff.Command{
 		Name:      "recall-raw",
 		Usage:     "memsvc recall-raw [QUERY] [--session-id ID] [--limit N] [FLAGS]",
 		ShortHelp: "query the raw journal (JSON, newest first)",
 		LongHelp: "Prints raw journal entries matching QUERY and the filters as JSON, newest first.\n" +
-			"Secret entries are left out unless --secrecy-levels names them.\n\n" +
+			"Every secrecy level is included unless --secrecy-levels narrows it\n" +
+			"(the HTTP API and MCP tool leave secret entries out unless asked).\n\n" +
 			"Examples:\n" +
 			"  memsvc recall-raw --session-id chat-42\n" +
-			"  memsvc recall-raw \"rate limit\" --limit 5",
+			"  memsvc recall-raw \"rate limit\" --limit 5\n" +
+			"  memsvc recall-raw --session-id chat-42 --secrecy-levels public,sensitive",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 1 {

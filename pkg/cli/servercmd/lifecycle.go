@@ -59,13 +59,16 @@ func (r *root) dreamTickCmd() *ff.Command {
 	private := fs.BoolLong("include-private-scratch", "also process private_scratch entries (their text never reaches a summary)")
 	sealed := fs.BoolLong("include-sealed", "also process sealed entries (their text never reaches a summary)")
 	promote := fs.BoolLongDefault("promote-semantic", true, "promote recurring topics to semantic memories (--promote-semantic=false to turn off)")
-	levels := fs.StringLong("secrecy-levels", "", "comma-separated secrecy levels to process (default: public,sensitive)")
+	levels := fs.StringLong("secrecy-levels", allSecrecyLevels, "comma-separated secrecy levels to process, from public, sensitive, secret (secret text never reaches a summary)")
 	return &ff.Command{
 		Name:      "dream-tick",
 		Usage:     "memsvc dream-tick [FLAGS]",
 		ShortHelp: "summarise pending raw journal entries into memories (JSON)",
 		LongHelp: "Groups pending raw journal entries by session and topic and writes an episodic\n" +
-			"summary per group (and a semantic memory for recurring topics). Prints counts as JSON.\n\n" +
+			"summary per group (and a semantic memory for recurring topics). Prints counts as JSON.\n" +
+			"Entries of every secrecy level are processed unless --secrecy-levels narrows it;\n" +
+			"secret, private_scratch and sealed entries are marked processed and counted, but\n" +
+			"their text never reaches a summary.\n\n" +
 			"Examples:\n" +
 			"  memsvc dream-tick --dry-run\n" +
 			"  memsvc dream-tick --session-id chat-42 --promote-semantic=false",

@@ -171,3 +171,81 @@ func TestAuditVerify(t *testing.T) {
 		t.Fatalf("missing log: %d %q", code, out)
 	}
 }
+
+// TestDreamTickSecretDefault: dream-tick processes every secrecy level by
+// default, as the spec says, and a secret entry's text still never reaches
+// a summary or a semantic memory: it is marked processed and counted as
+// redacted. --secrecy-levels narrows what is processed.
+func TestDreamTickSecretDefault(t *testing.T) {
+	dir := t.TempDir()
+	const secretText = "the vault combination is tangerine seventeen"
+	storeRaw := func(text string, extra ...string) {
+		t.Helper()
+		args := append([]string{"store-raw", text, "--session-id", "ops", "--topic-id", "deploy"}, extra...)
+		if _, errOut, code := run(t, dir, args...); code != 0 {
+			t.Fatalf("store-raw: %s", errOut)
+		}
+	}
+	storeRaw("we deploy the billing service every tuesday")
+	storeRaw("the billing service deploy needs a database migration first")
+	storeRaw(secretText, "--secrecy-level", "secret")
+	dream := func(args ...string) memory.DreamTickResponse {
+		t.Helper()
+		out, errOut, code := run(t, dir, append([]string{"dream-tick"}, args...)...)
+		var dr memory.DreamTickResponse
+		if err := json.Unmarshal([]byte(out), &dr); err != nil || code != 0 {
+			t.Fatalf("dream-tick: exit %d %q %s", code, out, errOut)
+		}
+		return dr
+	}
+
+	// Narrowed: the secret entry is left pending.
+	if dr := dream("--secrecy-levels", "public,sensitive"); dr.RawRecordsProcessed != 2 || dr.EpisodicSummariesCreated != 1 || dr.SemanticNodesCreated != 1 {
+		t.Fatalf("dream-tick without secret: %+v", dr)
+	}
+	// Default: the secret entry is processed too, alone in its own group.
+	want := memory.DreamTickResponse{GroupsProcessed: 1, RawRecordsProcessed: 1, EpisodicSummariesCreated: 1}
+	if dr := dream("--dry-run"); dr != want {
+		t.Fatalf("default dry run after a narrowed tick: %+v, want the secret entry pending", dr)
+	}
+	if dr := dream(); dr != want {
+		t.Fatalf("default dream-tick: %+v", dr)
+	}
+	if dr := dream(); dr != (memory.DreamTickResponse{}) {
+		t.Fatalf("second default dream-tick: %+v, want nothing left", dr)
+	}
+
+	// Every derived record: none holds the secret text; the first summary
+	// holds the facts.
+	out, _, _ := run(t, dir, "recall-raw", "--session-id", "ops")
+	var rr memory.RecallRawQueryResponse
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 3 {
+		t.Fatalf("recall-raw: %q", out)
+	}
+	derived := map[memory.ID]bool{}
+	for _, raw := range rr.Records {
+		if len(raw.DerivedMemoryIDs) == 0 {
+			t.Fatalf("raw entry %s (%s) was not processed", raw.ID, raw.SecrecyLevel)
+		}
+		for _, id := range raw.DerivedMemoryIDs {
+			derived[id] = true
+		}
+	}
+	if len(derived) != 3 { // summary and semantic node, then the secret entry's summary
+		t.Fatalf("derived records %v", derived)
+	}
+	facts := false
+	for id := range derived {
+		out, errOut, code := run(t, dir, "inspect", id.String())
+		if code != 0 {
+			t.Fatalf("inspect %s: %s", id, errOut)
+		}
+		if strings.Contains(out, "tangerine") || strings.Contains(out, "vault") {
+			t.Fatalf("secret text leaked into derived record %s:\n%s", id, out)
+		}
+		facts = facts || strings.Contains(out, "every tuesday") && strings.Contains(out, "database migration")
+	}
+	if !facts {
+		t.Fatal("no summary holds the facts of the normal entries")
+	}
+}

@@ -138,6 +138,7 @@ func TestBadInput(t *testing.T) {
 		{"raw blank session", []string{"store-raw", "x", "--session-id", "   "}, 2, []string{"--session-id is required"}},
 		{"bad id", []string{"inspect", "not-a-uuid"}, 1, []string{"invalid UUID", "not-a-uuid"}},
 		{"bad secrecy list", []string{"recall-raw", "--secrecy-levels", "public,top"}, 1, []string{"--secrecy-levels", `"top"`}},
+		{"empty secrecy list", []string{"dream-tick", "--secrecy-levels", " , "}, 1, []string{"--secrecy-levels", "at least one of public, sensitive, secret"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,13 +177,23 @@ func TestStoreRawAndRecallRaw(t *testing.T) {
 	run(t, dir, "store-raw", "secret plan", "--session-id", "chat-1", "--secrecy-level", "secret")
 	run(t, dir, "store-raw", "other session", "--session-id", "chat-2")
 
+	// The CLI's default is every secrecy level (the spec's "all"), so the
+	// secret entry is listed, newest first.
 	out, _, code = run(t, dir, "recall-raw", "--session-id", "chat-1")
 	var rr memory.RecallRawQueryResponse
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || code != 0 {
 		t.Fatalf("recall-raw %q: %v", out, err)
 	}
-	if len(rr.Records) != 1 || rr.TotalCandidates != 1 || rr.Records[0].ID != resp.RecordID || *rr.Records[0].TopicID != "limits" {
-		t.Fatalf("recall-raw: %+v", rr)
+	if len(rr.Records) != 2 || rr.TotalCandidates != 2 || rr.Records[0].SecrecyLevel != memory.SecrecySecret ||
+		rr.Records[1].ID != resp.RecordID || *rr.Records[1].TopicID != "limits" {
+		t.Fatalf("default recall-raw does not show every level: %+v", rr)
+	}
+	if text, _ := rr.Records[0].Content.Text(); text != "secret plan" {
+		t.Fatalf("secret entry text %q", text)
+	}
+	out, _, _ = run(t, dir, "recall-raw", "--session-id", "chat-1", "--secrecy-levels", "public,sensitive")
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 1 || rr.Records[0].ID != resp.RecordID {
+		t.Fatalf("recall-raw without secret: %q", out)
 	}
 	out, _, _ = run(t, dir, "recall-raw", "--secrecy-levels", "secret")
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 1 {
@@ -193,7 +204,7 @@ func TestStoreRawAndRecallRaw(t *testing.T) {
 		t.Fatalf("query recall: %q", out)
 	}
 	out, _, _ = run(t, dir, "recall-raw", "--limit", "0")
-	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 0 || rr.TotalCandidates != 2 || !strings.Contains(out, `"records": []`) {
+	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 0 || rr.TotalCandidates != 3 || !strings.Contains(out, `"records": []`) {
 		t.Fatalf("limit 0: %q", out)
 	}
 }
