@@ -53,6 +53,11 @@ type Options struct {
 	// RateLimit limits calls per API key (or per client address without
 	// authentication), as the HTTP API does.
 	RateLimit RateLimit
+	// Limiter, when set, is used instead of a limiter built from RateLimit
+	// (which is then ignored). The server passes the same Limiter to the
+	// gRPC and HTTP transports so a client's rate is shared between them
+	// rather than granted once per transport.
+	Limiter *access.Limiter
 
 	// TLSCertFile and TLSKeyFile are PEM files; both or neither. Without
 	// them the server speaks plaintext (h2c).
@@ -72,7 +77,8 @@ type Options struct {
 	// running then are cut off. 0 selects 10 s.
 	ShutdownTimeout time.Duration
 
-	// Now is the rate limiter's clock; nil selects time.Now.
+	// Now is the clock of the limiter built from RateLimit; nil selects
+	// time.Now.
 	Now func() time.Time
 }
 
@@ -124,7 +130,10 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 		}
 		s.keys = k
 	}
-	if opts.RateLimit.RequestsPerSecond > 0 {
+	switch {
+	case opts.Limiter != nil:
+		s.limiter = opts.Limiter
+	case opts.RateLimit.RequestsPerSecond > 0:
 		now := opts.Now
 		if now == nil {
 			now = time.Now

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
 )
@@ -187,6 +188,31 @@ func TestRateLimit(t *testing.T) {
 		if string(env["retry_after"]) != s.retryAfter {
 			t.Errorf("step %d: retry_after %s, want %s", i, env["retry_after"], s.retryAfter)
 		}
+	}
+}
+
+// TestSharedLimiter: a Limiter passed in Options is the one used, in place
+// of one built from RateLimit, so two servers given the same Limiter spend
+// from the same buckets.
+func TestSharedLimiter(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	// RateLimit would allow far more; it must be ignored.
+	opts := Options{AuthEnabled: true, APIKeys: []string{"k"}, Limiter: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
+	eng := newEngine(t)
+	first, second := newFixture(t, eng, opts), newFixture(t, eng, opts)
+	steps := []struct {
+		f      *fixture
+		status int
+	}{{first, 200}, {second, 200}, {first, 429}, {second, 429}}
+	for i, s := range steps {
+		resp, body := s.f.do(t, request{method: http.MethodGet, path: wire.PathStats, header: map[string]string{"Authorization": "Bearer k"}})
+		if resp.StatusCode != s.status {
+			t.Fatalf("step %d: status %d, want %d: %s", i, resp.StatusCode, s.status, body)
+		}
+	}
+	if n := shared.Size(); n != 1 {
+		t.Fatalf("the shared limiter holds %d buckets, want the key's one", n)
 	}
 }
 

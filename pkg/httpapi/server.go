@@ -105,6 +105,11 @@ type Options struct {
 	// RateLimit limits requests to /v1/* and /metrics per API key (or per
 	// client address without authentication).
 	RateLimit RateLimit
+	// Limiter, when set, is used instead of a limiter built from RateLimit
+	// (which is then ignored). The server passes the same Limiter to the
+	// HTTP and gRPC transports so a client's rate is shared between them
+	// rather than granted once per transport.
+	Limiter *access.Limiter
 	// TrustedProxyCIDRs are the networks ("10.0.0.0/8") of reverse proxies
 	// whose X-Forwarded-For and X-Real-IP headers are believed.
 	TrustedProxyCIDRs []string
@@ -135,7 +140,8 @@ type Options struct {
 	Ready        func(ctx context.Context) error
 	ReadyTimeout time.Duration
 
-	// Now is the rate limiter's clock; nil selects time.Now.
+	// Now is the clock of the limiter built from RateLimit; nil selects
+	// time.Now.
 	Now func() time.Time
 	// NewRequestID makes request ids for requests that bring none; nil
 	// makes random UUID v4s.
@@ -218,7 +224,10 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		}
 		s.trusted = append(s.trusted, p.Masked())
 	}
-	if opts.RateLimit.RequestsPerSecond > 0 {
+	switch {
+	case opts.Limiter != nil:
+		s.limiter = opts.Limiter
+	case opts.RateLimit.RequestsPerSecond > 0:
 		now := opts.Now
 		if now == nil {
 			now = time.Now

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/engine"
@@ -121,23 +121,26 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	}
 	closers = append(closers, eng.Close)
 
+	// The registry holds memsvc's own series and nothing else: /metrics
+	// exposes exactly the spec's set, so no Go runtime or process
+	// collectors.
 	var (
 		reg = prometheus.NewRegistry()
 		met *metrics.Metrics
 		svc memory.Service = eng
 	)
 	if cfg.HTTP.MetricsEnabled {
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 		if met, err = metrics.New(reg); err != nil {
 			return fmt.Errorf("metrics: %w", err)
 		}
 		svc = met.Instrument(eng)
 	}
+	limiter := s.newLimiter()
 	api, err := httpapi.New(svc, httpapi.Options{
 		Logger:            s.log,
 		AuthEnabled:       cfg.Auth.Enabled,
 		APIKeys:           cfg.Auth.APIKeys,
-		RateLimit:         httpapi.RateLimit{RequestsPerSecond: float64(cfg.RateLimit.RequestsPerSecond), Burst: int(cfg.RateLimit.Burst)},
+		Limiter:           limiter,
 		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
@@ -157,7 +160,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			Logger:          s.log,
 			AuthEnabled:     cfg.Auth.Enabled,
 			APIKeys:         cfg.Auth.APIKeys,
-			RateLimit:       grpcapi.RateLimit{RequestsPerSecond: float64(cfg.RateLimit.RequestsPerSecond), Burst: int(cfg.RateLimit.Burst)},
+			Limiter:         limiter,
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
@@ -268,6 +271,22 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	return nil
 }
 
+// newLimiter returns the one rate limiter both transports share, so a
+// client calling over HTTP and gRPC gets the configured rate once rather
+// than once per transport. It is nil (no limit) when the rate is zero:
+// validation refuses that, but a Config built by hand may hold it.
+func (s *Server) newLimiter() *access.Limiter {
+	rl := s.cfg.RateLimit
+	if rl.RequestsPerSecond == 0 {
+		return nil
+	}
+	now := s.opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst)}, now)
+}
+
 // GRPCAddr is the address the gRPC API listens on ("" when it is off),
 // once Ready is closed.
 func (s *Server) GRPCAddr() string {
@@ -323,6 +342,15 @@ func EngineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, no
 		PersistIndexes:  cfg.PersistSearchIndexes(),
 		Audit:           auditLog,
 		ImportMaxBytes:  cfg.MaxImportBytes,
+		Decay: engine.DecayConfig{
+			PruneBelow: cfg.Decay.PruneBelow,
+			StabilityDays: map[memory.StoreType]float64{
+				memory.StoreEpisodic:   cfg.Decay.StabilityDays.Episodic,
+				memory.StoreSemantic:   cfg.Decay.StabilityDays.Semantic,
+				memory.StoreProcedural: cfg.Decay.StabilityDays.Procedural,
+				memory.StoreEmotional:  cfg.Decay.StabilityDays.Emotional,
+			},
+		},
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -88,7 +89,13 @@ func testConfig(t *testing.T) *config.Config {
 // stops it and returns Run's result.
 func start(t *testing.T, cfg *config.Config) (*client.Client, *Server, func() error) {
 	t.Helper()
-	s := New(cfg, Options{Version: "test"})
+	return startWith(t, cfg, Options{Version: "test"})
+}
+
+// startWith is start with the given options.
+func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server, func() error) {
+	t.Helper()
+	s := New(cfg, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
 	go func() { res <- s.Run(ctx) }()
@@ -242,5 +249,81 @@ func TestImportLimitFromConfig(t *testing.T) {
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDecayFromConfig: the decay keys reach the engine. New records get
+// the configured initial stability of their store, and a decay tick
+// prunes what falls under the configured decay.prune_below.
+func TestDecayFromConfig(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := config.Load(config.LoadOptions{
+		Environ: []string{
+			"MEMSVC_DECAY__STABILITY_DAYS__EPISODIC=3",
+			"MEMSVC_DECAY__STABILITY_DAYS__SEMANTIC=7",
+			"MEMSVC_DECAY__PRUNE_BELOW=0.05",
+		},
+		Overrides: []config.Override{
+			{Key: "data_dir", Value: t.TempDir()}, {Key: "http.port", Value: "0"}, {Key: "http.shutdown_timeout_secs", Value: "1"},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, stop := start(t, cfg)
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	store := func(st memory.StoreType) memory.ID {
+		resp, err := c.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("a note in " + st.String()), Store: &st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.RecordID
+	}
+	episodic, semantic := store(memory.StoreEpisodic), store(memory.StoreSemantic)
+	for id, want := range map[memory.ID]float64{episodic: 3, semantic: 7} {
+		rec, err := c.Record(ctx, &memory.IntrospectRecordRequest{RecordID: id})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Fidelity.Stability != want {
+			t.Errorf("%s record: stability %v, want the configured %v", rec.Store, rec.Fidelity.Stability, want)
+		}
+	}
+	// 1500 days: the episodic record (S = 3) is at (1+500)^-0.5 = 0.045,
+	// under 0.05; the semantic one (S = 7) at (1+214)^-0.5 = 0.068.
+	d := uint32(1500 * 86400)
+	resp, err := c.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.RecordsPruned != 1 {
+		t.Fatalf("decay tick %+v: want the episodic record pruned", resp)
+	}
+	if _, err := c.Record(ctx, &memory.IntrospectRecordRequest{RecordID: episodic}); memory.CodeOf(err) != memory.CodeNotFound {
+		t.Fatalf("pruned record: %v", err)
+	}
+	if _, err := c.Record(ctx, &memory.IntrospectRecordRequest{RecordID: semantic}); err != nil {
+		t.Fatalf("record above prune_below: %v", err)
+	}
+}
+
+// TestDecayDefaultsMatchEngine: the configuration's decay defaults and
+// limits (pkg/config cannot import the engine) are the engine's own.
+func TestDecayDefaultsMatchEngine(t *testing.T) {
+	if config.MaxPruneBelow != engine.DormantBelow {
+		t.Errorf("config.MaxPruneBelow %v, engine.DormantBelow %v", config.MaxPruneBelow, engine.DormantBelow)
+	}
+	opts := EngineOptions(config.Defaults(), nil, nil, nil)
+	if opts.Decay.PruneBelow != 0 {
+		t.Errorf("default prune_below %v", opts.Decay.PruneBelow)
+	}
+	for _, st := range memory.PersistentStores {
+		if got, want := opts.Decay.StabilityDays[st], engine.DefaultStabilityDays[st]; got != want {
+			t.Errorf("%s: configured default stability %v, engine default %v", st, got, want)
+		}
 	}
 }

@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"memsvc.dev/memsvc/pkg/config"
+	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/wire"
+)
+
+// transportCall is one call of the rate limit scenario: over which
+// transport, with which API key ("" for none), and whether it must be let
+// through (false: refused as rate limited).
+type transportCall struct {
+	grpc    bool
+	key     string
+	allowed bool
+}
+
+// TestRateLimitSharedAcrossTransports: HTTP and gRPC spend tokens from one
+// bucket per client, so a client that uses both gets the configured rate
+// once, not once per transport. The clock is frozen, so no token comes back
+// while the test runs and every count is exact.
+func TestRateLimitSharedAcrossTransports(t *testing.T) {
+	const burst = 3
+	frozen := func() time.Time { return time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC) }
+
+	t.Run("per API key", func(t *testing.T) {
+		cfg := rateLimitedConfig(t, burst)
+		cfg.Auth.Enabled, cfg.Auth.APIKeys = true, []string{"key-one", "key-two"}
+		certFile, keyFile, pool := writeSelfSigned(t)
+		cfg.GRPC.TLSCertPath, cfg.GRPC.TLSKeyPath = &certFile, &keyFile
+		_, s, stop := startWith(t, cfg, Options{Version: "test", Now: frozen})
+		creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+		runCalls(t, s, creds, []transportCall{
+			// key-one spends its burst mostly over HTTP; gRPC then finds
+			// the bucket empty, and so does HTTP.
+			{grpc: false, key: "key-one", allowed: true},
+			{grpc: true, key: "key-one", allowed: true},
+			{grpc: false, key: "key-one", allowed: true},
+			{grpc: true, key: "key-one", allowed: false},
+			{grpc: false, key: "key-one", allowed: false},
+			// The other way round with a key of its own: gRPC spends the
+			// burst, HTTP is refused.
+			{grpc: true, key: "key-two", allowed: true},
+			{grpc: true, key: "key-two", allowed: true},
+			{grpc: true, key: "key-two", allowed: true},
+			{grpc: false, key: "key-two", allowed: false},
+			{grpc: true, key: "key-two", allowed: false},
+		})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// Without authentication both transports key the bucket on the client
+	// address, and must name 127.0.0.1 the same way.
+	t.Run("per address", func(t *testing.T) {
+		cfg := rateLimitedConfig(t, burst)
+		_, s, stop := startWith(t, cfg, Options{Version: "test", Now: frozen})
+		runCalls(t, s, insecure.NewCredentials(), []transportCall{
+			{grpc: true, allowed: true},
+			{grpc: true, allowed: true},
+			{grpc: false, allowed: true},
+			{grpc: false, allowed: false},
+			{grpc: true, allowed: false},
+		})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// rateLimitedConfig is testConfig with gRPC on a free port and a bucket of
+// burst tokens refilled at the lowest rate the configuration allows.
+func rateLimitedConfig(t *testing.T, burst uint32) *config.Config {
+	t.Helper()
+	cfg := testConfig(t)
+	cfg.RateLimit.RequestsPerSecond, cfg.RateLimit.Burst = 1, burst
+	port := uint16(0)
+	cfg.GRPC.Port = &port
+	return cfg
+}
+
+// runCalls makes the calls in order against s and checks each outcome.
+func runCalls(t *testing.T, s *Server, creds credentials.TransportCredentials, calls []transportCall) {
+	t.Helper()
+	conn, err := grpc.NewClient(s.GRPCAddr(), grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	g := pb.NewMemsvcServiceClient(conn)
+	for i, c := range calls {
+		var refused bool
+		var outcome string
+		if c.grpc {
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			if c.key != "" {
+				ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+c.key)
+			}
+			_, err := g.Stats(ctx, &pb.StatsRequest{})
+			cancel()
+			refused, outcome = status.Code(err) == codes.ResourceExhausted, fmt.Sprint(err)
+			if err != nil && !refused {
+				t.Fatalf("call %d over gRPC: %v", i, err)
+			}
+		} else {
+			code, errCode := httpStats(t, s.HTTPAddr(), c.key)
+			refused, outcome = code == http.StatusTooManyRequests, fmt.Sprint(code, " ", errCode)
+			if refused && errCode != memory.CodeRateLimited || !refused && code != http.StatusOK {
+				t.Fatalf("call %d over HTTP: status %d, code %q", i, code, errCode)
+			}
+		}
+		if refused == c.allowed {
+			transport := "HTTP"
+			if c.grpc {
+				transport = "gRPC"
+			}
+			t.Fatalf("call %d over %s with key %q: allowed=%v, want %v (%s)", i, transport, c.key, !refused, c.allowed, outcome)
+		}
+	}
+}
+
+// httpStats calls GET /v1/introspect/stats and returns the status and, for
+// an error, the code of the envelope.
+func httpStats(t *testing.T, addr, key string) (int, memory.Code) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+wire.PathStats, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, ""
+	}
+	var env struct{ Code memory.Code }
+	if err := json.Unmarshal(body, &env); err != nil {
+		t.Fatalf("status %d with a body that is not an envelope: %q", resp.StatusCode, body)
+	}
+	return resp.StatusCode, env.Code
+}
+
+// writeSelfSigned writes a certificate for 127.0.0.1 and its key into a
+// temporary directory and returns their paths and a pool trusting it.
+func writeSelfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "memsvc server test"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
