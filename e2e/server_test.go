@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -150,11 +152,16 @@ func TestServeEndToEnd(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, "--server-url") {
 		t.Fatalf("embedded stats on a served directory: %+v", r)
 	}
-	if r := runBin(t, 30*time.Second, []string{"MEMSVC_HTTP__PORT=" + srv.addr[strings.LastIndex(srv.addr, ":")+1:]}, "memsvc", "healthcheck"); r.code != 0 || r.stdout != "ok\n" {
+	port := srv.addr[strings.LastIndex(srv.addr, ":")+1:]
+	if r := runBin(t, 30*time.Second, []string{"MEMSVC_HTTP__PORT=" + port}, "memsvc", "healthcheck"); r.code != 0 || r.stdout != "ok\n" {
 		t.Fatalf("healthcheck: %+v", r)
 	}
+	if r := runBin(t, 30*time.Second, nil, "memsvc", "healthcheck", "--port", port); r.code != 0 || r.stdout != "ok\n" {
+		t.Fatalf("healthcheck --port %s: %+v", port, r)
+	}
 
-	// /metrics parses as Prometheus text with the spec's series and route
+	// /metrics parses as Prometheus text with exactly the spec's series
+	// (nothing else, such as Go runtime or process metrics) and route
 	// templates as labels.
 	resp, err := http.Get(srv.url("/metrics"))
 	if err != nil {
@@ -166,11 +173,13 @@ func TestServeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("metrics do not parse: %v", err)
 	}
-	for _, name := range []string{"memsvc_http_requests_total", "memsvc_http_request_duration_seconds", "memsvc_encode_total",
-		"memsvc_encode_duration_seconds", "memsvc_recall_total", "memsvc_recall_duration_seconds", "memsvc_decay_panics_total"} {
-		if families[name] == nil {
-			t.Errorf("metric %s missing", name)
-		}
+	var got []string
+	for name := range families {
+		got = append(got, name)
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, specMetrics) {
+		t.Errorf("metric families served:\n  %s\nwant exactly the spec's:\n  %s", strings.Join(got, "\n  "), strings.Join(specMetrics, "\n  "))
 	}
 	sawTemplate := false
 	for _, m := range families["memsvc_http_requests_total"].GetMetric() {
@@ -195,6 +204,37 @@ func TestServeEndToEnd(t *testing.T) {
 	}
 	if _, err := audit.VerifyFile(filepath.Join(dir, "audit.jsonl")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// specMetrics are the series of the spec's metrics table ("Metrics series
+// (at /metrics)"), sorted. The scenario of TestServeEndToEnd touches every
+// one, so each has at least one sample and is served.
+var specMetrics = []string{
+	"memsvc_decay_panics_total",
+	"memsvc_encode_duration_seconds",
+	"memsvc_encode_total",
+	"memsvc_http_request_duration_seconds",
+	"memsvc_http_requests_total",
+	"memsvc_recall_duration_seconds",
+	"memsvc_recall_total",
+}
+
+// TestHealthcheckNothingListening: healthcheck --port against a port no
+// server listens on fails and names the address it tried.
+func TestHealthcheckNothingListening(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	r := runBin(t, 30*time.Second, nil, "memsvc", "healthcheck", "--port", port)
+	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, addr) {
+		t.Fatalf("healthcheck --port %s with nothing listening: exit %d, stdout %q, stderr %q; want a failure naming %s", port, r.code, r.stdout, r.stderr, addr)
 	}
 }
 
