@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 // Export implements memory.Service. It reads a snapshot, so writers carry
 // on while a large archive streams out and the archive is consistent.
+// The stores list picks the curated stores and their order (exportStores).
 // With include_raw_journal, raw entries go along, except sealed and secret
 // ones unless include_sealed / include_secret ask for them too.
 func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
@@ -36,17 +38,9 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	case req.Encrypt:
 		enc = &archive.EncryptOptions{Passphrase: []byte(*req.EncryptionKey), KDF: e.opts.ArchiveKDF}
 	}
-	var stores [memory.StoreWorking + 1]bool
-	if req.Stores == nil {
-		for _, st := range memory.AllStores {
-			stores[st] = true
-		}
-	}
-	for i, st := range req.Stores {
-		if !st.Valid() {
-			return nil, memory.Invalid(fmt.Sprintf("stores[%d]", i), "want one of %s", memory.StoreTypeNames())
-		}
-		stores[st] = true
+	stores, err := exportStores(req)
+	if err != nil {
+		return nil, err
 	}
 
 	// A consistent view: the store snapshot and the working store as of now.
@@ -66,15 +60,12 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	if req.IncludeRawJournal {
 		h.Version = archive.Version2
 	}
-	for _, st := range memory.PersistentStores {
-		if stores[st] {
-			if err := snap.ScanRecords(st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
-				return nil, fmt.Errorf("export: %w", err)
-			}
+	for _, st := range stores {
+		if st == memory.StoreWorking {
+			h.Curated += len(working)
+		} else if err := snap.ScanRecords(st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
+			return nil, fmt.Errorf("export: %w", err)
 		}
-	}
-	if stores[memory.StoreWorking] {
-		h.Curated += len(working)
 	}
 	if req.IncludeRawJournal {
 		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
@@ -98,18 +89,15 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		e.presentAt(rec, clock)
 		return aw.WriteRecord(rec)
 	}
-	for _, st := range memory.PersistentStores {
-		if stores[st] {
-			if err := snap.ScanRecords(st, writeRec); err != nil {
-				return nil, exportFailed(err)
+	for _, st := range stores {
+		if st == memory.StoreWorking {
+			for _, rec := range working {
+				if err := writeRec(rec); err != nil {
+					return nil, exportFailed(err)
+				}
 			}
-		}
-	}
-	if stores[memory.StoreWorking] {
-		for _, rec := range working {
-			if err := writeRec(rec); err != nil {
-				return nil, exportFailed(err)
-			}
+		} else if err := snap.ScanRecords(st, writeRec); err != nil {
+			return nil, exportFailed(err)
 		}
 	}
 	if req.IncludeRawJournal {
@@ -139,6 +127,35 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return resp, nil
+}
+
+// exportStores resolves an export's store filter into the curated stores
+// to write, in the order their records go into the archive. Without a list
+// (nil, as from an absent or null "stores") every store is exported in the
+// canonical order. A list names the stores and their order; a store named
+// twice is written once. An explicit empty list selects no curated store:
+// with include_raw_journal that is a raw-journal-only archive, and without
+// it the archive could hold nothing at all, which is refused rather than
+// handing back an empty "backup" to a caller who most likely meant every
+// store.
+func exportStores(req *memory.ExportRequest) ([]memory.StoreType, error) {
+	if req.Stores == nil {
+		return memory.AllStores, nil
+	}
+	if len(req.Stores) == 0 && !req.IncludeRawJournal {
+		return nil, memory.Invalid("stores", "an empty list exports no curated records and include_raw_journal is false, "+
+			"so the archive would be empty: leave stores out (or null) to export every store")
+	}
+	out := make([]memory.StoreType, 0, len(req.Stores))
+	for i, st := range req.Stores {
+		if !st.Valid() {
+			return nil, memory.Invalid(fmt.Sprintf("stores[%d]", i), "want one of %s", memory.StoreTypeNames())
+		}
+		if !slices.Contains(out, st) {
+			out = append(out, st)
+		}
+	}
+	return out, nil
 }
 
 // exportFailed keeps client errors (a cancelled context) and reports
