@@ -150,12 +150,11 @@ const scoreTolerance = 1e-12
 
 // comparable returns rec's JSON with the fields that an archive does not
 // carry verbatim set to zero: the score and noise level, which sameCurated
-// compares with scoreTolerance, and last_decay_tick, which introspection
-// derives from the reading engine's own decay clock.
+// compares with scoreTolerance.
 func comparable(t *testing.T, rec *memory.MemoryRecord) string {
 	t.Helper()
 	c := *rec
-	c.Fidelity.Score, c.Fidelity.NoiseLevel, c.Fidelity.LastDecayTick = 0, 0, time.Time{}
+	c.Fidelity.Score, c.Fidelity.NoiseLevel = 0, 0
 	b, err := json.Marshal(c)
 	if err != nil {
 		t.Fatal(err)

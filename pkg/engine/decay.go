@@ -203,12 +203,23 @@ func (e *Engine) present(rec *memory.MemoryRecord) {
 	f.Score = fidelityScore(ageDays(f, rec.Store, e.clock()), f.Stability, f.EmotionalAnchor, f.DecayRate)
 	f.NoiseLevel = 1 - f.Score
 	e.mu.Lock()
-	if e.lastTick.After(rec.CreatedAt) {
-		f.LastDecayTick = e.lastTick
-	} else {
-		f.LastDecayTick = rec.CreatedAt
-	}
+	last := e.lastTick
 	e.mu.Unlock()
+	f.LastDecayTick = lastDecayTick(rec, last)
+}
+
+// lastDecayTick is the time decay last applied to rec: the engine's last
+// tick, unless the record is younger, or carries a later tick from the
+// engine it was exported from.
+func lastDecayTick(rec *memory.MemoryRecord, engineTick time.Time) time.Time {
+	t := rec.CreatedAt
+	if rec.Fidelity.LastDecayTick.After(t) {
+		t = rec.Fidelity.LastDecayTick
+	}
+	if engineTick.After(t) {
+		t = engineTick
+	}
+	return t
 }
 
 // reinforce applies spaced reinforcement to a recalled record: when its
