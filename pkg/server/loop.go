@@ -6,7 +6,58 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"time"
+
+	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/metrics"
 )
+
+// backgroundWork is what the background loops ask of the engine.
+type backgroundWork interface {
+	AdvanceDecay(ctx context.Context) (*memory.DecayTickResponse, error)
+	DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error)
+}
+
+// loop is one background loop: how it runs and what it does each round.
+type loop struct {
+	opts loopOptions
+	work func(context.Context) error
+}
+
+// dreamGroupsPerRound bounds the work of one background dream round; the
+// rest waits for the next round.
+const dreamGroupsPerRound = 50
+
+// backgroundLoops returns the loops serve runs: decay, which advances every
+// record's clock by the real time elapsed (first right away, to catch up
+// on time the server was down) and counts its panics in met; and dream,
+// which summarises pending raw entries with the default filters.
+func backgroundLoops(cfg *config.Config, eng backgroundWork, met *metrics.Metrics, log *slog.Logger) []loop {
+	return []loop{
+		{
+			opts: loopOptions{
+				name: "decay", interval: time.Duration(cfg.Decay.BackgroundIntervalSecs) * time.Second,
+				runFirst: true, maxBackoff: time.Minute, log: log, onPanic: met.DecayPanic,
+			},
+			work: func(ctx context.Context) error {
+				_, err := eng.AdvanceDecay(ctx)
+				return err
+			},
+		},
+		{
+			opts: loopOptions{
+				name: "dream", interval: time.Duration(cfg.Dream.BackgroundIntervalSecs) * time.Second,
+				maxBackoff: 5 * time.Minute, log: log,
+			},
+			work: func(ctx context.Context) error {
+				req := memory.DefaultDreamTickRequest()
+				req.MaxGroups = dreamGroupsPerRound
+				_, err := eng.DreamTick(ctx, &req)
+				return err
+			},
+		},
+	}
+}
 
 // loopOptions describe a background loop.
 type loopOptions struct {

@@ -200,29 +200,13 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
 	eng.SetBackground(true, true)
-	loops.Add(2)
-	go func() {
-		defer loops.Done()
-		runLoop(loopCtx, loopOptions{
-			name: "decay", interval: time.Duration(cfg.Decay.BackgroundIntervalSecs) * time.Second,
-			runFirst: true, maxBackoff: time.Minute, log: s.log, onPanic: met.DecayPanic,
-		}, func(ctx context.Context) error {
-			_, err := eng.AdvanceDecay(ctx)
-			return err
-		})
-	}()
-	go func() {
-		defer loops.Done()
-		runLoop(loopCtx, loopOptions{
-			name: "dream", interval: time.Duration(cfg.Dream.BackgroundIntervalSecs) * time.Second,
-			maxBackoff: 5 * time.Minute, log: s.log,
-		}, func(ctx context.Context) error {
-			req := memory.DefaultDreamTickRequest()
-			req.MaxGroups = 50
-			_, err := eng.DreamTick(ctx, &req)
-			return err
-		})
-	}()
+	for _, l := range backgroundLoops(cfg, eng, met, s.log) {
+		loops.Add(1)
+		go func() {
+			defer loops.Done()
+			runLoop(loopCtx, l.opts, l.work)
+		}()
+	}
 	closers = append(closers, func() error {
 		stopLoops()
 		loops.Wait()

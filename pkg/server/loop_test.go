@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/metrics"
+)
+
+// panickyEngine is background work whose decay round panics and whose dream
+// round records its request.
+type panickyEngine struct {
+	dreams []memory.DreamTickRequest
+}
+
+func (*panickyEngine) AdvanceDecay(context.Context) (*memory.DecayTickResponse, error) {
+	panic("decay round exploded")
+}
+
+func (p *panickyEngine) DreamTick(_ context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+	p.dreams = append(p.dreams, *req)
+	return &memory.DreamTickResponse{}, nil
+}
+
+// TestBackgroundLoops: serve's loops take their intervals from the
+// configuration, the decay loop catches up at once and counts a panic in
+// memsvc_decay_panics_total, and the dream loop runs bounded rounds with
+// the default filters.
+func TestBackgroundLoops(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Decay.BackgroundIntervalSecs = 7
+	cfg.Dream.BackgroundIntervalSecs = 11
+	reg := prometheus.NewRegistry()
+	met, err := metrics.New(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := &panickyEngine{}
+	loops := backgroundLoops(cfg, eng, met, slog.New(slog.DiscardHandler))
+	if len(loops) != 2 {
+		t.Fatalf("%d loops, want decay and dream", len(loops))
+	}
+	decay, dream := loops[0], loops[1]
+	if decay.opts.name != "decay" || decay.opts.interval != 7*time.Second || !decay.opts.runFirst {
+		t.Fatalf("decay loop %+v", decay.opts)
+	}
+	if dream.opts.name != "dream" || dream.opts.interval != 11*time.Second || dream.opts.runFirst {
+		t.Fatalf("dream loop %+v", dream.opts)
+	}
+
+	// The first decay round panics; the loop recovers, counts it, and is
+	// stopped while it waits out its back-off.
+	ctx, cancel := context.WithCancel(context.Background())
+	decay.opts.after = func(time.Duration) <-chan time.Time {
+		cancel()
+		return make(chan time.Time)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runLoop(ctx, decay.opts, decay.work)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("decay loop did not stop")
+	}
+	if got := counter(t, reg, "memsvc_decay_panics_total"); got != 1 {
+		t.Fatalf("memsvc_decay_panics_total = %v, want 1", got)
+	}
+
+	if err := dream.work(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := memory.DefaultDreamTickRequest()
+	want.MaxGroups = dreamGroupsPerRound
+	if len(eng.dreams) != 1 || !reflect.DeepEqual(eng.dreams[0], want) {
+		t.Fatalf("dream rounds %+v, want one %+v", eng.dreams, want)
+	}
+}
+
+// counter is the value of the counter name in reg.
+func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == name && len(f.GetMetric()) == 1 {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no counter %s", name)
+	return 0
+}
