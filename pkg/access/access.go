@@ -1,6 +1,7 @@
 // Package access holds what the HTTP and gRPC transports both use to admit
-// a call: the ring of API keys and the per-client rate limiter. Keeping one
-// copy makes the two transports authenticate and limit exactly alike.
+// a call: the ring of API keys, the per-client rate limiter and the order
+// in which the two admit a call (Limiter.Admit). Keeping one copy makes the
+// two transports authenticate and limit exactly alike.
 package access
 
 import (

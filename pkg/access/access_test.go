@@ -3,6 +3,7 @@ package access
 import (
 	"crypto/sha256"
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -136,5 +137,142 @@ func TestRateLimited(t *testing.T) {
 	err := RateLimited(1500 * time.Millisecond)
 	if err.Code != memory.CodeRateLimited || err.RetryAfter != 2 {
 		t.Fatalf("RateLimited = %+v", err)
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	v4 := AddressKey(netip.MustParseAddr("192.0.2.1"))
+	if got := AddressKey(netip.MustParseAddr("::ffff:192.0.2.1")); got != v4 {
+		t.Errorf("an IPv4-mapped address has key %q, want %q as for 192.0.2.1", got, v4)
+	}
+	v6 := AddressKey(netip.MustParseAddr("fe80::1"))
+	if got := AddressKey(netip.MustParseAddr("fe80::1%eth0")); got != v6 {
+		t.Errorf("a zone changes the key: %q, want %q", got, v6)
+	}
+	if v4 == v6 || v4 == AddressKey(netip.MustParseAddr("192.0.2.2")) {
+		t.Error("different addresses share a key")
+	}
+}
+
+// TestAdmit walks the admission order: an empty address bucket refuses
+// before authentication, failures spend from the address bucket,
+// authenticated calls from their key's.
+func TestAdmit(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	l := NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 3}, clock.Now)
+	denied := memory.Errorf(memory.CodeUnauthorized, "invalid API key")
+	good := ClientKey(sha256.Sum256([]byte("good")))
+	guesser, neighbour := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2")
+
+	type outcome int
+	const (
+		admitted outcome = iota
+		unauthorized
+		limited
+	)
+	steps := []struct {
+		name     string
+		advance  time.Duration
+		addr     netip.Addr
+		key      string // the caller's key; "" fails authentication
+		want     outcome
+		authCall bool // whether authenticate must have run
+	}{
+		{"failure 1", 0, guesser, "", unauthorized, true},
+		{"failure 2", 0, guesser, "", unauthorized, true},
+		{"failure 3 empties the address bucket", 0, guesser, "", unauthorized, true},
+		{"the next failure is limited, unauthenticated", 0, guesser, "", limited, false},
+		{"a valid key from the limited address too", 0, guesser, good, limited, false},
+		{"other addresses are not held back", 0, neighbour, "", unauthorized, true},
+		{"a valid key elsewhere spends its own bucket", 0, neighbour, good, admitted, true},
+		{"one token back", time.Second, guesser, good, admitted, true},
+		{"a valid key left the address token", 0, guesser, good, admitted, true},
+		{"the key's last token", 0, guesser, good, admitted, true},
+		{"the key bucket is now empty", 0, guesser, good, limited, true},
+		{"the address token is spent by a failure", 0, guesser, "", unauthorized, true},
+		{"and the address is limited again", 0, guesser, "", limited, false},
+	}
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		called := false
+		err := l.Admit(s.addr, func() (string, error) {
+			called = true
+			if s.key == "" {
+				return "", denied
+			}
+			return s.key, nil
+		})
+		got := admitted
+		switch {
+		case err == denied:
+			got = unauthorized
+		case memory.CodeOf(err) == memory.CodeRateLimited:
+			got = limited
+			if err.(*memory.Error).RetryAfter == 0 {
+				t.Errorf("step %d (%s): no retry time", i, s.name)
+			}
+		case err != nil:
+			t.Fatalf("step %d (%s): unexpected error %v", i, s.name, err)
+		}
+		if got != s.want || called != s.authCall {
+			t.Fatalf("step %d (%s): outcome %d (authenticated: %v), want %d (%v)", i, s.name, got, called, s.want, s.authCall)
+		}
+	}
+}
+
+// TestAdmitWithoutAuthentication: with authentication off every call
+// spends from its address's bucket, and a nil Limiter only authenticates.
+func TestAdmitWithoutAuthentication(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	l := NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	open := func() (string, error) { return "", nil }
+	addr := netip.MustParseAddr("2001:db8::7")
+	for i, wantLimited := range []bool{false, false, true} {
+		err := l.Admit(addr, open)
+		if limited := err != nil && memory.CodeOf(err) == memory.CodeRateLimited; limited != wantLimited || err != nil && !limited {
+			t.Fatalf("call %d: %v, want limited=%v", i, err, wantLimited)
+		}
+	}
+	if ok, _ := l.Allow(AddressKey(addr)); ok {
+		t.Error("the calls did not spend from the address's bucket")
+	}
+
+	var none *Limiter
+	denied := memory.Errorf(memory.CodeUnauthorized, "no")
+	for range 5 {
+		if err := none.Admit(addr, func() (string, error) { return "", denied }); err != denied {
+			t.Fatalf("nil limiter: %v, want the authentication error", err)
+		}
+	}
+	if err := none.Admit(addr, open); err != nil {
+		t.Fatalf("nil limiter: %v", err)
+	}
+}
+
+// TestAvailableTakesNothing: looking at a bucket neither spends a token
+// nor creates a bucket.
+func TestAvailableTakesNothing(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	l := NewLimiter(RateLimit{RequestsPerSecond: 2, Burst: 1}, clock.Now)
+	for range 3 {
+		if ok, _ := l.available("a"); !ok {
+			t.Fatal("a client without a bucket has a full one")
+		}
+	}
+	if n := l.Size(); n != 0 {
+		t.Fatalf("available created %d buckets", n)
+	}
+	if ok, _ := l.Allow("a"); !ok {
+		t.Fatal("available spent the only token")
+	}
+	if ok, wait := l.available("a"); ok || wait != 500*time.Millisecond {
+		t.Fatalf("empty bucket: available = %v, %v; want false, 500ms", ok, wait)
+	}
+	clock.Advance(500 * time.Millisecond)
+	if ok, _ := l.available("a"); !ok {
+		t.Fatal("a refilled bucket is not available")
+	}
+	if ok, _ := l.Allow("a"); !ok {
+		t.Fatal("the refilled token is gone")
 	}
 }

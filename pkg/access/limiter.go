@@ -78,14 +78,44 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 		b = &bucket{tokens: l.burst, last: now}
 		l.buckets[key] = b
 	case now.After(b.last):
-		b.tokens = min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+		b.tokens = l.level(b, now)
 		b.last = now
 	}
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
 	}
-	return false, time.Duration((1 - b.tokens) / l.rate * float64(time.Second))
+	return false, l.wait(b.tokens)
+}
+
+// available reports what Allow would, without taking a token or creating
+// a bucket: a client without a bucket has a full one.
+func (l *Limiter) available(key string) (bool, time.Duration) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		return true, 0
+	}
+	if tokens := l.level(b, now); tokens < 1 {
+		return false, l.wait(tokens)
+	}
+	return true, 0
+}
+
+// level is the number of tokens in b at now, refilled since b.last up to
+// the burst. A clock that went back refills nothing.
+func (l *Limiter) level(b *bucket, now time.Time) float64 {
+	if !now.After(b.last) {
+		return b.tokens
+	}
+	return min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+}
+
+// wait is the time until a bucket holding tokens (< 1) holds one.
+func (l *Limiter) wait(tokens float64) time.Duration {
+	return time.Duration((1 - tokens) / l.rate * float64(time.Second))
 }
 
 // prune drops the buckets that have refilled completely: they are the same
@@ -93,7 +123,7 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 func (l *Limiter) prune(now time.Time) {
 	l.lastPrune = now
 	for k, b := range l.buckets {
-		if b.tokens+now.Sub(b.last).Seconds()*l.rate >= l.burst {
+		if l.level(b, now) >= l.burst {
 			delete(l.buckets, k)
 		}
 	}

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"context"
 	"net"
+	"net/netip"
 	"strings"
 
 	"google.golang.org/grpc/metadata"
@@ -26,10 +27,10 @@ const (
 
 // authenticate checks the Bearer token of the call when authentication is
 // on and returns the rate limiting key of the caller: the key's digest, or
-// the peer's address without authentication.
+// "" without authentication (the caller is then limited by address).
 func (s *Server) authenticate(ctx context.Context) (string, error) {
 	if s.keys == nil {
-		return "ip:" + peerHost(ctx), nil
+		return "", nil
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
 	values := md.Get(authMetadata)
@@ -47,17 +48,20 @@ func (s *Server) authenticate(ctx context.Context) (string, error) {
 	return access.ClientKey(d), nil
 }
 
-// peerHost is the address of the caller without its port.
-func peerHost(ctx context.Context) string {
+// peerAddr is the IP address of the caller. gRPC has no forwarded headers
+// to believe, so it is always the connection's peer. A connection without
+// an IP address (an in-process listener) counts as the unspecified
+// address, as a peer the HTTP transport cannot parse does.
+func peerAddr(ctx context.Context) netip.Addr {
 	p, ok := peer.FromContext(ctx)
 	if !ok || p.Addr == nil {
-		return "unknown"
+		return netip.IPv4Unspecified()
 	}
 	if tcp, ok := p.Addr.(*net.TCPAddr); ok {
-		return tcp.IP.String()
+		return tcp.AddrPort().Addr()
 	}
-	if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
-		return host
+	if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+		return ap.Addr()
 	}
-	return p.Addr.String()
+	return netip.IPv4Unspecified()
 }

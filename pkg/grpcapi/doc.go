@@ -33,11 +33,25 @@
 //
 // # Pipeline
 //
-// An interceptor recovers panics (INTERNAL, logged with the stack), then
-// authenticates ("authorization: Bearer <key>" metadata, compared in
-// constant time with every key) and then rate limits (a token bucket per
-// key, or per client address without authentication) every call except
-// the health service and reflection.
+// An interceptor recovers panics (INTERNAL, logged with the stack) and
+// admits every call except the health service and reflection, in the order
+// of access.Limiter.Admit that the HTTP transport follows too:
+//
+//   - A call from a peer address whose bucket is empty is
+//     RESOURCE_EXHAUSTED (RATE_LIMITED, with RetryInfo) before its key is
+//     looked at.
+//   - A call whose authentication fails ("authorization: Bearer <key>"
+//     metadata, compared in constant time with every key) spends a token of
+//     its peer address's bucket and is UNAUTHENTICATED; failures are
+//     limited, so key guessing gets RESOURCE_EXHAUSTED once the bucket is
+//     empty.
+//   - An authenticated call spends a token of its key's bucket; without
+//     authentication, of its peer address's.
+//
+// A valid key from an address emptied by failures is refused too, or the
+// refusals would tell wrong guesses from the right one. Addresses are named
+// as the HTTP transport names them (access.AddressKey), so a Limiter shared
+// through Options.Limiter gives a client one bucket across both.
 //
 // # Lifecycle
 //

@@ -2,9 +2,16 @@ package grpcapi
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"memsvc.dev/memsvc/pkg/access"
@@ -35,5 +42,155 @@ func TestSharedLimiter(t *testing.T) {
 	}
 	if n := shared.Size(); n != 1 {
 		t.Fatalf("the shared limiter holds %d buckets, want the key's one", n)
+	}
+}
+
+// TestFailedAuthIsRateLimited: failed calls spend from the peer address's
+// bucket, so guessing keys is RESOURCE_EXHAUSTED once the burst is spent,
+// for any key, the valid one included (see access.Limiter.Admit for why);
+// valid keys spend from their own buckets, never the address's.
+func TestFailedAuthIsRateLimited(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	f := newFixture(t, &stubService{}, Options{
+		AuthEnabled: true, APIKeys: []string{"good"},
+		RateLimit: RateLimit{RequestsPerSecond: 1, Burst: 3},
+		Now:       clock.Now,
+	})
+	const (
+		goodKey  = "Bearer good"
+		wrongKey = "Bearer guess"
+	)
+	stats := func(auth string) error {
+		ctx := t.Context()
+		if auth != "" {
+			ctx = withKey(ctx, auth)
+		}
+		_, err := f.client.Stats(ctx, &pb.StatsRequest{})
+		return err
+	}
+	limited := func(err error, retry time.Duration) bool {
+		return status.Code(err) == codes.ResourceExhausted &&
+			errorInfo(err).GetReason() == string(memory.CodeRateLimited) &&
+			retryInfo(err).GetRetryDelay().AsDuration() == retry
+	}
+	steps := []struct {
+		name    string
+		advance time.Duration
+		auth    string
+		code    codes.Code
+	}{
+		{"failure 1", 0, wrongKey, codes.Unauthenticated},
+		{"failure 2, no metadata", 0, "", codes.Unauthenticated},
+		{"failure 3 empties the address bucket", 0, wrongKey, codes.Unauthenticated},
+		{"the next guess is refused unseen", 0, wrongKey, codes.ResourceExhausted},
+		{"no metadata: refused too", 0, "", codes.ResourceExhausted},
+		{"the valid key from the guessing address too", 0, goodKey, codes.ResourceExhausted},
+		{"one token back", time.Second, goodKey, codes.OK},
+		{"the valid key spent its own bucket", 0, goodKey, codes.OK},
+		{"the address token is still there for a failure", 0, wrongKey, codes.Unauthenticated},
+		{"and then the address is refused again", 0, wrongKey, codes.ResourceExhausted},
+	}
+	for i, s := range steps {
+		clock.Advance(s.advance)
+		err := stats(s.auth)
+		if status.Code(err) != s.code {
+			t.Fatalf("step %d (%s): %v, want %v", i, s.name, err, s.code)
+		}
+		// A bucket emptied at a frozen time has its next token 1 s away:
+		// truncated plus one, as over HTTP.
+		if s.code == codes.ResourceExhausted && !limited(err, 2*time.Second) {
+			t.Fatalf("step %d (%s): %v with %v and %v, want RATE_LIMITED with a 2 s retry", i, s.name, err, errorInfo(err), retryInfo(err))
+		}
+	}
+	// Streams are admitted the same way, and health checks are exempt.
+	if _, err := importAll(withKey(t.Context(), wrongKey), f.client, &pb.ImportRequest{Options: &pb.ImportOptions{}}); !limited(err, 2*time.Second) {
+		t.Errorf("import stream with a wrong key from the limited address: %v", err)
+	}
+	if _, err := f.health.Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Errorf("health check from the limited address: %v", err)
+	}
+}
+
+// TestPeerAddr: the transport names a peer's address as the HTTP
+// transport does, so a shared Limiter gives a client one address bucket.
+func TestPeerAddr(t *testing.T) {
+	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 4242} }
+	tests := []struct {
+		name string
+		addr net.Addr // nil: no peer in the context
+		want string
+	}{
+		{"IPv4", tcp("192.0.2.1"), "192.0.2.1"},
+		{"IPv4 in IPv6", tcp("::ffff:192.0.2.1"), "192.0.2.1"},
+		{"IPv6", tcp("2001:db8::1"), "2001:db8::1"},
+		{"IPv6 with a zone", &net.TCPAddr{IP: net.ParseIP("fe80::1"), Zone: "eth0", Port: 1}, "fe80::1"},
+		{"other network with an address", &net.UDPAddr{IP: net.ParseIP("192.0.2.9"), Port: 53}, "192.0.2.9"},
+		{"no IP address", &net.UnixAddr{Name: "/run/memsvc.sock", Net: "unix"}, "0.0.0.0"},
+		{"no peer", nil, "0.0.0.0"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := t.Context()
+			if tc.addr != nil {
+				ctx = peer.NewContext(ctx, &peer.Peer{Addr: tc.addr})
+			}
+			if got, want := access.AddressKey(peerAddr(ctx)), access.AddressKey(netip.MustParseAddr(tc.want)); got != want {
+				t.Errorf("peer %v: key %q, want %q", tc.addr, got, want)
+			}
+		})
+	}
+}
+
+// TestAddressBucketShared: over a real loopback connection, the bucket a
+// failed call spends is access.AddressKey(127.0.0.1), the one HTTP spends
+// for the same client: once it is empty in a shared Limiter (here emptied
+// directly, as HTTP failures would), gRPC refuses the client too.
+func TestAddressBucketShared(t *testing.T) {
+	clock := &fakeClock{now: t0}
+	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	srv, err := NewServer(&stubService{}, Options{AuthEnabled: true, APIKeys: []string{"good"}, Limiter: shared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	})
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	client := pb.NewMemsvcServiceClient(conn)
+	call := func(auth string) error {
+		callCtx, cancelCall := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancelCall()
+		_, err := client.Stats(withKey(callCtx, auth), &pb.StatsRequest{})
+		return err
+	}
+
+	if err := call("Bearer guess"); status.Code(err) != codes.Unauthenticated {
+		t.Fatalf("first failure: %v", err)
+	}
+	loopback := access.AddressKey(netip.MustParseAddr("127.0.0.1"))
+	if ok, _ := shared.Allow(loopback); !ok {
+		t.Fatal("the address bucket is empty after one failure of a burst of two")
+	}
+	if ok, _ := shared.Allow(loopback); ok {
+		t.Fatal("the gRPC failure did not spend from the bucket of 127.0.0.1")
+	}
+	for _, auth := range []string{"Bearer guess", "Bearer good"} {
+		if err := call(auth); status.Code(err) != codes.ResourceExhausted {
+			t.Errorf("%q from an address emptied by failures: %v, want RESOURCE_EXHAUSTED", auth, err)
+		}
 	}
 }

@@ -50,8 +50,8 @@ type Options struct {
 	AuthEnabled bool
 	APIKeys     []string
 
-	// RateLimit limits calls per API key (or per client address without
-	// authentication), as the HTTP API does.
+	// RateLimit limits calls per API key, and per client address without
+	// authentication and for failed attempts, as the HTTP API does.
 	RateLimit RateLimit
 	// Limiter, when set, is used instead of a limiter built from RateLimit
 	// (which is then ignored). The server passes the same Limiter to the
@@ -224,21 +224,17 @@ func exempt(fullMethod string) bool {
 		strings.HasPrefix(fullMethod, "/grpc.reflection.v1alpha.ServerReflection/")
 }
 
-// admit authenticates a call and then spends a token of its client, in
-// that order, so anonymous traffic cannot drain a legitimate key's bucket.
+// admit authenticates and rate limits a call in the order of
+// access.Limiter.Admit: an address out of tokens is refused first, failed
+// authentication spends from the address's bucket, an authenticated call
+// from its key's.
 func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
 		return nil
 	}
-	key, err := s.authenticate(ctx)
+	err := s.limiter.Admit(peerAddr(ctx), func() (string, error) { return s.authenticate(ctx) })
 	if err != nil {
 		return s.status(ctx, err)
-	}
-	if s.limiter == nil {
-		return nil
-	}
-	if ok, wait := s.limiter.Allow(key); !ok {
-		return s.status(ctx, access.RateLimited(wait))
 	}
 	return nil
 }

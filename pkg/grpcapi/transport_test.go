@@ -210,12 +210,6 @@ func TestRateLimit(t *testing.T) {
 		_, err := f.client.Stats(ctx, &pb.StatsRequest{})
 		return err
 	}
-	// Failed authentication spends no token.
-	for range 5 {
-		if err := stats(withKey(t.Context(), "Bearer nope")); status.Code(err) != codes.Unauthenticated {
-			t.Fatal(err)
-		}
-	}
 	for i := range 2 {
 		if err := stats(k1); err != nil {
 			t.Fatalf("call %d within the burst: %v", i, err)

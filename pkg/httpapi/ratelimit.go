@@ -4,28 +4,10 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-
-	"memsvc.dev/memsvc/pkg/access"
 )
 
-// rateLimit spends a token of the request's client: the API key
-// (authKey, when authentication is on) or the client address.
-func (s *Server) rateLimit(r *http.Request, authKey string) error {
-	if s.limiter == nil {
-		return nil
-	}
-	key := authKey
-	if key == "" {
-		key = "ip:" + s.clientAddr(r).String()
-	}
-	ok, wait := s.limiter.Allow(key)
-	if ok {
-		return nil
-	}
-	return access.RateLimited(wait)
-}
-
-// clientAddr identifies the client of r: the TCP peer, unless the peer is
+// clientAddr identifies the client of r for rate limiting (when
+// authentication is off or has failed): the TCP peer, unless the peer is
 // a trusted proxy, in which case the rightmost X-Forwarded-For entry that is
 // an IP address outside the trusted networks, else X-Real-IP, else the
 // peer.

@@ -14,14 +14,35 @@
 //  3. CORS, when Options.CORSOrigins is not empty. Pre-flights are answered
 //     here, before authentication and rate limiting.
 //  4. Routing (gorilla/mux). On the protected routes (/v1/* and /metrics):
-//     authentication, then rate limiting, then the handler. /health and
-//     /readiness are neither authenticated nor rate limited.
+//     admission (authentication and rate limiting, below), then the
+//     handler. /health and /readiness are neither authenticated nor rate
+//     limited.
 //
-// Rate limiting runs after authentication so that anonymous traffic cannot
-// drain a legitimate client's bucket. With authentication on, the bucket is
-// the API key's (kept as a SHA-256 digest, never the key); otherwise it is
-// the client address. Forwarded headers name the client only when the TCP
-// peer is inside Options.TrustedProxyCIDRs.
+// # Authentication and rate limiting
+//
+// Admission follows access.Limiter.Admit, shared with the gRPC transport:
+//
+//   - A request from a client address whose bucket is empty answers 429
+//     RATE_LIMITED (with Retry-After) before its key is looked at.
+//   - A request that fails authentication (no, malformed or wrong key)
+//     spends a token of its client address's bucket and answers 401. Key
+//     guessing is thus limited per address: once the failures have
+//     emptied the bucket, the next attempt gets 429, not another verdict.
+//   - An authenticated request spends a token of its API key's bucket
+//     (kept as a SHA-256 digest, never the key), so anonymous traffic from
+//     elsewhere cannot drain a legitimate client's bucket. Without
+//     authentication every request spends from its address's bucket.
+//
+// A valid key sent from an address that is out of tokens because of
+// failed attempts is refused with 429 as well: serving it would make the
+// 429 of every wrong guess an answer, and guessing unlimited again.
+//
+// Forwarded headers name the client address only when the TCP peer is
+// inside Options.TrustedProxyCIDRs; behind a reverse proxy whose network is
+// not listed, every client shares the proxy's address, and one client's
+// failures hold back the others. With Options.Limiter the buckets are
+// shared with the gRPC transport, which names addresses the same way
+// (access.AddressKey).
 //
 // # Decisions where the upstream contract is silent or buggy
 //
@@ -102,8 +123,8 @@ type Options struct {
 	AuthEnabled bool
 	APIKeys     []string
 
-	// RateLimit limits requests to /v1/* and /metrics per API key (or per
-	// client address without authentication).
+	// RateLimit limits requests to /v1/* and /metrics per API key, and per
+	// client address without authentication and for failed attempts.
 	RateLimit RateLimit
 	// Limiter, when set, is used instead of a limiter built from RateLimit
 	// (which is then ignored). The server passes the same Limiter to the
@@ -317,12 +338,10 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 			rec.route = template
 		}
 		if protected {
-			key, err := s.authenticate(r)
+			// The order of authentication and rate limiting is
+			// access.Limiter.Admit's; the package comment tells it.
+			err := s.limiter.Admit(s.clientAddr(r), func() (string, error) { return s.authenticate(r) })
 			if err != nil {
-				s.writeError(w, r, err)
-				return
-			}
-			if err := s.rateLimit(r, key); err != nil {
 				s.writeError(w, r, err)
 				return
 			}
