@@ -2,15 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"memsvc.dev/memsvc/internal/testtls"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 )
 
@@ -47,7 +40,7 @@ func (bearer) RequireTransportSecurity() bool { return true }
 // would: store, recall and stats with the key; a call without the key is
 // refused; reflection lists the service; health reports SERVING.
 func TestGRPCEndToEnd(t *testing.T) {
-	certFile, keyFile, pool := writeSelfSigned(t, t.TempDir())
+	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
 	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0")
 	cmd.Env = []string{
 		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
@@ -146,46 +139,4 @@ func listGRPCServices(ctx context.Context, t *testing.T, conn *grpc.ClientConn) 
 		names = append(names, s.GetName())
 	}
 	return names
-}
-
-// writeSelfSigned writes a certificate for 127.0.0.1, ::1 and localhost
-// and its key into dir, and returns their paths and a pool trusting it.
-func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "memsvc e2e"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:     []string{"localhost"},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certFile, keyFile = filepath.Join(dir, "grpc-cert.pem"), filepath.Join(dir, "grpc-key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"memsvc.dev/memsvc/internal/testtls"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -402,7 +403,7 @@ func TestReflection(t *testing.T) {
 // certificate: a client trusting it gets answers, a plaintext client does
 // not.
 func TestTLS(t *testing.T) {
-	certFile, keyFile, pool := selfSigned(t, t.TempDir())
+	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
 	srv, err := NewServer(&stubService{}, Options{TLSCertFile: certFile, TLSKeyFile: keyFile, AuthEnabled: true, APIKeys: []string{"k1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -445,7 +446,7 @@ func TestTLS(t *testing.T) {
 
 func TestNewServerErrors(t *testing.T) {
 	dir := t.TempDir()
-	certFile, keyFile, _ := selfSigned(t, dir)
+	certFile, keyFile, _ := testtls.SelfSigned(t, dir)
 	garbage := filepath.Join(dir, "garbage.pem")
 	if err := os.WriteFile(garbage, []byte("not a pem"), 0o600); err != nil {
 		t.Fatal(err)

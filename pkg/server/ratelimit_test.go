@@ -2,21 +2,11 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"memsvc.dev/memsvc/internal/testtls"
 	"memsvc.dev/memsvc/pkg/config"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -53,7 +44,7 @@ func TestRateLimitSharedAcrossTransports(t *testing.T) {
 	t.Run("per API key", func(t *testing.T) {
 		cfg := rateLimitedConfig(t, burst)
 		cfg.Auth.Enabled, cfg.Auth.APIKeys = true, []string{"key-one", "key-two"}
-		certFile, keyFile, pool := writeSelfSigned(t)
+		certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
 		cfg.GRPC.TLSCertPath, cfg.GRPC.TLSKeyPath = &certFile, &keyFile
 		_, s, stop := startWith(t, cfg, Options{Version: "test", Now: frozen})
 		creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
@@ -177,47 +168,4 @@ func httpStats(t *testing.T, addr, key string) (int, memory.Code) {
 		t.Fatalf("status %d with a body that is not an envelope: %q", resp.StatusCode, body)
 	}
 	return resp.StatusCode, env.Code
-}
-
-// writeSelfSigned writes a certificate for 127.0.0.1 and its key into a
-// temporary directory and returns their paths and a pool trusting it.
-func writeSelfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "memsvc server test"},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
-	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool = x509.NewCertPool()
-	pool.AddCert(cert)
-	return certFile, keyFile, pool
 }
