@@ -78,13 +78,9 @@ func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*
 			session = &s
 		}
 	}
-	entries, err := e.dreamCandidates(ctx, session, newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels))
+	groups, err := e.dreamGroups(ctx, session, newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels), int(req.MaxGroups))
 	if err != nil {
 		return nil, err
-	}
-	groups := groupForDream(entries)
-	if len(groups) > int(req.MaxGroups) {
-		groups = groups[:req.MaxGroups]
 	}
 	resp := &memory.DreamTickResponse{}
 	now := e.now()
@@ -109,26 +105,66 @@ func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*
 	return resp, nil
 }
 
-// dreamCandidates returns the pending entries a tick may process, oldest
-// first. Only index entries are scanned to decide; pending entries are read.
-func (e *Engine) dreamCandidates(ctx context.Context, session *string, filter rawFilter) ([]*memory.RawJournalRecord, error) {
-	var out []*memory.RawJournalRecord
+// dreamGroups returns the first max groups a tick processes. It finds the
+// pending entries in the raw index (ids and flags only), then reads them
+// oldest first and stops as soon as the first max groups are settled (see
+// dreamGrouper.settled), so a tick over a large backlog reads little more
+// than the entries it processes.
+func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFilter, max int) ([]*dreamGroup, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	var ids []memory.ID
 	err := e.db.ScanRawNewest(store.RawRange{Session: session}, func(id memory.ID, fl store.RawFlags) (bool, error) {
-		if fl.DreamProcessed() || !filter.allows(fl) {
-			return true, nil
+		if !fl.DreamProcessed() && filter.allows(fl) {
+			ids = append(ids, id)
 		}
-		rec, err := e.db.GetRaw(id)
-		if err != nil {
-			return false, err
-		}
-		out = append(out, rec)
-		return true, ctx.Err()
+		return true, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dream: %w", err)
 	}
-	slices.Reverse(out)
-	return out, nil
+	slices.Reverse(ids)
+	i := 0
+	return firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
+		if i == len(ids) {
+			return nil, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		rec, err := e.db.GetRaw(ids[i])
+		if err != nil {
+			return nil, fmt.Errorf("dream: %w", err)
+		}
+		i++
+		return rec, nil
+	})
+}
+
+// firstDreamGroups groups the entries next yields (oldest first, nil at the
+// end) and returns the first max groups, as groupForDream would over all of
+// them, without asking for more entries once those groups are settled.
+func firstDreamGroups(max int, next func() (*memory.RawJournalRecord, error)) ([]*dreamGroup, error) {
+	if max <= 0 {
+		return nil, nil
+	}
+	gr := newDreamGrouper()
+	for {
+		rec, err := next()
+		if err != nil {
+			return nil, err
+		}
+		if rec == nil || gr.settled(max, rec.CreatedAt) {
+			break
+		}
+		gr.add(rec)
+	}
+	groups := gr.finish()
+	if len(groups) > max {
+		groups = groups[:max]
+	}
+	return groups, nil
 }
 
 type dreamGroup struct {
@@ -141,43 +177,117 @@ type dreamGroup struct {
 
 // groupForDream splits entries (oldest first) into groups, oldest first.
 func groupForDream(entries []*memory.RawJournalRecord) []*dreamGroup {
-	type key struct{ session, topic string }
-	topics := map[key]*dreamGroup{}
-	inferred := map[string]*dreamGroup{}
-	inferredTokens := map[string]map[string]bool{}
-	var groups []*dreamGroup
+	gr := newDreamGrouper()
 	for _, rec := range entries {
-		if rec.TopicID != nil && strings.TrimSpace(*rec.TopicID) != "" {
-			topic := strings.TrimSpace(*rec.TopicID)
-			k := key{rec.SessionID, topic}
-			g := topics[k]
-			if g == nil || rec.CreatedAt.Sub(last(g).CreatedAt) > dreamTopicGap {
-				g = &dreamGroup{session: rec.SessionID, topic: &topic, hint: topic}
-				topics[k] = g
-				groups = append(groups, g)
-			}
-			g.entries = append(g.entries, rec)
-			continue
-		}
-		toks := dreamTokens(rec)
-		g := inferred[rec.SessionID]
-		if g != nil {
-			gap := rec.CreatedAt.Sub(last(g).CreatedAt)
-			if gap > dreamHardGap || gap > dreamSoftGap && overlap(inferredTokens[rec.SessionID], toks) < dreamMinOverlap {
-				g = nil
-			}
-		}
-		if g == nil {
-			g = &dreamGroup{session: rec.SessionID, inferred: true}
-			inferred[rec.SessionID] = g
-			inferredTokens[rec.SessionID] = map[string]bool{}
-			groups = append(groups, g)
+		gr.add(rec)
+	}
+	return gr.finish()
+}
+
+// dreamGrouper groups entries fed to it oldest first.
+type dreamGrouper struct {
+	topics         map[dreamTopic]*dreamGroup // open topic group per (session, topic)
+	inferred       map[string]*dreamGroup     // open inferred group per session
+	inferredTokens map[string]map[string]bool // words of each open inferred group
+	groups         []*dreamGroup              // in order of creation
+	latest         time.Time                  // newest entry added
+	unordered      bool                       // an entry came older than latest
+}
+
+type dreamTopic struct{ session, topic string }
+
+func newDreamGrouper() *dreamGrouper {
+	return &dreamGrouper{
+		topics:         map[dreamTopic]*dreamGroup{},
+		inferred:       map[string]*dreamGroup{},
+		inferredTokens: map[string]map[string]bool{},
+	}
+}
+
+// add puts rec into the open group it continues, or starts a new one.
+func (gr *dreamGrouper) add(rec *memory.RawJournalRecord) {
+	if rec.CreatedAt.Before(gr.latest) {
+		gr.unordered = true
+	} else {
+		gr.latest = rec.CreatedAt
+	}
+	if rec.TopicID != nil && strings.TrimSpace(*rec.TopicID) != "" {
+		topic := strings.TrimSpace(*rec.TopicID)
+		k := dreamTopic{rec.SessionID, topic}
+		g := gr.topics[k]
+		if g == nil || rec.CreatedAt.Sub(last(g).CreatedAt) > dreamTopicGap {
+			g = &dreamGroup{session: rec.SessionID, topic: &topic, hint: topic}
+			gr.topics[k] = g
+			gr.groups = append(gr.groups, g)
 		}
 		g.entries = append(g.entries, rec)
-		for t := range toks {
-			inferredTokens[rec.SessionID][t] = true
+		return
+	}
+	toks := dreamTokens(rec)
+	g := gr.inferred[rec.SessionID]
+	if g != nil {
+		gap := rec.CreatedAt.Sub(last(g).CreatedAt)
+		if gap > dreamHardGap || gap > dreamSoftGap && overlap(gr.inferredTokens[rec.SessionID], toks) < dreamMinOverlap {
+			g = nil
 		}
 	}
+	if g == nil {
+		g = &dreamGroup{session: rec.SessionID, inferred: true}
+		gr.inferred[rec.SessionID] = g
+		gr.inferredTokens[rec.SessionID] = map[string]bool{}
+		gr.groups = append(gr.groups, g)
+	}
+	g.entries = append(g.entries, rec)
+	for t := range toks {
+		gr.inferredTokens[rec.SessionID][t] = true
+	}
+}
+
+// settled reports whether the first max groups of finish are final once
+// every entry still to come is at least as new as next: at least max
+// groups exist, every group that started no later than the max-th one can
+// no longer grow (next is past its gap), and any group started from now on
+// begins after the max-th one and so sorts after it. It is never true
+// after entries arrived out of time order.
+func (gr *dreamGrouper) settled(max int, next time.Time) bool {
+	if gr.unordered || len(gr.groups) < max || next.Before(gr.latest) {
+		return false
+	}
+	cut := gr.groups[max-1].entries[0].CreatedAt
+	if !next.After(cut) {
+		return false
+	}
+	for _, g := range gr.groups {
+		if g.entries[0].CreatedAt.After(cut) {
+			break
+		}
+		if gr.open(g) && !next.After(last(g).CreatedAt.Add(dreamGapLimit(g))) {
+			return false
+		}
+	}
+	return true
+}
+
+// open reports whether entries may still join g.
+func (gr *dreamGrouper) open(g *dreamGroup) bool {
+	if g.topic != nil {
+		return gr.topics[dreamTopic{g.session, *g.topic}] == g
+	}
+	return gr.inferred[g.session] == g
+}
+
+// dreamGapLimit is the longest pause after which an entry may still join g.
+func dreamGapLimit(g *dreamGroup) time.Duration {
+	if g.topic != nil {
+		return dreamTopicGap
+	}
+	return dreamHardGap
+}
+
+// finish names the inferred groups and returns all groups oldest first
+// (ties by session, then name).
+func (gr *dreamGrouper) finish() []*dreamGroup {
+	groups := gr.groups
 	for _, g := range groups {
 		if g.inferred {
 			g.hint = inferHint(g)
