@@ -37,7 +37,7 @@ type memReport struct {
 	EmptyRSS       int64   `json:"empty_rss_bytes"`   // fresh server, nothing stored
 	LoadedRSS      int64   `json:"loaded_rss_bytes"`  // after loading, once idle
 	LoadedRecords  int     `json:"loaded_records"`    // curated + raw at that moment
-	RestartRSS     int64   `json:"restart_rss_bytes"` // right after a cold start
+	RestartRSS     int64   `json:"restart_rss_bytes"` // after a cold start, once idle
 	RestartRecords int     `json:"restart_records"`   // curated + raw at that moment
 	ContentBytes   float64 `json:"content_bytes_per_record"`
 }
@@ -363,8 +363,8 @@ func (r *sizeRun) ticks(ctx context.Context) error {
 }
 
 // coldStarts stops the server and starts it again on the same directory,
-// timing exec to the first /readiness 200, and reads its memory after the
-// first restart.
+// timing exec to the first /readiness 200, and reads its memory once it is
+// idle after the first restart.
 func (r *sizeRun) coldStarts(ctx context.Context) error {
 	r.b.logf("%s: cold starts", r.label)
 	st, err := r.cl.Stats(ctx)
@@ -389,6 +389,12 @@ func (r *sizeRun) coldStarts(ctx context.Context) error {
 		r.srv = srv
 		starts.d = append(starts.d, srv.ready)
 		if i == 0 {
+			// Like the memory after loading, once idle: right at
+			// readiness the server may still be returning the garbage
+			// of its start-up to the OS.
+			if _, err := r.b.settle(ctx, r.srv); err != nil {
+				return err
+			}
 			if mem.RestartRSS, err = srv.rss(); err != nil {
 				return err
 			}
