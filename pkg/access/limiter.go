@@ -88,22 +88,6 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 	return false, l.wait(b.tokens)
 }
 
-// available reports what Allow would, without taking a token or creating
-// a bucket: a client without a bucket has a full one.
-func (l *Limiter) available(key string) (bool, time.Duration) {
-	now := l.now()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		return true, 0
-	}
-	if tokens := l.level(b, now); tokens < 1 {
-		return false, l.wait(tokens)
-	}
-	return true, 0
-}
-
 // level is the number of tokens in b at now, refilled since b.last up to
 // the burst. A clock that went back refills nothing.
 func (l *Limiter) level(b *bucket, now time.Time) float64 {

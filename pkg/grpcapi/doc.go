@@ -37,21 +37,19 @@
 // admits every call except the health service and reflection, in the order
 // of access.Limiter.Admit that the HTTP transport follows too:
 //
-//   - A call from a peer address whose bucket is empty is
-//     RESOURCE_EXHAUSTED (RATE_LIMITED, with RetryInfo) before its key is
-//     looked at.
-//   - A call whose authentication fails ("authorization: Bearer <key>"
-//     metadata, compared in constant time with every key) spends a token of
-//     its peer address's bucket and is UNAUTHENTICATED; failures are
-//     limited, so key guessing gets RESOURCE_EXHAUSTED once the bucket is
-//     empty.
 //   - An authenticated call spends a token of its key's bucket; without
 //     authentication, of its peer address's.
+//   - A call whose authentication fails ("authorization: Bearer <key>"
+//     metadata, compared in constant time with every key) spends a token of
+//     its peer address's bucket and is UNAUTHENTICATED, or
+//     RESOURCE_EXHAUSTED (RATE_LIMITED, with RetryInfo) once that bucket is
+//     empty.
 //
-// A valid key from an address emptied by failures is refused too, or the
-// refusals would tell wrong guesses from the right one. Addresses are named
-// as the HTTP transport names them (access.AddressKey), so a Limiter shared
-// through Options.Limiter gives a client one bucket across both.
+// A valid key is served from its own bucket even from an address emptied
+// by failures, so one client sending bad keys cannot lock out the others
+// behind the same address. Addresses are named as the HTTP transport names
+// them (access.AddressKey), so a Limiter shared through Options.Limiter
+// gives a client one bucket across both.
 //
 // # Lifecycle
 //

@@ -46,9 +46,9 @@ func TestSharedLimiter(t *testing.T) {
 }
 
 // TestFailedAuthIsRateLimited: failed calls spend from the peer address's
-// bucket, so guessing keys is RESOURCE_EXHAUSTED once the burst is spent,
-// for any key, the valid one included (see access.Limiter.Admit for why);
-// valid keys spend from their own buckets, never the address's.
+// bucket, so bad keys are RESOURCE_EXHAUSTED once the burst is spent; a
+// valid key from that address is still served, from its own bucket (see
+// access.Limiter.Admit for why).
 func TestFailedAuthIsRateLimited(t *testing.T) {
 	clock := &fakeClock{now: t0}
 	f := newFixture(t, &stubService{}, Options{
@@ -82,13 +82,15 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 		{"failure 1", 0, wrongKey, codes.Unauthenticated},
 		{"failure 2, no metadata", 0, "", codes.Unauthenticated},
 		{"failure 3 empties the address bucket", 0, wrongKey, codes.Unauthenticated},
-		{"the next guess is refused unseen", 0, wrongKey, codes.ResourceExhausted},
-		{"no metadata: refused too", 0, "", codes.ResourceExhausted},
-		{"the valid key from the guessing address too", 0, goodKey, codes.ResourceExhausted},
-		{"one token back", time.Second, goodKey, codes.OK},
-		{"the valid key spent its own bucket", 0, goodKey, codes.OK},
-		{"the address token is still there for a failure", 0, wrongKey, codes.Unauthenticated},
-		{"and then the address is refused again", 0, wrongKey, codes.ResourceExhausted},
+		{"the next bad key is limited", 0, wrongKey, codes.ResourceExhausted},
+		{"no metadata: limited too", 0, "", codes.ResourceExhausted},
+		{"the valid key from that address is served", 0, goodKey, codes.OK},
+		{"and again", 0, goodKey, codes.OK},
+		{"its last token", 0, goodKey, codes.OK},
+		{"the valid key's bucket is empty", 0, goodKey, codes.ResourceExhausted},
+		{"one token back in each bucket", time.Second, wrongKey, codes.Unauthenticated},
+		{"and then the address is limited again", 0, wrongKey, codes.ResourceExhausted},
+		{"the key has its token", 0, goodKey, codes.OK},
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
@@ -188,9 +190,10 @@ func TestAddressBucketShared(t *testing.T) {
 	if ok, _ := shared.Allow(loopback); ok {
 		t.Fatal("the gRPC failure did not spend from the bucket of 127.0.0.1")
 	}
-	for _, auth := range []string{"Bearer guess", "Bearer good"} {
-		if err := call(auth); status.Code(err) != codes.ResourceExhausted {
-			t.Errorf("%q from an address emptied by failures: %v, want RESOURCE_EXHAUSTED", auth, err)
-		}
+	if err := call("Bearer guess"); status.Code(err) != codes.ResourceExhausted {
+		t.Errorf("a bad key from an address emptied by failures: %v, want RESOURCE_EXHAUSTED", err)
+	}
+	if err := call("Bearer good"); err != nil {
+		t.Errorf("the valid key from an address emptied by failures: %v, want it served", err)
 	}
 }

@@ -180,11 +180,11 @@ func TestRouteAdmission(t *testing.T) {
 }
 
 // TestFailedAuthIsRateLimited: failed attempts spend from the client
-// address's bucket, so guessing keys from one address is refused with 429
-// once the burst is spent, for any key, the valid one included (see
-// access.Limiter.Admit for why); valid keys spend from their own buckets,
-// never the address's; and the address's bucket is the one the gRPC
-// transport spends too when given the same Limiter.
+// address's bucket, so bad keys from one address are refused with 429 once
+// the burst is spent; a valid key from that address is still served, from
+// its own bucket (see access.Limiter.Admit for why); and the address's
+// bucket is the one the gRPC transport spends too when given the same
+// Limiter.
 func TestFailedAuthIsRateLimited(t *testing.T) {
 	clock := &fakeClock{now: t0}
 	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 3}, clock.Now)
@@ -210,16 +210,17 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 		{"failure 1", 0, wrongKey, "", 401, noRetry},
 		{"failure 2, no header", 0, "", "", 401, noRetry},
 		{"failure 3 empties the address bucket", 0, wrongKey, "", 401, noRetry},
-		{"the next guess is refused unseen", 0, wrongKey, "", 429, "2"},
-		{"no header: refused too", 0, "", "", 429, "2"},
-		{"the valid key from the guessing address too", 0, goodKey, "", 429, "2"},
+		{"the next bad key is limited", 0, wrongKey, "", 429, "2"},
+		{"no header: limited too", 0, "", "", 429, "2"},
+		{"the valid key from that address is served", 0, goodKey, "", 200, noRetry},
 		{"half a token back", 500 * time.Millisecond, wrongKey, "", 429, "1"},
 		{"another client behind the proxy fails on its own", 0, wrongKey, proxied, 401, noRetry},
 		{"and is served with the valid key", 0, goodKey, proxied, 200, noRetry},
+		{"and again", 0, goodKey, "", 200, noRetry},
+		{"the valid key's bucket is empty", 0, goodKey, "", 429, "1"},
 		{"one token back", 500 * time.Millisecond, goodKey, "", 200, noRetry},
-		{"the valid key spent its own bucket", 0, goodKey, "", 200, noRetry},
-		{"the address token is still there for a failure", 0, wrongKey, "", 401, noRetry},
-		{"and then the address is refused again", 0, wrongKey, "", 429, "2"},
+		{"the address token is there for a failure", 0, wrongKey, "", 401, noRetry},
+		{"and then the address is limited again", 0, wrongKey, "", 429, "2"},
 	}
 	// Each step depends on the ones before it: stop at the first failure.
 	for i, s := range steps {

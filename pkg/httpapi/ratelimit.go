@@ -7,10 +7,12 @@ import (
 )
 
 // clientAddr identifies the client of r for rate limiting (when
-// authentication is off or has failed): the TCP peer, unless the peer is
-// a trusted proxy, in which case the rightmost X-Forwarded-For entry that is
-// an IP address outside the trusted networks, else X-Real-IP, else the
-// peer.
+// authentication is off or has failed): the TCP peer, unless the peer is a
+// trusted proxy. Behind a trusted proxy it is the rightmost X-Forwarded-For
+// entry (an address, with or without a port) outside the trusted networks,
+// or the peer when every entry is trusted; X-Real-IP counts only when there
+// is no X-Forwarded-For at all, so that a client cannot name another
+// address by adding a header its proxy does not overwrite.
 func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	peer, ok := parsePeer(r.RemoteAddr)
 	if !ok {
@@ -19,23 +21,23 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	if !s.isTrusted(peer) {
 		return peer
 	}
+	forwarded := r.Header.Values("X-Forwarded-For")
+	if len(forwarded) == 0 {
+		if a, ok := parsePeer(strings.TrimSpace(r.Header.Get("X-Real-IP"))); ok {
+			return a
+		}
+		return peer
+	}
 	var entries []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
+	for _, v := range forwarded {
 		entries = append(entries, strings.Split(v, ",")...)
 	}
 	for i := len(entries) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(entries[i]))
-		if err != nil {
-			continue
-		}
-		a = a.Unmap().WithZone("")
-		if s.isTrusted(a) {
+		a, ok := parsePeer(strings.TrimSpace(entries[i]))
+		if !ok || s.isTrusted(a) {
 			continue
 		}
 		return a
-	}
-	if a, err := netip.ParseAddr(strings.TrimSpace(r.Header.Get("X-Real-IP"))); err == nil {
-		return a.Unmap().WithZone("")
 	}
 	return peer
 }

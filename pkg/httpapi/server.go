@@ -22,27 +22,24 @@
 //
 // Admission follows access.Limiter.Admit, shared with the gRPC transport:
 //
-//   - A request from a client address whose bucket is empty answers 429
-//     RATE_LIMITED (with Retry-After) before its key is looked at.
-//   - A request that fails authentication (no, malformed or wrong key)
-//     spends a token of its client address's bucket and answers 401. Key
-//     guessing is thus limited per address: once the failures have
-//     emptied the bucket, the next attempt gets 429, not another verdict.
 //   - An authenticated request spends a token of its API key's bucket
-//     (kept as a SHA-256 digest, never the key), so anonymous traffic from
-//     elsewhere cannot drain a legitimate client's bucket. Without
+//     (kept as a SHA-256 digest, never the key), so traffic from other
+//     clients cannot drain a legitimate client's bucket. Without
 //     authentication every request spends from its address's bucket.
+//   - A request that fails authentication (no, malformed or wrong key)
+//     spends a token of its client address's bucket and answers 401, or
+//     429 RATE_LIMITED (with Retry-After) once that bucket is empty.
 //
-// A valid key sent from an address that is out of tokens because of
-// failed attempts is refused with 429 as well: serving it would make the
-// 429 of every wrong guess an answer, and guessing unlimited again.
+// A valid key is served from its own bucket even when its address is out
+// of tokens because of failures: clients behind one NAT or proxy must not
+// be locked out by a neighbour sending bad keys. Limiting failures bounds
+// their load, not guessing; long random keys do that.
 //
 // Forwarded headers name the client address only when the TCP peer is
 // inside Options.TrustedProxyCIDRs; behind a reverse proxy whose network is
-// not listed, every client shares the proxy's address, and one client's
-// failures hold back the others. With Options.Limiter the buckets are
-// shared with the gRPC transport, which names addresses the same way
-// (access.AddressKey).
+// not listed, every client shares the proxy's address, and so one budget
+// for failed attempts. With Options.Limiter the buckets are shared with the
+// gRPC transport, which names addresses the same way (access.AddressKey).
 //
 // # Decisions where the upstream contract is silent or buggy
 //

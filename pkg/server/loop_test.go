@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,4 +101,26 @@ func counter(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no counter %s", name)
 	return 0
+}
+
+// TestWarnShortKeys: keys under access.MinKeyLength are named by position
+// with their length, never their value, and only when auth is on.
+func TestWarnShortKeys(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.Auth.APIKeys = []string{"0123456789abcdef", "hunter2", "ключ-ключ-ключ-ключ"}
+	var buf strings.Builder
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	warnShortKeys(log, cfg)
+	if buf.Len() != 0 {
+		t.Fatalf("auth off, yet: %s", buf.String())
+	}
+	cfg.Auth.Enabled = true
+	warnShortKeys(log, cfg)
+	out := buf.String()
+	if strings.Count(out, "short API key") != 1 || !strings.Contains(out, "key=auth.api_keys[1] characters=7") {
+		t.Fatalf("warnings:\n%s", out)
+	}
+	if strings.Contains(out, "hunter2") {
+		t.Fatalf("a key's value reached the log:\n%s", out)
+	}
 }

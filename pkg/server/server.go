@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -94,6 +95,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if cfg.GRPC.Port != nil && cfg.GRPC.TLSCertPath == nil && (cfg.Auth.Enabled || !config.IsLoopback(cfg.HTTP.BindAddress)) {
 		return fmt.Errorf("%w gRPC without TLS: API keys or a non-loopback address need grpc.tls_cert_path and grpc.tls_key_path", ErrUnsafeBind)
 	}
+	warnShortKeys(s.log, cfg)
 	var closers []func() error
 	defer func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -349,4 +351,19 @@ func EngineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, no
 // little larger than its plaintext. The engine enforces max itself.
 func importWireLimit(max int64) int64 {
 	return max + max/64 + 1<<20
+}
+
+// warnShortKeys logs each configured API key shorter than
+// access.MinKeyLength, by its position, never its value. Keys are what
+// stops guessing: the rate limit on failed attempts only bounds their load.
+func warnShortKeys(log *slog.Logger, cfg *config.Config) {
+	if !cfg.Auth.Enabled {
+		return
+	}
+	for i, k := range cfg.Auth.APIKeys {
+		if n := utf8.RuneCountInString(k); n < access.MinKeyLength {
+			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
+				"key", fmt.Sprintf("auth.api_keys[%d]", i), "characters", n)
+		}
+	}
 }
