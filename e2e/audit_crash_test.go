@@ -154,9 +154,12 @@ func TestAuditExactlyOnceAcrossKill(t *testing.T) {
 		case <-writersDone:
 			t.Fatalf("round %d: the writers stopped after %d acknowledged writes:\n%s", round, thisRun, srv.log())
 		case <-ctx.Done():
+			_ = srv.stop(syscall.SIGKILL)
+			<-writersDone
 			mu.Lock()
-			defer mu.Unlock()
-			t.Fatalf("round %d: only %d writes acknowledged before the time limit", round, thisRun)
+			n := thisRun
+			mu.Unlock()
+			t.Fatalf("round %d: only %d writes acknowledged before the time limit", round, n)
 		}
 		// Kill while the writers are still sending.
 		_ = srv.stop(syscall.SIGKILL)

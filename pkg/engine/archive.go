@@ -227,7 +227,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	e.workMu.Lock()
 	defer e.workMu.Unlock()
 	replace := req.Strategy == memory.ImportReplace
-	clock := e.clock()
+	clock, now := e.clock(), e.now()
 	t := e.begin()
 	defer t.close()
 	if replace {
@@ -250,7 +250,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 		if exists && !e.importWins(req.ConflictResolution, rec.ID, fromStore, rec) {
 			continue
 		}
-		settleImported(rec, clock, e.opts.Decay)
+		settleImported(rec, clock, e.opts.Decay, now)
 		if rec.Store == memory.StoreWorking {
 			working = append(working, rec)
 		} else if err := t.moveRecord(rec, fromStore); err != nil {
@@ -368,10 +368,14 @@ func (e *Engine) importWins(cr memory.ConflictResolution, id memory.ID, st memor
 }
 
 // settleImported maps an archived record onto this engine's decay clock:
-// the archived score becomes the record's age, and missing or invalid decay
-// parameters take the store's defaults.
-func settleImported(rec *memory.MemoryRecord, clock float64, cfg DecayConfig) {
+// the archived score becomes the record's age, missing or invalid decay
+// parameters take the store's defaults, and a last decay tick later than
+// now (an archive from a machine whose clock ran ahead) becomes now.
+func settleImported(rec *memory.MemoryRecord, clock float64, cfg DecayConfig, now time.Time) {
 	f := &rec.Fidelity
+	if f.LastDecayTick.After(now) {
+		f.LastDecayTick = now
+	}
 	if !(f.Stability > 0) || math.IsInf(f.Stability, 0) {
 		f.Stability = cfg.StabilityDays[rec.Store]
 	}

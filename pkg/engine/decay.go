@@ -202,9 +202,9 @@ func (e *Engine) present(rec *memory.MemoryRecord) {
 	f := &rec.Fidelity
 	f.Score = fidelityScore(ageDays(f, rec.Store, e.clock()), f.Stability, f.EmotionalAnchor, f.DecayRate)
 	f.NoiseLevel = 1 - f.Score
-	e.mu.Lock()
+	e.mu.RLock()
 	last := e.lastTick
-	e.mu.Unlock()
+	e.mu.RUnlock()
 	f.LastDecayTick = lastDecayTick(rec, last)
 }
 

@@ -293,15 +293,26 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 	_, _ = w.Write(b)
 }
 
-// marshal encodes a response body. The response types of pkg/memory that
-// implement json.Marshaler build their JSON with encoding/json and return it
-// compact and valid; json.Marshal would scan all of it once more (for a
-// recall answer, a third of its encoding time), so they are called
-// directly.
+// marshal encodes a response body. The answers that carry recalled
+// memories (recall, associate, timeline) assemble their JSON from
+// encoding/json output and return it compact and escaped; json.Marshal
+// would scan all of it once more (for a recall answer, a third of its
+// encoding time), so their MarshalJSON is called directly. Everything else
+// goes through json.Marshal, which checks and escapes what a Marshaler
+// returns.
 func marshal(v any) ([]byte, error) {
-	if m, ok := v.(json.Marshaler); ok {
-		if rv := reflect.ValueOf(v); rv.Kind() != reflect.Pointer || !rv.IsNil() {
-			return m.MarshalJSON()
+	switch a := v.(type) {
+	case *memory.RecallQueryResponse:
+		if a != nil {
+			return a.MarshalJSON()
+		}
+	case *memory.RecallAssociateResponse:
+		if a != nil {
+			return a.MarshalJSON()
+		}
+	case *memory.RecallTimelineResponse:
+		if a != nil {
+			return a.MarshalJSON()
 		}
 	}
 	return json.Marshal(v)

@@ -376,7 +376,6 @@ func TestResponseJSONShapes(t *testing.T) {
 		{"RecallTimelineResponse empty", RecallTimelineResponse{}, `{"buckets":[]}`},
 		{"RecallTimelineResponse", RecallTimelineResponse{Buckets: []TimelineBucket{{Start: t0, End: t1, Count: 0}}},
 			`{"buckets":[{"start":"2025-03-01T12:00:00Z","end":"2025-03-01T12:30:15.5Z","memories":[],"count":0}]}`},
-		{"RecallTimelineResponse empty", RecallTimelineResponse{}, `{"buckets":[]}`},
 		{"RecallGraphResponse", RecallGraphResponse{
 			Nodes: []GraphNode{{ID: idA, Store: StoreSemantic, Summary: ptr("s"), Fidelity: 0.5},
 				{ID: idB, Store: StoreEpisodic, Fidelity: 1, Meta: ptr(LegacyMeta())}},
