@@ -64,17 +64,28 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	if err != nil {
 		return inst, err
 	}
+	// Every file operation below goes through a Root at the target, so no
+	// path can resolve outside it, whatever is swapped in while installing.
 	// The directories between the target and the files are checked too: a
 	// symlinked .claude or .claude/hooks would carry the files, and the
 	// rename that --force uses, to wherever the link points.
+	root, err := os.OpenRoot(target)
+	if err != nil {
+		return inst, fmt.Errorf("target directory: %w", err)
+	}
+	defer root.Close()
+	rel := func(path string) string {
+		r, _ := filepath.Rel(target, path) // path is inside target
+		return r
+	}
 	hookDirs := []string{agentDir, dir}
 	for _, d := range hookDirs {
-		if err := checkHookDir(d); err != nil {
+		if err := checkHookDir(root, rel(d), d); err != nil {
 			return inst, err
 		}
 	}
 	for _, path := range []string{inst.Script, inst.Example} {
-		fi, err := os.Lstat(path)
+		fi, err := root.Lstat(rel(path))
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 		case err != nil:
@@ -88,27 +99,27 @@ func InstallHook(o InstallOptions) (Installed, error) {
 		}
 	}
 	for _, d := range hookDirs {
-		if err := makeHookDir(d); err != nil {
+		if err := makeHookDir(root, rel(d), d); err != nil {
 			return inst, err
 		}
 	}
-	if err := writeHookFile(inst.Script, script, 0o755, o.Force); err != nil {
+	if err := writeHookFile(root, rel(inst.Script), inst.Script, script, 0o755, o.Force); err != nil {
 		return inst, err
 	}
-	if err := writeHookFile(inst.Example, example, 0o644, o.Force); err != nil {
+	if err := writeHookFile(root, rel(inst.Example), inst.Example, example, 0o644, o.Force); err != nil {
 		if !o.Force {
-			_ = os.Remove(inst.Script) // all or nothing
+			_ = root.Remove(rel(inst.Script)) // all or nothing
 		}
 		return inst, err
 	}
 	return inst, nil
 }
 
-// checkHookDir refuses a directory on the way to the hook files that is a
-// symlink or not a directory at all. A missing one is fine: InstallHook
-// creates it.
-func checkHookDir(path string) error {
-	fi, err := os.Lstat(path)
+// checkHookDir refuses a directory on the way to the hook files (name,
+// relative to root; path, as the user knows it) that is a symlink or not a
+// directory at all. A missing one is fine: InstallHook creates it.
+func checkHookDir(root *os.Root, name, path string) error {
+	fi, err := root.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -123,27 +134,27 @@ func checkHookDir(path string) error {
 	return nil
 }
 
-// makeHookDir creates path if it is missing (mkdir never follows a link in
-// its last element) and then checks it again, so a symlink put in place
-// after checkHookDir is still refused before any file is written.
-func makeHookDir(path string) error {
-	if err := os.Mkdir(path, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("create hook directory: %w", err)
+// makeHookDir creates the directory if it is missing (mkdir never follows
+// a link in its last element) and then checks it again, so a symlink put
+// in place after checkHookDir is still refused before any file is written.
+func makeHookDir(root *os.Root, name, path string) error {
+	if err := root.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("create hook directory %s: %w", path, err)
 	}
-	return checkHookDir(path)
+	return checkHookDir(root, name, path)
 }
 
-// writeHookFile creates path exclusively, or with replace through a temp
-// file and a rename (which replaces a directory entry, never following a
-// link).
-func writeHookFile(path string, data []byte, perm fs.FileMode, replace bool) error {
-	name := path
+// writeHookFile creates the file exclusively, or with replace through a
+// temp file and a rename (which replaces a directory entry, never following
+// a link).
+func writeHookFile(root *os.Root, name, path string, data []byte, perm fs.FileMode, replace bool) error {
+	tmp := name
 	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
 	if replace {
-		name = path + ".tmp"
-		_ = os.Remove(name)
+		tmp = name + ".tmp"
+		_ = root.Remove(tmp)
 	}
-	f, err := os.OpenFile(name, flags, perm)
+	f, err := root.OpenFile(tmp, flags, perm)
 	if errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("%w: %s appeared while installing; pass --force to overwrite it", ErrInstallRefused, path)
 	}
@@ -161,10 +172,10 @@ func writeHookFile(path string, data []byte, perm fs.FileMode, replace bool) err
 		err = cerr
 	}
 	if err == nil && replace {
-		err = os.Rename(name, path)
+		err = root.Rename(tmp, name)
 	}
 	if err != nil {
-		_ = os.Remove(name)
+		_ = root.Remove(tmp)
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

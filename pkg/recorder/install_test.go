@@ -232,3 +232,31 @@ func TestInstallHookLeavesSettingsAlone(t *testing.T) {
 		})
 	}
 }
+
+// TestHookFilesStayInsideTarget: the writes themselves go through a Root at
+// the target, so a directory swapped for a link to elsewhere after the
+// checks (simulated here by calling the writers directly) still cannot
+// carry a file out of the target.
+func TestHookFilesStayInsideTarget(t *testing.T) {
+	target, outside := t.TempDir(), t.TempDir()
+	if err := os.Symlink(outside, filepath.Join(target, ".claude")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, replace := range []bool{false, true} {
+		err := writeHookFile(root, filepath.Join(".claude", "hook.sh"), "hook.sh", []byte("#!/bin/sh\n"), 0o755, replace)
+		if err == nil {
+			t.Errorf("replace=%v: a write through a link out of the target succeeded", replace)
+		}
+	}
+	if err := makeHookDir(root, filepath.Join(".claude", "hooks"), "hooks"); err == nil {
+		t.Error("a directory was made through a link out of the target")
+	}
+	if entries, err := os.ReadDir(outside); err != nil || len(entries) != 0 {
+		t.Fatalf("outside the target: %v (%v)", entries, err)
+	}
+}
