@@ -160,11 +160,7 @@ func firstDreamGroups(max int, next func() (*memory.RawJournalRecord, error)) ([
 		}
 		gr.add(rec)
 	}
-	groups := gr.finish()
-	if len(groups) > max {
-		groups = groups[:max]
-	}
-	return groups, nil
+	return gr.finish(max), nil
 }
 
 type dreamGroup struct {
@@ -173,6 +169,10 @@ type dreamGroup struct {
 	hint     string  // topic id, or inferred from the words
 	inferred bool
 	entries  []*memory.RawJournalRecord
+
+	// Words of entries[:tokenized] of an inferred group (see words).
+	tokens    map[string]bool
+	tokenized int
 }
 
 // groupForDream splits entries (oldest first) into groups, oldest first.
@@ -181,26 +181,24 @@ func groupForDream(entries []*memory.RawJournalRecord) []*dreamGroup {
 	for _, rec := range entries {
 		gr.add(rec)
 	}
-	return gr.finish()
+	return gr.finish(len(gr.groups))
 }
 
 // dreamGrouper groups entries fed to it oldest first.
 type dreamGrouper struct {
-	topics         map[dreamTopic]*dreamGroup // open topic group per (session, topic)
-	inferred       map[string]*dreamGroup     // open inferred group per session
-	inferredTokens map[string]map[string]bool // words of each open inferred group
-	groups         []*dreamGroup              // in order of creation
-	latest         time.Time                  // newest entry added
-	unordered      bool                       // an entry came older than latest
+	topics    map[dreamTopic]*dreamGroup // open topic group per (session, topic)
+	inferred  map[string]*dreamGroup     // open inferred group per session
+	groups    []*dreamGroup              // in order of creation
+	latest    time.Time                  // newest entry added
+	unordered bool                       // an entry came older than latest
 }
 
 type dreamTopic struct{ session, topic string }
 
 func newDreamGrouper() *dreamGrouper {
 	return &dreamGrouper{
-		topics:         map[dreamTopic]*dreamGroup{},
-		inferred:       map[string]*dreamGroup{},
-		inferredTokens: map[string]map[string]bool{},
+		topics:   map[dreamTopic]*dreamGroup{},
+		inferred: map[string]*dreamGroup{},
 	}
 }
 
@@ -223,24 +221,35 @@ func (gr *dreamGrouper) add(rec *memory.RawJournalRecord) {
 		g.entries = append(g.entries, rec)
 		return
 	}
-	toks := dreamTokens(rec)
 	g := gr.inferred[rec.SessionID]
 	if g != nil {
 		gap := rec.CreatedAt.Sub(last(g).CreatedAt)
-		if gap > dreamHardGap || gap > dreamSoftGap && overlap(gr.inferredTokens[rec.SessionID], toks) < dreamMinOverlap {
+		if gap > dreamHardGap || gap > dreamSoftGap && overlap(g.words(), dreamTokens(rec)) < dreamMinOverlap {
 			g = nil
 		}
 	}
 	if g == nil {
 		g = &dreamGroup{session: rec.SessionID, inferred: true}
 		gr.inferred[rec.SessionID] = g
-		gr.inferredTokens[rec.SessionID] = map[string]bool{}
 		gr.groups = append(gr.groups, g)
 	}
 	g.entries = append(g.entries, rec)
-	for t := range toks {
-		gr.inferredTokens[rec.SessionID][t] = true
+}
+
+// words returns the words of g's entries. Words are only needed after a
+// pause longer than dreamSoftGap, and tokenizing (stemming) is most of the
+// cost of grouping, so they are gathered then, once per entry.
+func (g *dreamGroup) words() map[string]bool {
+	if g.tokens == nil {
+		g.tokens = map[string]bool{}
 	}
+	for _, rec := range g.entries[g.tokenized:] {
+		for t := range dreamTokens(rec) {
+			g.tokens[t] = true
+		}
+	}
+	g.tokenized = len(g.entries)
+	return g.tokens
 }
 
 // settled reports whether the first max groups of finish are final once
@@ -284,24 +293,41 @@ func dreamGapLimit(g *dreamGroup) time.Duration {
 	return dreamHardGap
 }
 
-// finish names the inferred groups and returns all groups oldest first
-// (ties by session, then name).
-func (gr *dreamGrouper) finish() []*dreamGroup {
+// finish returns the first max groups, oldest first (ties by session, then
+// name), with the inferred ones named. Naming means tokenizing a group's
+// entries, so only the groups returned and those that tie with another
+// group on time and session are named.
+func (gr *dreamGrouper) finish(max int) []*dreamGroup {
 	groups := gr.groups
-	for _, g := range groups {
-		if g.inferred {
-			g.hint = inferHint(g)
-		}
-	}
 	slices.SortStableFunc(groups, func(a, b *dreamGroup) int {
 		if c := a.entries[0].CreatedAt.Compare(b.entries[0].CreatedAt); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.session, b.session); c != 0 {
-			return c
-		}
-		return strings.Compare(a.hint, b.hint)
+		return strings.Compare(a.session, b.session)
 	})
+	name := func(g *dreamGroup) {
+		if g.inferred && g.hint == "" {
+			g.hint = inferHint(g)
+		}
+	}
+	for i := 0; i < len(groups); {
+		j := i + 1
+		for j < len(groups) && groups[j].session == groups[i].session && groups[j].entries[0].CreatedAt.Equal(groups[i].entries[0].CreatedAt) {
+			j++
+		}
+		if j-i > 1 {
+			run := groups[i:j]
+			for _, g := range run {
+				name(g)
+			}
+			slices.SortStableFunc(run, func(a, b *dreamGroup) int { return strings.Compare(a.hint, b.hint) })
+		}
+		i = j
+	}
+	groups = groups[:min(max, len(groups))]
+	for _, g := range groups {
+		name(g)
+	}
 	return groups
 }
 

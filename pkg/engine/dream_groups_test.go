@@ -145,3 +145,56 @@ func TestFirstDreamGroupsReadsLittle(t *testing.T) {
 		t.Fatalf("out of order: read %d of %d entries, want all", read, len(entries))
 	}
 }
+
+// TestDreamGroupingEdges pins two cases random backlogs rarely reach: a
+// pause past the soft gap compares the new entry with the words of every
+// entry of the group so far, and groups of one session that start at the
+// same instant are ordered by name, also when only the first is returned.
+func TestDreamGroupingEdges(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	n := 0
+	entry := func(at time.Duration, topic, text string) *memory.RawJournalRecord {
+		n++
+		rec := &memory.RawJournalRecord{
+			ID:        memory.MustParseID(fmt.Sprintf("0196a9e2-5c1d-7f00-8a00-%012x", n)),
+			SessionID: "s", CreatedAt: t0.Add(at),
+			Visibility: memory.VisibilityNormal, SecrecyLevel: memory.SecrecyPublic,
+			Content: memory.TextContent(text),
+		}
+		if topic != "" {
+			rec.TopicID = &topic
+		}
+		return rec
+	}
+	first := func(max int, entries ...*memory.RawJournalRecord) []string {
+		i := 0
+		groups, err := firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
+			if i == len(entries) {
+				return nil, nil
+			}
+			i++
+			return entries[i-1], nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return describe(groups)
+	}
+
+	// The third entry, 20 minutes on, shares no word with the first and
+	// every word with the second: it continues the group.
+	got := first(5,
+		entry(0, "", "gamma delta epsilon"),
+		entry(time.Second, "", "kiwi mango papaya"),
+		entry(20*time.Minute, "", "kiwi mango papaya"))
+	if len(got) != 1 || !strings.HasSuffix(got[0], "[000000000001 000000000002 000000000003]") {
+		t.Fatalf("soft gap: %q, want one group of all three", got)
+	}
+
+	// Two topics start at the same instant: zeta is seen first, alpha
+	// sorts first.
+	got = first(1, entry(time.Hour, "zeta", "the zeta plan"), entry(time.Hour, "alpha", "the alpha plan"))
+	if len(got) != 1 || !strings.HasPrefix(got[0], "s/alpha/alpha ") {
+		t.Fatalf("tie: %q, want the alpha group", got)
+	}
+}
