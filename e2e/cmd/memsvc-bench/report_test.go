@@ -95,13 +95,13 @@ func TestBudgetVerdicts(t *testing.T) {
 		verdict  string
 		measured string // a part of the measured column
 	}{
-		{"store just under", []*sizeReport{size(1000, map[string]float64{opStore: 1.999})}, bStore, "met", "(worst size: 1,000 records)"},
+		{"store just under", []*sizeReport{size(1000, map[string]float64{opStore: 1.999})}, bStore, "met", "p50 1.999 ms (worst size: 1,000 records)"},
 		{"store at the limit", []*sizeReport{size(1000, map[string]float64{opStore: 2})}, bStore, missed, "p50 2.00 ms"},
 		{"store judged by the worst size", []*sizeReport{
 			size(1000, map[string]float64{opStore: 2.5}), size(100_000, map[string]float64{opStore: 0.5}),
 		}, bStore, missed, "worst size: 1,000 records"},
 
-		{"raw just under", []*sizeReport{size(1000, map[string]float64{opRaw: 99.99})}, bRaw, "met", "p50 100.0 ms"},
+		{"raw just under", []*sizeReport{size(1000, map[string]float64{opRaw: 99.99})}, bRaw, "met", "p50 99.99 ms"},
 		{"raw at the limit", []*sizeReport{size(1000, map[string]float64{opRaw: 100})}, bRaw, missed, "p50 100 ms"},
 		{"raw judged by the worst size", []*sizeReport{
 			size(1000, map[string]float64{opRaw: 20}), size(10_000, map[string]float64{opRaw: 150}),
@@ -119,7 +119,7 @@ func TestBudgetVerdicts(t *testing.T) {
 			size(1_000_000, map[string]float64{opRecallText: 1}),
 		}, bRecall, notMeasured, "no run of 100,000"},
 
-		{"start-up just under", []*sizeReport{size(100_000, map[string]float64{opColdStart: 1999.9})}, bStart, "met", "p50 2,000 ms"},
+		{"start-up just under", []*sizeReport{size(100_000, map[string]float64{opColdStart: 1999.9})}, bStart, "met", "p50 1,999.9 ms"},
 		{"start-up at the limit", []*sizeReport{size(100_000, map[string]float64{opColdStart: 2000})}, bStart, missed, "at 100,000 records"},
 
 		{"memory just under", []*sizeReport{withMemory(size(100_000, map[string]float64{opLoad: 1}), 500+1023, 500+1023, 500)}, bMemory, "met", "1,523 B per record"},
