@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -188,16 +187,7 @@ func TestAuditCrash(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 3; round++ {
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestAuditCrash$")
-		cmd.Env = append(os.Environ(), "MEMSVC_AUDIT_CHILD="+dir)
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		cmd, out := startChild(t, ctx, "TestAuditCrash", "MEMSVC_AUDIT_CHILD="+dir)
 		sc := bufio.NewScanner(out)
 		acked := 0
 		for acked < 30+round*17 && sc.Scan() {

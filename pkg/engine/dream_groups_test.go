@@ -70,6 +70,23 @@ func describe(groups []*dreamGroup) []string {
 	return out
 }
 
+// feed runs firstDreamGroups over entries and reports how many it read.
+func feed(t *testing.T, max int, entries []*memory.RawJournalRecord) ([]*dreamGroup, int) {
+	t.Helper()
+	read := 0
+	groups, err := firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
+		if read == len(entries) {
+			return nil, nil
+		}
+		read++
+		return entries[read-1], nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return groups, read
+}
+
 // TestFirstDreamGroupsMatchesFullGrouping: reading the backlog only until
 // the first max groups are settled gives exactly the groups that grouping
 // the whole backlog puts first, for random backlogs and every max.
@@ -79,17 +96,7 @@ func TestFirstDreamGroupsMatchesFullGrouping(t *testing.T) {
 		entries := backlog(rng, 10+rng.IntN(120), seed%2 == 0)
 		all := describe(groupForDream(entries))
 		for max := range 12 {
-			read := 0
-			got, err := firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
-				if read == len(entries) {
-					return nil, nil
-				}
-				read++
-				return entries[read-1], nil
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			got, read := feed(t, max, entries)
 			want := all[:min(max, len(all))]
 			if !slices.Equal(describe(got), want) {
 				t.Fatalf("seed %d, max %d (read %d of %d):\ngot  %q\nwant %q", seed, max, read, len(entries), describe(got), want)
@@ -115,21 +122,7 @@ func TestFirstDreamGroupsReadsLittle(t *testing.T) {
 			})
 		}
 	}
-	count := func(entries []*memory.RawJournalRecord) (int, []*dreamGroup) {
-		read := 0
-		groups, err := firstDreamGroups(2, func() (*memory.RawJournalRecord, error) {
-			if read == len(entries) {
-				return nil, nil
-			}
-			read++
-			return entries[read-1], nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return read, groups
-	}
-	read, groups := count(entries)
+	groups, read := feed(t, 2, entries)
 	if len(groups) != 2 || groups[0].session != "day-00" || groups[1].session != "day-01" || len(groups[1].entries) != 10 {
 		t.Fatalf("groups %q", describe(groups))
 	}
@@ -141,7 +134,7 @@ func TestFirstDreamGroupsReadsLittle(t *testing.T) {
 
 	shuffled := slices.Clone(entries)
 	shuffled[5], shuffled[250] = shuffled[250], shuffled[5]
-	if read, _ := count(shuffled); read != len(entries) {
+	if _, read := feed(t, 2, shuffled); read != len(entries) {
 		t.Fatalf("out of order: read %d of %d entries, want all", read, len(entries))
 	}
 }
@@ -167,17 +160,7 @@ func TestDreamGroupingEdges(t *testing.T) {
 		return rec
 	}
 	first := func(max int, entries ...*memory.RawJournalRecord) []string {
-		i := 0
-		groups, err := firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
-			if i == len(entries) {
-				return nil, nil
-			}
-			i++
-			return entries[i-1], nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		groups, _ := feed(t, max, entries)
 		return describe(groups)
 	}
 

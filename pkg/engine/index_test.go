@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -109,16 +108,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestIndexSurvivesCrash$")
-	cmd.Env = append(os.Environ(), "MEMSVC_CRASH_CHILD="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, out := startChild(t, ctx, "TestIndexSurvivesCrash", "MEMSVC_CRASH_CHILD="+dir)
 	// Wait for 20 acknowledged batches, then kill while it writes more.
 	sc := bufio.NewScanner(out)
 	acked := 0

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"syscall"
@@ -87,19 +86,10 @@ func runRawCrashChild(t *testing.T, dir string, persist bool, seed uint64, killA
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestRawIndexSurvivesCrash$")
-	cmd.Env = append(os.Environ(),
+	cmd, out := startChild(t, ctx, "TestRawIndexSurvivesCrash",
 		rawCrashDirEnv+"="+dir,
 		rawCrashPersistEnv+"="+strconv.FormatBool(persist),
 		rawCrashSeedEnv+"="+strconv.FormatUint(seed, 10))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var acks []rawAck
 	parse := func(line string) {
 		f := strings.Fields(line)

@@ -185,3 +185,23 @@ func mustStruct(t testing.TB, m map[string]any) *structpb.Struct {
 	}
 	return s
 }
+
+// serveTCP serves srv on a loopback TCP port until the test ends and
+// returns the address; the cleanup stops it and checks Serve's result.
+func serveTCP(t testing.TB, srv *Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Error(err)
+		}
+	})
+	return ln.Addr().String()
+}
