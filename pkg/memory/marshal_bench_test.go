@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -59,5 +60,28 @@ func BenchmarkMarshalRecallAnswer(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecallAnswerErrors: an unencodable value anywhere in a hand-assembled
+// answer fails it, as json.Marshal fails the same value.
+func TestRecallAnswerErrors(t *testing.T) {
+	bad := recallAnswer()
+	bad.Memories[3].RelevanceScore = math.NaN()
+	badStore := recallAnswer()
+	badStore.Memories[9].Record.Store = 0
+	for name, v := range map[string]json.Marshaler{
+		"NaN score in recall":        bad,
+		"zero store in associate":    RecallAssociateResponse{Memories: badStore.Memories},
+		"NaN score in timeline":      RecallTimelineResponse{Buckets: []TimelineBucket{{}, {Memories: bad.Memories}}},
+		"zero store in one memory":   badStore.Memories[9],
+		"NaN score in a lone bucket": TimelineBucket{Memories: bad.Memories},
+	} {
+		if out, err := v.MarshalJSON(); err == nil {
+			t.Errorf("%s: encoded %d bytes, want an error", name, len(out))
+		}
+		if _, err := json.Marshal(v); err == nil {
+			t.Errorf("%s: json.Marshal succeeded", name)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package memory
 import (
 	"encoding/json"
 	"strconv"
-	"time"
 )
 
 // The answers that carry recalled memories (recall, associate, timeline)
@@ -17,37 +16,94 @@ import (
 // metadata, paths) still go through json.Marshal. json_test.go pins the
 // shapes.
 
-// MarshalJSON writes the memory, with an empty rendered block list as [].
-func (m RecalledMemory) MarshalJSON() ([]byte, error) {
-	return m.appendJSON(make([]byte, 0, 1024))
+// jsonWriter assembles a JSON text. The first error of a value sticks and
+// ends the writing.
+type jsonWriter struct {
+	b   []byte
+	err error
 }
 
-func (m RecalledMemory) appendJSON(b []byte) ([]byte, error) {
+// raw appends s, which is JSON syntax or a field name with its quotes.
+func (w *jsonWriter) raw(s string) { w.b = append(w.b, s...) }
+
+// value appends v as encoding/json marshals it.
+func (w *jsonWriter) value(v any) {
+	if w.err != nil {
+		return
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		w.err = err
+		return
+	}
+	w.b = append(w.b, out...)
+}
+
+// uint appends n.
+func (w *jsonWriter) uint(n uint32) { w.b = strconv.AppendUint(w.b, uint64(n), 10) }
+
+// memory appends m, the record's JSON written by its own MarshalJSON and
+// an empty rendered block list as [].
+func (w *jsonWriter) memory(m *RecalledMemory) {
+	if w.err != nil {
+		return
+	}
 	rec, err := m.Record.MarshalJSON()
 	if err != nil {
-		return nil, err
+		w.err = err
+		return
 	}
-	b = append(b, `{"record":`...)
-	b = append(b, rec...)
-	b = append(b, `,"relevance_score":`...)
-	if b, err = appendValue(b, m.RelevanceScore); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"activation_path":`...)
-	if b, err = appendValue(b, m.ActivationPath); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"rendered_content":`...)
+	w.raw(`{"record":`)
+	w.b = append(w.b, rec...)
+	w.raw(`,"relevance_score":`)
+	w.value(m.RelevanceScore)
+	w.raw(`,"activation_path":`)
+	w.value(m.ActivationPath)
+	w.raw(`,"rendered_content":`)
 	type plain MemoryContent
-	if b, err = appendValue(b, plain(m.RenderedContent.withBlocks())); err != nil {
-		return nil, err
-	}
-	return append(b, '}'), nil
+	w.value(plain(m.RenderedContent.withBlocks()))
+	w.raw(`}`)
 }
 
-// jsonSizeHint estimates the encoded size of ms, so that the answer is
-// built in one buffer instead of being copied as it grows: about four bytes
-// per content byte and twelve per embedding value, for the record and its
+// memories appends ms as an array ([] when empty).
+func (w *jsonWriter) memories(ms []RecalledMemory) {
+	w.raw(`[`)
+	for i := range ms {
+		if i > 0 {
+			w.raw(`,`)
+		}
+		w.memory(&ms[i])
+	}
+	w.raw(`]`)
+}
+
+// bucket appends t, with an empty memory list as [].
+func (w *jsonWriter) bucket(t *TimelineBucket) {
+	w.raw(`{"start":`)
+	w.value(t.Start)
+	w.raw(`,"end":`)
+	w.value(t.End)
+	w.raw(`,"memories":`)
+	w.memories(t.Memories)
+	w.raw(`,"count":`)
+	w.uint(t.Count)
+	w.raw(`}`)
+}
+
+// done returns the text, or the first error.
+func (w *jsonWriter) done() ([]byte, error) {
+	if w.err != nil {
+		return nil, w.err
+	}
+	return w.b, nil
+}
+
+// newJSONWriter returns a writer with room for about size bytes, so that
+// an answer is built in one buffer instead of being copied as it grows.
+func newJSONWriter(size int) *jsonWriter { return &jsonWriter{b: make([]byte, 0, size)} }
+
+// jsonSizeHint estimates the encoded size of ms: about four bytes per
+// content byte and twelve per embedding value, for the record and its
 // rendered copy, plus the fixed fields.
 func jsonSizeHint(ms []RecalledMemory) int {
 	n := 64
@@ -62,89 +118,47 @@ func jsonSizeHint(ms []RecalledMemory) int {
 	return n
 }
 
-// appendMemories writes ms as a JSON array ([] when empty).
-func appendMemories(b []byte, ms []RecalledMemory) ([]byte, error) {
-	b = append(b, '[')
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		var err error
-		if b, err = m.appendJSON(b); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, ']'), nil
-}
-
-// appendValue appends v as marshalled by encoding/json.
-func appendValue(b []byte, v any) ([]byte, error) {
-	out, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, out...), nil
-}
-
-func appendTime(b []byte, t time.Time) ([]byte, error) {
-	return appendValue(b, t)
+// MarshalJSON writes the memory, with an empty rendered block list as [].
+func (m RecalledMemory) MarshalJSON() ([]byte, error) {
+	w := newJSONWriter(jsonSizeHint([]RecalledMemory{m}))
+	w.memory(&m)
+	return w.done()
 }
 
 // MarshalJSON writes an empty memory list as [] and leaves query_metadata
 // out when it is absent.
 func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
-	b, err := appendMemories(append(make([]byte, 0, jsonSizeHint(r.Memories)), `{"memories":`...), r.Memories)
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, `,"activation_trace":`...)
-	if b, err = appendValue(b, r.ActivationTrace); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"total_candidates":`...)
-	b = strconv.AppendUint(b, uint64(r.TotalCandidates), 10)
+	w := newJSONWriter(jsonSizeHint(r.Memories))
+	w.raw(`{"memories":`)
+	w.memories(r.Memories)
+	w.raw(`,"activation_trace":`)
+	w.value(r.ActivationTrace)
+	w.raw(`,"total_candidates":`)
+	w.uint(r.TotalCandidates)
 	if r.QueryMetadata != nil {
-		b = append(b, `,"query_metadata":`...)
-		if b, err = appendValue(b, r.QueryMetadata); err != nil {
-			return nil, err
-		}
+		w.raw(`,"query_metadata":`)
+		w.value(r.QueryMetadata)
 	}
-	return append(b, '}'), nil
+	w.raw(`}`)
+	return w.done()
 }
 
 // MarshalJSON writes an empty memory list as [].
 func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
-	b, err := appendMemories(append(make([]byte, 0, jsonSizeHint(r.Memories)), `{"memories":`...), r.Memories)
-	if err != nil {
-		return nil, err
-	}
-	b = append(b, `,"total_candidates":`...)
-	b = strconv.AppendUint(b, uint64(r.TotalCandidates), 10)
-	return append(b, '}'), nil
+	w := newJSONWriter(jsonSizeHint(r.Memories))
+	w.raw(`{"memories":`)
+	w.memories(r.Memories)
+	w.raw(`,"total_candidates":`)
+	w.uint(r.TotalCandidates)
+	w.raw(`}`)
+	return w.done()
 }
 
 // MarshalJSON writes an empty memory list as [].
 func (t TimelineBucket) MarshalJSON() ([]byte, error) {
-	return t.appendJSON(make([]byte, 0, jsonSizeHint(t.Memories)))
-}
-
-func (t TimelineBucket) appendJSON(b []byte) ([]byte, error) {
-	var err error
-	b = append(b, `{"start":`...)
-	if b, err = appendTime(b, t.Start); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"end":`...)
-	if b, err = appendTime(b, t.End); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"memories":`...)
-	if b, err = appendMemories(b, t.Memories); err != nil {
-		return nil, err
-	}
-	b = append(b, `,"count":`...)
-	b = strconv.AppendUint(b, uint64(t.Count), 10)
-	return append(b, '}'), nil
+	w := newJSONWriter(128 + jsonSizeHint(t.Memories))
+	w.bucket(&t)
+	return w.done()
 }
 
 // MarshalJSON writes an empty bucket list as [].
@@ -153,15 +167,14 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 	for _, t := range r.Buckets {
 		n += 128 + jsonSizeHint(t.Memories)
 	}
-	b := append(make([]byte, 0, n), `{"buckets":[`...)
-	for i, t := range r.Buckets {
+	w := newJSONWriter(n)
+	w.raw(`{"buckets":[`)
+	for i := range r.Buckets {
 		if i > 0 {
-			b = append(b, ',')
+			w.raw(`,`)
 		}
-		var err error
-		if b, err = t.appendJSON(b); err != nil {
-			return nil, err
-		}
+		w.bucket(&r.Buckets[i])
 	}
-	return append(b, "]}"...), nil
+	w.raw(`]}`)
+	return w.done()
 }
