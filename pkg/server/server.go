@@ -202,6 +202,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	loopCtx, stopLoops := context.WithCancel(context.Background())
 	var loops sync.WaitGroup
 	eng.SetBackground(true, true)
+	loops.Add(1)
+	go func() {
+		defer loops.Done()
+		trimWhenIdle(loopCtx)
+	}()
 	for _, l := range backgroundLoops(cfg, eng, met, s.log) {
 		loops.Add(1)
 		go func() {

@@ -112,7 +112,7 @@ func (r *report) markdown() string {
 		}
 		if i == 0 {
 			p("\n### Resident memory of the server\n\n")
-			p("VmRSS of the server process, read once it is idle; per record = growth over the empty server divided by the records and raw entries stored.\n\n")
+			p("VmRSS of the server process, read once it has been idle for 12 s; per record = growth over the empty server divided by the records and raw entries stored.\n\n")
 			p("| Records | Empty server | After load | Per record | After cold start | Per record | Content per record |\n")
 			p("|---:|---:|---:|---:|---:|---:|---:|\n")
 		}

@@ -20,6 +20,10 @@ const (
 	settleBound    = 5 * time.Minute
 	settleWindow   = 250 * time.Millisecond
 	idleCPU        = 0.1 // fraction of one core below which a server counts as idle
+	// memoryQuiet is how long an idle server is left alone before its
+	// memory is read: long enough for it to return the garbage of the work
+	// before to the OS (it checks every 5 s), as a server left idle does.
+	memoryQuiet = 12 * time.Second
 )
 
 // sizeReport is what one corpus size measured.
@@ -178,6 +182,9 @@ func (r *sizeRun) load(ctx context.Context) error {
 		return err
 	}
 	r.b.logf("%s: loaded; server idle after %v", r.label, settled.Round(time.Millisecond))
+	if err := r.b.quiet(ctx, r.srv); err != nil {
+		return err
+	}
 	if mem.LoadedRSS, err = r.srv.rss(); err != nil {
 		return err
 	}
@@ -395,6 +402,9 @@ func (r *sizeRun) coldStarts(ctx context.Context) error {
 			if _, err := r.b.settle(ctx, r.srv); err != nil {
 				return err
 			}
+			if err := r.b.quiet(ctx, r.srv); err != nil {
+				return err
+			}
 			if mem.RestartRSS, err = srv.rss(); err != nil {
 				return err
 			}
@@ -493,6 +503,22 @@ func (b *bench) importOnce(ctx context.Context, archive string) (importResult, e
 		return importResult{}, err
 	}
 	return importResult{took: took, records: int(resp.RecordsImported)}, srv.stop()
+}
+
+// quiet leaves an idle server alone for memoryQuiet (less with --quick).
+func (b *bench) quiet(ctx context.Context, srv *server) error {
+	d := memoryQuiet
+	if b.cfg.quick {
+		d = time.Second
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-srv.exited:
+		return fmt.Errorf("memsvc exited (%v):\n%s", srv.err, srv.tail)
+	case <-time.After(d):
+		return nil
+	}
 }
 
 // settle waits until the server is idle (background similarity linking

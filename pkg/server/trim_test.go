@@ -1,0 +1,55 @@
+package server
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestIdleTrimmer: memory is released at the first quiet interval after a
+// burst, once per burst, never while the server keeps allocating, and
+// never for a trickle of small allocations.
+func TestIdleTrimmer(t *testing.T) {
+	const MiB = 1 << 20
+	releases := 0
+	tr := &idleTrimmer{burst: 64 * MiB, quiet: 1 * MiB, release: func() { releases++ }}
+	steps := []struct {
+		name      string
+		allocated uint64 // cumulative
+		release   bool
+	}{
+		{"a quiet start", 0, false},
+		{"a trickle", 512 * 1024, false},
+		{"busy", 40 * MiB, false},
+		{"busy, past the burst size", 100 * MiB, false},
+		{"quiet after the burst: release", 100*MiB + 4096, true},
+		{"still quiet: nothing new to release", 100*MiB + 8192, false},
+		{"many quiet intervals of small work add up to no burst", 100*MiB + 900*1024, false},
+		{"busy again", 200 * MiB, false},
+		{"quiet again: release", 200 * MiB, true},
+	}
+	for i, s := range steps {
+		if got := tr.step(s.allocated); got != s.release {
+			t.Fatalf("step %d (%s): released %v, want %v", i, s.name, got, s.release)
+		}
+	}
+	if releases != 2 {
+		t.Fatalf("%d releases, want 2", releases)
+	}
+}
+
+// TestTrimWhenIdleStops: the loop ends with its context.
+func TestTrimWhenIdleStops(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		trimWhenIdle(ctx)
+	}()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("trimWhenIdle did not return after its context ended")
+	}
+}
