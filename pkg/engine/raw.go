@@ -76,7 +76,8 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 			}
 		}
 		seen[rec.ID] = i
-		if err := t.putRaw(rec, nil); err != nil {
+		// New: looked up above, or an id the engine just generated.
+		if err := t.putNewRaw(rec); err != nil {
 			return nil, err
 		}
 		resp.Results[i] = rawResponse(rec, false)

@@ -108,8 +108,22 @@ func (t *txn) deleteRecord(id memory.ID, st memory.StoreType) error {
 // putRaw writes a raw journal entry (replacing old, when given) and its
 // postings.
 func (t *txn) putRaw(rec, old *memory.RawJournalRecord) error {
+	return t.writeRaw(rec, old, false)
+}
+
+// putNewRaw is putRaw for an entry whose id is known to be new: ingest has
+// just looked it up, or generated it.
+func (t *txn) putNewRaw(rec *memory.RawJournalRecord) error {
+	return t.writeRaw(rec, nil, true)
+}
+
+func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
 	t.b.PutRaw(rec, old)
-	c, err := t.e.idx.raw.Put(t.ib, rec.ID, rawAttrs(rec), rawTexts(rec)...)
+	put := t.e.idx.raw.Put
+	if fresh {
+		put = t.e.idx.raw.PutNew
+	}
+	c, err := put(t.ib, rec.ID, rawAttrs(rec), rawTexts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index raw record %s: %w", rec.ID, err)
 	}

@@ -583,3 +583,38 @@ func TestChangeMerge(t *testing.T) {
 		t.Errorf("merge with reset = %+v", got)
 	}
 }
+
+// TestPutNew: for documents that are not indexed, PutNew writes exactly
+// what Put writes and changes the statistics the same way, and a document
+// without terms writes nothing.
+func TestPutNew(t *testing.T) {
+	viaPut, viaPutNew := newMem(t), newMem(t)
+	a, b := open(t, viaPut), open(t, viaPutNew)
+	docs := []struct {
+		doc   memory.ID
+		texts []string
+	}{
+		{id(1), []string{"the deploy key rotates on Fridays", "rotation policy"}},
+		{id(2), []string{"東京都庁 opens at nine"}},
+		{id(3), []string{"the and of"}}, // stop words only: no terms
+	}
+	for _, d := range docs {
+		put(t, a, d.doc, "x", d.texts...)
+		batch := b.db.NewBatch()
+		c, err := b.PutNew(batch, d.doc, []byte("x"), d.texts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := batch.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		batch.Close()
+		b.Apply(c)
+	}
+	if got, want := dump(t, viaPutNew), dump(t, viaPut); !slices.Equal(got, want) {
+		t.Fatalf("PutNew wrote\n%q\nPut wrote\n%q", got, want)
+	}
+	if sb, sa := b.Stats(), a.Stats(); sb != sa || sa.Docs != 2 {
+		t.Fatalf("statistics: PutNew %+v, Put %+v (want 2 documents)", sb, sa)
+	}
+}
