@@ -1,7 +1,6 @@
 package grpcapi
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -28,14 +27,7 @@ func transports(b *testing.B) (pb.MemsvcServiceClient, memory.Service) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ctx, gln) }()
-	conn, err := grpc.NewClient(gln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(serveTCP(b, gs), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -57,8 +49,6 @@ func transports(b *testing.B) (pb.MemsvcServiceClient, memory.Service) {
 	b.Cleanup(func() {
 		_ = conn.Close()
 		_ = hs.Close()
-		cancel()
-		<-served
 	})
 	return pb.NewMemsvcServiceClient(conn), hc
 }
