@@ -2,11 +2,7 @@ package wire
 
 import (
 	"encoding/json"
-	"go/parser"
-	"go/token"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -170,48 +166,5 @@ func TestExportArchiveResponseJSON(t *testing.T) {
 	const want = `{"archive_id":"a","size_bytes":2,"record_count":1,"checksum":"c","archive_data":[123,125]}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
-	}
-}
-
-// TestImports keeps the package linkable by every client binary: the
-// standard library and pkg/memory only.
-func TestImports(t *testing.T) {
-	checkImports(t, "memsvc.dev/memsvc/pkg/memory")
-}
-
-func checkImports(t *testing.T, allowed ...string) {
-	t.Helper()
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := 0
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen++
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			first, _, _ := strings.Cut(path, "/")
-			if !strings.Contains(first, ".") {
-				continue
-			}
-			ok := false
-			for _, a := range allowed {
-				ok = ok || path == a
-			}
-			if !ok {
-				t.Errorf("%s imports %s; allowed are the standard library and %v", name, path, allowed)
-			}
-		}
-	}
-	if seen == 0 {
-		t.Fatal("no Go files found")
 	}
 }
