@@ -27,6 +27,14 @@ func jsonResult(v any) (*mcp.CallToolResult, error) {
 	return mcp.NewToolResultText(string(b)), nil
 }
 
+// jsonAnswer is jsonResult of a service call's answer, or its error.
+func jsonAnswer[T any](answer T, err error) (*mcp.CallToolResult, error) {
+	if err != nil {
+		return nil, err
+	}
+	return jsonResult(answer)
+}
+
 // offsetTime formats t in UTC with a "+00:00" offset, the form upstream's
 // flattened results use.
 func offsetTime(t time.Time) string {

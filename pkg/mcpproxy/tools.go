@@ -301,11 +301,7 @@ func (p *Proxy) store(ctx context.Context, a args) (*mcp.CallToolResult, error) 
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.svc.EncodeStore(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.EncodeStore(ctx, req))
 }
 
 // encodeRequest reads the arguments of a curated memory: content, store,
@@ -333,11 +329,7 @@ func (p *Proxy) storeRaw(ctx context.Context, a args) (*mcp.CallToolResult, erro
 	if err != nil {
 		return nil, err
 	}
-	resp, err := p.svc.EncodeStoreRaw(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.EncodeStoreRaw(ctx, req))
 }
 
 // rawRequest reads the arguments of a raw journal entry.
@@ -468,11 +460,7 @@ func (p *Proxy) batchStore(ctx context.Context, a args) (*mcp.CallToolResult, er
 		}
 		req.Records[i] = *r
 	}
-	resp, err := p.svc.EncodeBatch(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.EncodeBatch(ctx, req))
 }
 
 func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*mcp.CallToolResult, error) {
@@ -488,11 +476,7 @@ func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*mcp.CallToolResult,
 		}
 		req.Records[i] = *r
 	}
-	resp, err := p.svc.EncodeBatchRaw(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.EncodeBatchRaw(ctx, req))
 }
 
 func (p *Proxy) recall(ctx context.Context, a args) (*mcp.CallToolResult, error) {
@@ -675,11 +659,7 @@ func (p *Proxy) forget(ctx context.Context, a args) (*mcp.CallToolResult, error)
 	if req.Cascade, err = a.boolean("cascade", false); err != nil {
 		return nil, err
 	}
-	resp, err := p.svc.Forget(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.Forget(ctx, req))
 }
 
 func (p *Proxy) consolidate(ctx context.Context, a args) (*mcp.CallToolResult, error) {
@@ -692,11 +672,7 @@ func (p *Proxy) consolidate(ctx context.Context, a args) (*mcp.CallToolResult, e
 	if req.DryRun, err = a.boolean("dry_run", false); err != nil {
 		return nil, err
 	}
-	resp, err := p.svc.Consolidate(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.Consolidate(ctx, &req))
 }
 
 func (p *Proxy) dreamTick(ctx context.Context, a args) (*mcp.CallToolResult, error) {
@@ -729,17 +705,9 @@ func (p *Proxy) dreamTick(ctx context.Context, a args) (*mcp.CallToolResult, err
 	if req.SecrecyLevels, err = a.secrecyLevels("secrecy_levels"); err != nil {
 		return nil, err
 	}
-	resp, err := p.svc.DreamTick(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.DreamTick(ctx, &req))
 }
 
 func (p *Proxy) stats(ctx context.Context, _ args) (*mcp.CallToolResult, error) {
-	resp, err := p.svc.Stats(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return jsonResult(resp)
+	return jsonAnswer(p.svc.Stats(ctx))
 }
