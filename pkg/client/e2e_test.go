@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -16,28 +17,14 @@ import (
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // t0 is the fixed clock of both engines.
 var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 
 func newEngine(t *testing.T) *engine.Engine {
-	t.Helper()
-	db, err := store.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := engine.Open(context.Background(), db, engine.Options{
-		Now:          func() time.Time { return t0 },
-		SimilarLinks: -1, // background linking would make results timing-dependent
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
+	// No background linking: it would make results timing-dependent.
+	return testkit.Engine(t, engine.Options{Now: func() time.Time { return t0 }, SimilarLinks: -1})
 }
 
 // TestEngineClientEquivalence runs one scenario against an engine in

@@ -1,12 +1,11 @@
 package grpcapi
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +18,6 @@ import (
 	"memsvc.dev/memsvc/pkg/engine"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // t0 is the fixed time of every test engine.
@@ -28,36 +26,7 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // newEngine opens an engine on an in-memory store with a fixed clock and
 // no background similarity linking, so results are deterministic.
 func newEngine(t testing.TB) *engine.Engine {
-	t.Helper()
-	db, err := store.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := engine.Open(context.Background(), db, engine.Options{Now: func() time.Time { return t0 }, SimilarLinks: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
-}
-
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return testkit.Engine(t, engine.Options{Now: func() time.Time { return t0 }, SimilarLinks: -1})
 }
 
 // fixture is a Server over svc on a bufconn listener and a client of it.
@@ -66,7 +35,7 @@ type fixture struct {
 	conn   *grpc.ClientConn
 	client pb.MemsvcServiceClient
 	health healthpb.HealthClient
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	stop   context.CancelFunc
 	served chan error
 }
@@ -75,7 +44,7 @@ type fixture struct {
 // captured.
 func newFixture(t testing.TB, svc memory.Service, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{logs: &syncBuffer{}, served: make(chan error, 1)}
+	f := &fixture{logs: &testkit.SyncBuffer{}, served: make(chan error, 1)}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(f.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -153,24 +122,6 @@ func (s *stubService) Export(ctx context.Context, req *memory.ExportRequest, w i
 
 func (s *stubService) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
 	return s.imp(ctx, req, r)
-}
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
 }
 
 func textContent(s string) *pb.MemoryContent {

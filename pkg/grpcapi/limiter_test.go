@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net"
 	"net/netip"
 	"testing"
@@ -23,7 +24,7 @@ import (
 // of one built from RateLimit, so two servers given the same Limiter spend
 // from the same buckets.
 func TestSharedLimiter(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
 	stats := &stubService{stats: func(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }}
 	// RateLimit would allow far more; it must be ignored.
@@ -50,7 +51,7 @@ func TestSharedLimiter(t *testing.T) {
 // valid key from that address is still served, from its own bucket (see
 // access.Limiter.Admit for why).
 func TestFailedAuthIsRateLimited(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	f := newFixture(t, &stubService{}, Options{
 		AuthEnabled: true, APIKeys: []string{"good"},
 		RateLimit: RateLimit{RequestsPerSecond: 1, Burst: 3},
@@ -148,7 +149,7 @@ func TestPeerAddr(t *testing.T) {
 // for the same client: once it is empty in a shared Limiter (here emptied
 // directly, as HTTP failures would), gRPC refuses the client too.
 func TestAddressBucketShared(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
 	srv, err := NewServer(&stubService{}, Options{AuthEnabled: true, APIKeys: []string{"good"}, Limiter: shared})
 	if err != nil {

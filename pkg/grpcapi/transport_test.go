@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net"
 	"os"
 	"path/filepath"
@@ -200,7 +201,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	f := newFixture(t, &stubService{}, Options{
 		AuthEnabled: true, APIKeys: []string{"k1", "k2"},
 		RateLimit: RateLimit{RequestsPerSecond: 0.5, Burst: 2},
@@ -244,7 +245,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestLimiterWithoutAuthKeysOnPeer(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	f := newFixture(t, &stubService{}, Options{RateLimit: RateLimit{RequestsPerSecond: 1, Burst: 1}, Now: clock.Now})
 	if _, err := f.client.Stats(t.Context(), &pb.StatsRequest{}); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -81,7 +82,7 @@ func TestRouteAdmission(t *testing.T) {
 	for i := range keys {
 		keys[i] = fmt.Sprintf("route-key-%d", i)
 	}
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	f := newFixture(t, newEngine(t), Options{
 		AuthEnabled: true, APIKeys: keys,
 		RateLimit:         RateLimit{RequestsPerSecond: 1, Burst: walkBurst},
@@ -186,7 +187,7 @@ func TestRouteAdmission(t *testing.T) {
 // bucket is the one the gRPC transport spends too when given the same
 // Limiter.
 func TestFailedAuthIsRateLimited(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 3}, clock.Now)
 	f := newFixture(t, &stubService{}, Options{
 		AuthEnabled: true, APIKeys: []string{"good"},

@@ -1,15 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
-	"memsvc.dev/memsvc/pkg/store"
 	"memsvc.dev/memsvc/pkg/wire"
 )
 
@@ -30,54 +28,7 @@ func fixedNow() time.Time { return t0 }
 // newEngine opens an engine on an in-memory store with a fixed clock and
 // no background similarity linking, so results are deterministic.
 func newEngine(t testing.TB) *engine.Engine {
-	t.Helper()
-	db, err := store.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := engine.Open(context.Background(), db, engine.Options{Now: fixedNow, SimilarLinks: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
-}
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// syncBuffer is a log sink safe for concurrent handlers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	return testkit.Engine(t, engine.Options{Now: fixedNow, SimilarLinks: -1})
 }
 
 // fixture is a Server over svc behind a real HTTP listener.
@@ -86,14 +37,14 @@ type fixture struct {
 	srv  *Server
 	ts   *httptest.Server
 	reg  *prometheus.Registry
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 // newFixture serves svc with opts; metrics are always recorded on a fresh
 // registry, and the log is captured.
 func newFixture(t testing.TB, svc memory.Service, opts Options) *fixture {
 	t.Helper()
-	f := &fixture{reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	f := &fixture{reg: prometheus.NewRegistry(), logs: &testkit.SyncBuffer{}}
 	m, err := metrics.New(f.reg)
 	if err != nil {
 		t.Fatal(err)

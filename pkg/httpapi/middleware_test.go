@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -148,7 +149,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	eng := newEngine(t)
 	f := newFixture(t, eng, Options{
 		AuthEnabled: true, APIKeys: []string{"ka", "kb"},
@@ -201,7 +202,7 @@ func TestRateLimit(t *testing.T) {
 // of one built from RateLimit, so two servers given the same Limiter spend
 // from the same buckets.
 func TestSharedLimiter(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
 	// RateLimit would allow far more; it must be ignored.
 	opts := Options{AuthEnabled: true, APIKeys: []string{"k"}, Limiter: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
@@ -225,7 +226,7 @@ func TestSharedLimiter(t *testing.T) {
 // TestRateLimitByAddress drives the handler directly to control the peer
 // address.
 func TestRateLimitByAddress(t *testing.T) {
-	clock := &fakeClock{now: t0}
+	clock := testkit.NewClock(t0)
 	srv, err := New(&stubService{}, Options{
 		RateLimit:         RateLimit{RequestsPerSecond: 1, Burst: 1},
 		TrustedProxyCIDRs: []string{"10.0.0.0/8", "fd00::/8"},

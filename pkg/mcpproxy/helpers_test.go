@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,25 +12,13 @@ import (
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/httpapi"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // t0 is the engine's clock in the tests.
 var t0 = time.Date(2026, 5, 1, 9, 30, 0, 0, time.UTC)
 
 func newEngine(t testing.TB) *engine.Engine {
-	t.Helper()
-	db, err := store.OpenInMemory()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	e, err := engine.Open(context.Background(), db, engine.Options{Now: func() time.Time { return t0 }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
-	return e
+	return testkit.Engine(t, engine.Options{Now: func() time.Time { return t0 }})
 }
 
 // newHTTP serves an in-memory engine over pkg/httpapi and returns its URL.
