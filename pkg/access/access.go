@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // Keyring holds the SHA-256 digests of the API keys, never the keys:
@@ -45,6 +47,31 @@ func (k *Keyring) Match(token string) ([sha256.Size]byte, bool) {
 		found |= subtle.ConstantTimeCompare(d[:], k.digests[i][:])
 	}
 	return d, found == 1
+}
+
+// MsgInvalidKey is the message of a credential that names no configured
+// key.
+const MsgInvalidKey = "invalid API key"
+
+// Authenticate checks credential, the "Bearer <key>" a transport received,
+// and returns the caller's rate limiting key (ClientKey). A nil Keyring
+// (authentication off) admits every caller with "". A credential that is
+// absent or not of the Bearer scheme is UNAUTHORIZED with the message
+// missing, which tells the caller what to send on that transport; one that
+// names no key is UNAUTHORIZED with MsgInvalidKey.
+func (k *Keyring) Authenticate(credential, missing string) (string, error) {
+	if k == nil {
+		return "", nil
+	}
+	token, ok := strings.CutPrefix(credential, "Bearer ")
+	if !ok {
+		return "", memory.Errorf(memory.CodeUnauthorized, "%s", missing)
+	}
+	d, ok := k.Match(token)
+	if !ok {
+		return "", memory.Errorf(memory.CodeUnauthorized, MsgInvalidKey)
+	}
+	return ClientKey(d), nil
 }
 
 // ClientKey is the rate limiting key of a caller authenticated with the

@@ -2,6 +2,7 @@ package access
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -250,5 +251,40 @@ func TestAdmitWithoutAuthentication(t *testing.T) {
 	}
 	if err := none.Admit(addr, open); err != nil {
 		t.Fatalf("nil limiter: %v", err)
+	}
+}
+
+// TestAuthenticate: a nil ring admits everyone with no key; otherwise only
+// "Bearer <a configured key>" is admitted, with that key's client key, and
+// the two failures carry the caller's hint and MsgInvalidKey.
+func TestAuthenticate(t *testing.T) {
+	var off *Keyring
+	if key, err := off.Authenticate("", "unused"); key != "" || err != nil {
+		t.Fatalf("auth off: %q, %v", key, err)
+	}
+	ring, err := NewKeyring([]string{"first-key", "second-key"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hint = "send Bearer <key>"
+	for _, tc := range []struct {
+		credential, message string
+	}{
+		{"", hint},
+		{"Basic Zmlyc3Q6a2V5", hint},
+		{"bearer first-key", hint},
+		{"Bearer nope", MsgInvalidKey},
+		{"Bearer first", MsgInvalidKey},
+		{"Bearer  first-key", MsgInvalidKey},
+	} {
+		key, err := ring.Authenticate(tc.credential, hint)
+		var me *memory.Error
+		if key != "" || !errors.As(err, &me) || me.Code != memory.CodeUnauthorized || me.Message != tc.message {
+			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, key, err, tc.message)
+		}
+	}
+	key, err := ring.Authenticate("Bearer second-key", hint)
+	if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
+		t.Fatalf("valid key: %q, %v", key, err)
 	}
 }

@@ -4,48 +4,28 @@ import (
 	"context"
 	"net"
 	"net/netip"
-	"strings"
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-
-	"memsvc.dev/memsvc/pkg/access"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// Metadata key and scheme of authentication.
-const (
-	authMetadata = "authorization"
-	bearerPrefix = "Bearer "
-)
+// authMetadata is the metadata key of the credential.
+const authMetadata = "authorization"
 
-// Messages of the two authentication failures.
-const (
-	msgMissingAuth = `missing or malformed authorization metadata; send "authorization: Bearer <api key>"`
-	msgInvalidKey  = "invalid API key"
-)
+// msgMissingAuth says what to send when a call has no usable credential.
+const msgMissingAuth = `missing or malformed authorization metadata; send "authorization: Bearer <api key>"`
 
 // authenticate checks the Bearer token of the call when authentication is
 // on and returns the rate limiting key of the caller: the key's digest, or
-// "" without authentication (the caller is then limited by address).
+// "" without authentication (the caller is then limited by address). A
+// call carrying the credential more than once is refused as malformed.
 func (s *Server) authenticate(ctx context.Context) (string, error) {
-	if s.keys == nil {
-		return "", nil
-	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	values := md.Get(authMetadata)
-	if len(values) != 1 {
-		return "", memory.Errorf(memory.CodeUnauthorized, msgMissingAuth)
+	credential := ""
+	if values := md.Get(authMetadata); len(values) == 1 {
+		credential = values[0]
 	}
-	token, ok := strings.CutPrefix(values[0], bearerPrefix)
-	if !ok {
-		return "", memory.Errorf(memory.CodeUnauthorized, msgMissingAuth)
-	}
-	d, ok := s.keys.Match(token)
-	if !ok {
-		return "", memory.Errorf(memory.CodeUnauthorized, msgInvalidKey)
-	}
-	return access.ClientKey(d), nil
+	return s.keys.Authenticate(credential, msgMissingAuth)
 }
 
 // peerAddr is the IP address of the caller. gRPC has no forwarded headers

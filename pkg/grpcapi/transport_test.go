@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"memsvc.dev/memsvc/internal/testkit"
+	"memsvc.dev/memsvc/pkg/access"
 	"net"
 	"os"
 	"path/filepath"
@@ -164,9 +165,9 @@ func TestAuth(t *testing.T) {
 		{"other scheme", []string{"Basic azE6"}, codes.Unauthenticated, msgMissingAuth},
 		{"lower-case scheme", []string{"bearer k1"}, codes.Unauthenticated, msgMissingAuth},
 		{"two values", []string{"Bearer k1", "Bearer k1"}, codes.Unauthenticated, msgMissingAuth},
-		{"wrong key", []string{"Bearer k2"}, codes.Unauthenticated, msgInvalidKey},
-		{"key with padding", []string{"Bearer  k1"}, codes.Unauthenticated, msgInvalidKey},
-		{"prefix of a key", []string{"Bearer second"}, codes.Unauthenticated, msgInvalidKey},
+		{"wrong key", []string{"Bearer k2"}, codes.Unauthenticated, access.MsgInvalidKey},
+		{"key with padding", []string{"Bearer  k1"}, codes.Unauthenticated, access.MsgInvalidKey},
+		{"prefix of a key", []string{"Bearer second"}, codes.Unauthenticated, access.MsgInvalidKey},
 		{"first key", []string{"Bearer k1"}, codes.OK, ""},
 		{"second key", []string{"Bearer second-key"}, codes.OK, ""},
 	}

@@ -173,7 +173,7 @@ func TestRouteAdmission(t *testing.T) {
 			resp, body, id = send("", wire.ContentTypeJSON, `{}`)
 			wantError(t, resp, body, id, http.StatusUnauthorized, memory.CodeUnauthorized, msgMissingAuth, "")
 			resp, body, id = send("Bearer not-"+keys[i], wire.ContentTypeJSON, `{}`)
-			wantError(t, resp, body, id, http.StatusUnauthorized, memory.CodeUnauthorized, msgInvalidKey, "")
+			wantError(t, resp, body, id, http.StatusUnauthorized, memory.CodeUnauthorized, access.MsgInvalidKey, "")
 			resp, body, id = send("Bearer not-"+keys[i], wire.ContentTypeJSON, `{}`)
 			wantError(t, resp, body, id, http.StatusTooManyRequests, memory.CodeRateLimited, "rate limit", retryAfter)
 		})
