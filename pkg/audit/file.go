@@ -1,8 +1,10 @@
 package audit
 
 import (
+	"errors"
 	"io"
 	"io/fs"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 )
 
@@ -34,11 +36,14 @@ func (osFS) OpenLog(path string) (logFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := lockFile(f); err != nil {
+	if err := fsutil.TryLock(f); err != nil {
 		f.Close()
+		if errors.Is(err, fsutil.ErrLocked) {
+			return nil, ErrLocked
+		}
 		return nil, err
 	}
 	return f, nil
 }
 
-func (osFS) SyncDir(dir string) error { return syncDir(dir) }
+func (osFS) SyncDir(dir string) error { return fsutil.SyncDir(dir) }

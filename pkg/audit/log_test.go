@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -423,7 +424,7 @@ func errReason(err error) string {
 }
 
 func TestOpenLocked(t *testing.T) {
-	if !haveFileLock {
+	if !fsutil.CanLock {
 		return // documented: no writer lock on this platform
 	}
 	path := logPath(t)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 	"time"
@@ -125,7 +126,7 @@ func Create(ctx context.Context, exp Exporter, o Options) (Result, error) {
 		return Result{Leftovers: res.Leftovers}, err
 	}
 	res.ArchiveID = resp.ArchiveID
-	if err := syncDir(o.Dir); err != nil {
+	if err := fsutil.SyncDir(o.Dir); err != nil {
 		return res, fmt.Errorf("sync backup directory: %w", err)
 	}
 	res.Removed, err = Rotate(o.Dir, o.Keep, log)
@@ -268,4 +269,21 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	c.n += int64(n)
 	c.progress(c.n)
 	return n, err
+}
+
+// lockDir takes an exclusive, non-blocking lock on the directory itself,
+// so the lock needs no extra file and disappears with the process.
+func lockDir(dir string) (unlock func(), err error) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := fsutil.TryLock(d); err != nil {
+		_ = d.Close()
+		if errors.Is(err, fsutil.ErrLocked) {
+			return nil, ErrLocked
+		}
+		return nil, err
+	}
+	return func() { _ = d.Close() }, nil
 }

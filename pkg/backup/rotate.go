@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,7 +74,7 @@ func Rotate(dir string, keep int, log *slog.Logger) ([]string, error) {
 	}
 	removed, err := remove(all[keep:], log, "rotated out")
 	if len(removed) > 0 {
-		if serr := syncDir(dir); serr != nil {
+		if serr := fsutil.SyncDir(dir); serr != nil {
 			err = errors.Join(err, fmt.Errorf("sync backup directory: %w", serr))
 		}
 	}

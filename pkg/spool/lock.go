@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"time"
 )
@@ -21,8 +22,11 @@ func (d *Dir) TryLock(name string) (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lock %s: %w", name, err)
 	}
-	if err := flock(f); err != nil {
+	if err := fsutil.TryLock(f); err != nil {
 		f.Close()
+		if errors.Is(err, fsutil.ErrLocked) {
+			return nil, ErrLocked
+		}
 		return nil, err
 	}
 	return func() { _ = f.Close() }, nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 	"slices"
@@ -499,18 +500,7 @@ func (d *Dir) writeAtomic(name, tmp string, data []byte) error {
 
 // syncDir makes renames and removals in the directory durable.
 func (d *Dir) syncDir() error {
-	if !dirSyncSupported {
-		return nil
-	}
-	f, err := os.Open(d.path)
-	if err != nil {
-		return fmt.Errorf("sync spool directory: %w", err)
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := fsutil.SyncDir(d.path); err != nil {
 		return fmt.Errorf("sync spool directory: %w", err)
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,10 +250,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	done = true
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	_ = fsutil.SyncDir(dir) // the file is written; a failed directory sync only risks its name
 	return nil
 }
 
