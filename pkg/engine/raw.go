@@ -252,9 +252,13 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 	if rng.Session != nil {
 		wantSession = sessionHash(*rng.Session)
 	}
+	// The bounds apply as ScanRawNewest applies them: each when set.
 	start, end := int64(math.MinInt64), int64(math.MaxInt64)
 	if !rng.Start.IsZero() {
-		start, end = rng.Start.UnixNano(), rng.End.UnixNano()
+		start = rng.Start.UnixNano()
+	}
+	if !rng.End.IsZero() {
+		end = rng.End.UnixNano()
 	}
 	_, err := e.idx.raw.Search(textindex.Query{Text: query, All: true, Filter: func(doc memory.ID, attrs []byte) bool {
 		a, ok := parseRawAttrs(attrs)

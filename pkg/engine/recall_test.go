@@ -521,6 +521,19 @@ func TestRawSearch(t *testing.T) {
 	if ids, _ := q(func(r *memory.RecallRawQueryRequest) { r.Query = ptr("the") }); !slices.Equal(ids, []memory.ID{r3, r1}) {
 		t.Fatalf("stop-word substring query %v", ids)
 	}
+	// A range with only an end bounds a text search as it bounds a
+	// listing: the later match is left out either way.
+	later := put("s1", "the rate limit held later", nil)
+	for _, query := range []*string{ptr("rate limit"), nil} {
+		ids, _ := q(func(r *memory.RecallRawQueryRequest) {
+			r.Query = query
+			r.SessionID = ptr("s1")
+			r.Temporal = &memory.TemporalRange{End: start}
+		})
+		if !slices.Equal(ids, []memory.ID{r2, r1}) || slices.Contains(ids, later) {
+			t.Fatalf("end-only range (text query: %v): %v", query != nil, ids)
+		}
+	}
 }
 
 // rawCreated returns the creation time of a raw entry.
