@@ -287,11 +287,13 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 		// The link is provenance, not a change of the memory: the version
 		// stays, so the copy remains up to date.
 		rec.UpdatedAt = now
-		if err := t.putRecord(rec); err != nil {
-			return err
-		}
+		t.touchRecord(rec) // a new link: the indexed text is unchanged
 	}
-	if err := t.putRecord(cp); err != nil {
+	put := t.putRecord
+	if existing == nil {
+		put = t.putNewRecord
+	}
+	if err := put(cp); err != nil {
 		return err
 	}
 	t.audit(audit.OpConsolidate, []memory.ID{rec.ID, cp.ID}, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},

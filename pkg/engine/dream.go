@@ -623,12 +623,12 @@ func (e *Engine) writeDream(g *dreamGroup, plan dreamPlan, now time.Time) error 
 
 	t := e.begin()
 	defer t.close()
-	if err := t.putRecord(summary); err != nil {
+	if err := t.putNewRecord(summary); err != nil {
 		return err
 	}
 	made := []memory.ID{summary.ID}
 	if node != nil {
-		if err := t.putRecord(node); err != nil {
+		if err := t.putNewRecord(node); err != nil {
 			return err
 		}
 		made = append(made, node.ID)

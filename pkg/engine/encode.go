@@ -197,7 +197,7 @@ func (e *Engine) writeNew(op string, recs []*memory.MemoryRecord, summary map[st
 		defer e.workMu.Unlock()
 	}
 	for _, rec := range recs {
-		if err := t.putRecord(rec); err != nil {
+		if err := t.putNewRecord(rec); err != nil {
 			return err
 		}
 	}

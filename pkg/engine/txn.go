@@ -60,10 +60,24 @@ func (t *txn) close() {
 
 // putRecord writes a new or changed curated record and its postings.
 func (t *txn) putRecord(rec *memory.MemoryRecord) error {
+	return t.writeRecord(rec, false)
+}
+
+// putNewRecord is putRecord for a record whose id the engine has just
+// generated: it is not indexed yet, so the index skips looking it up.
+func (t *txn) putNewRecord(rec *memory.MemoryRecord) error {
+	return t.writeRecord(rec, true)
+}
+
+func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
 	if rec.Store != memory.StoreWorking {
 		t.b.PutRecord(rec)
 	}
-	c, err := t.e.idx.text.Put(t.ib, rec.ID, nil, recordTexts(rec)...)
+	put := t.e.idx.text.Put
+	if fresh {
+		put = t.e.idx.text.PutNew
+	}
+	c, err := put(t.ib, rec.ID, nil, recordTexts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index record %s: %w", rec.ID, err)
 	}
