@@ -22,7 +22,11 @@ const (
 	idleCPU        = 0.1 // fraction of one core below which a server counts as idle
 	// memoryQuiet is how long an idle server is left alone before its
 	// memory is read: long enough for it to return the garbage of the work
-	// before to the OS (it checks every 5 s), as a server left idle does.
+	// before to the OS, as a server left idle does. The server releases
+	// only after a whole quiet interval of its 5 s check, so up to 10 s
+	// after the last request; until then its size is as stable as after,
+	// so waiting for the reading to settle would stop too early. 12 s
+	// covers the worst case.
 	memoryQuiet = 12 * time.Second
 )
 
