@@ -21,6 +21,7 @@ type txn struct {
 
 	changes []pendingChange
 	puts    []*memory.MemoryRecord
+	touched []*memory.MemoryRecord // written with content, text and vector unchanged
 	dels    []memory.ID
 	raws    []*memory.RawJournalRecord
 	rawOld  map[memory.ID]*memory.RawJournalRecord
@@ -93,7 +94,7 @@ func (t *txn) touchRecord(rec *memory.MemoryRecord) {
 	if rec.Store != memory.StoreWorking {
 		t.b.PutRecord(rec)
 	}
-	t.puts = append(t.puts, rec)
+	t.touched = append(t.touched, rec)
 }
 
 // moveRecord is putRecord for a record that changed stores (a promoted
@@ -189,13 +190,11 @@ func (t *txn) commit() error {
 		e.vectors.remove(id)
 	}
 	for _, rec := range t.puts {
-		if rec.Store == memory.StoreWorking {
-			e.working.set(rec)
-		} else {
-			e.working.delete(rec.ID)
-		}
-		e.st.put(rec)
+		e.applyRecord(rec)
 		e.vectors.put(rec.ID, rec.Content.Embedding())
+	}
+	for _, rec := range t.touched {
+		e.applyRecord(rec) // its vector row is unchanged
 	}
 	for _, rec := range t.raws {
 		if old := t.rawOld[rec.ID]; old != nil {
@@ -204,4 +203,14 @@ func (t *txn) commit() error {
 		e.raw.add(store.FlagsOf(rec))
 	}
 	return nil
+}
+
+// applyRecord puts a committed record into the in-memory state.
+func (e *Engine) applyRecord(rec *memory.MemoryRecord) {
+	if rec.Store == memory.StoreWorking {
+		e.working.set(rec)
+	} else {
+		e.working.delete(rec.ID)
+	}
+	e.st.put(rec)
 }

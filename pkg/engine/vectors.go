@@ -67,8 +67,8 @@ func (x *vectorIndex) put(id memory.ID, v []float32) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if dim, ok := x.where[id]; ok && dim == len(n) {
-		// Same dimension: overwrite the row in place (every reinforced
-		// record is put again with the same vector).
+		// Same dimension: overwrite the row in place (an update that
+		// keeps the embedding's size).
 		m := x.byDim[dim]
 		r := m.row[id]
 		copy(m.data[r*dim:(r+1)*dim], n)
