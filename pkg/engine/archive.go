@@ -86,7 +86,7 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		e.presentAt(rec, clock, lastTick)
+		presentAt(rec, clock, lastTick)
 		return aw.WriteRecord(rec)
 	}
 	for _, st := range stores {
@@ -166,15 +166,6 @@ func exportFailed(err error) error {
 		return err
 	}
 	return fmt.Errorf("%w: %w", &memory.Error{Code: memory.CodeExportFailed, Message: "the archive could not be written"}, err)
-}
-
-// presentAt fills the derived fidelity fields for clock reading c and the
-// last decay tick lastTick, so that an archive carries them.
-func (e *Engine) presentAt(rec *memory.MemoryRecord, c float64, lastTick time.Time) {
-	f := &rec.Fidelity
-	f.Score = fidelityScore(ageDays(f, rec.Store, c), f.Stability, f.EmotionalAnchor, f.DecayRate)
-	f.NoiseLevel = 1 - f.Score
-	f.LastDecayTick = lastDecayTick(rec, lastTick)
 }
 
 // Import implements memory.Service. The whole archive is read and checked

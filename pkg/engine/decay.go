@@ -199,13 +199,19 @@ func ageDays(f *memory.FidelityState, st memory.StoreType, c float64) float64 {
 // present fills the derived fidelity fields of rec for the current clock:
 // score, noise level and the time of the last decay tick.
 func (e *Engine) present(rec *memory.MemoryRecord) {
-	f := &rec.Fidelity
-	f.Score = fidelityScore(ageDays(f, rec.Store, e.clock()), f.Stability, f.EmotionalAnchor, f.DecayRate)
-	f.NoiseLevel = 1 - f.Score
 	e.mu.RLock()
 	last := e.lastTick
 	e.mu.RUnlock()
-	f.LastDecayTick = lastDecayTick(rec, last)
+	presentAt(rec, e.clock(), last)
+}
+
+// presentAt fills the derived fidelity fields for clock reading c and the
+// engine's last decay tick (export presents every record at one reading).
+func presentAt(rec *memory.MemoryRecord, c float64, lastTick time.Time) {
+	f := &rec.Fidelity
+	f.Score = fidelityScore(ageDays(f, rec.Store, c), f.Stability, f.EmotionalAnchor, f.DecayRate)
+	f.NoiseLevel = 1 - f.Score
+	f.LastDecayTick = lastDecayTick(rec, lastTick)
 }
 
 // lastDecayTick is the time decay last applied to rec: the engine's last

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -588,7 +589,7 @@ func (e *Engine) writeDream(g *dreamGroup, plan dreamPlan, now time.Time) error 
 		node.Meta.Decision = &decision
 		addEdge(summary, node.ID, memory.AssocSemantic, 1, now)
 		addEdge(node, summary.ID, memory.AssocSemantic, 1, now)
-		nodeOrigin := cloneMap(origin)
+		nodeOrigin := maps.Clone(origin)
 		delete(nodeOrigin, "range_start")
 		delete(nodeOrigin, "range_end")
 		nodeOrigin["raw_summary_record_id"] = summary.ID
@@ -741,12 +742,4 @@ func mustJSON(v any) []byte {
 		panic(errors.New("engine: marshal metadata: " + err.Error()))
 	}
 	return b
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }

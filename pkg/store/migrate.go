@@ -234,7 +234,7 @@ func (db *DB) migrateRecord(b *pebble.Batch, st memory.StoreType, k, v []byte, c
 		}
 	}
 	c.store.count(sealed)
-	if hasEmbedding(rec) {
+	if rec.Content.Embedding() != nil {
 		c.vectors.count(sealed)
 	}
 	return nil
@@ -267,15 +267,6 @@ func (db *DB) migrateRaw(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 	}
 	c.store.count(false)
 	return nil
-}
-
-func hasEmbedding(rec *memory.MemoryRecord) bool {
-	for i := range rec.Content.Blocks {
-		if len(rec.Content.Blocks[i].Embedding) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // purgePlaintext deletes the plaintext session index and the derived
