@@ -158,8 +158,9 @@ const (
 	// OpEncodeBatchRaw: a batch of raw journal entries was appended in one
 	// atomic change; the entry lists them all.
 	OpEncodeBatchRaw = "encode.batch_raw"
-	// OpRecallReconsolidate: a recall with reconsolidation reinforced at
-	// least one record.
+	// OpRecallReconsolidate: a recall with reconsolidation updated the
+	// persisted recall counter and the records it returned (access counts,
+	// co-activation of their links, reinforcement where due).
 	OpRecallReconsolidate = "recall.query.reconsolidate"
 	// OpDreamTick: a dream tick summarised a group of raw entries (one
 	// entry per group; dry runs change nothing and are not logged).
@@ -167,7 +168,9 @@ const (
 	// OpConsolidate: a consolidation changed records (dry runs are not
 	// logged).
 	OpConsolidate = "lifecycle.consolidate"
-	// OpLink: similarity associations were added between records.
+	// OpLink: similarity associations were added between records (a
+	// pass that finds every edge already there changes nothing and is not
+	// logged).
 	OpLink = "associations.link"
 	// OpDecayTick: the decay clock advanced.
 	OpDecayTick = "lifecycle.decay_tick"

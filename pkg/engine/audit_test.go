@@ -314,3 +314,60 @@ func TestAuditWaitsForDurableCommit(t *testing.T) {
 		t.Fatalf("durable event not logged: %d entries, want %d", got, before+1)
 	}
 }
+
+// TestAuditLinksAndPrunes: a similarity pass that adds edges is logged
+// once, with the edges it added, and a pass that finds them all in place
+// is not; a decay tick that prunes logs the prune (DESIGN §5: every prune
+// is audited) with the pruned record.
+func TestAuditLinksAndPrunes(t *testing.T) {
+	h, path := auditHarness(t)
+	ctx := context.Background()
+	h.close()
+	h.opts.Decay = DecayConfig{PruneBelow: 0.2}
+	h.open()
+	vec := []float32{1, 2, 3, 4}
+	store := func(text string, st memory.StoreType) memory.ID {
+		c := memory.TextContent(text)
+		c.Blocks[0].Embedding = vec
+		resp, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: c, Store: &st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.RecordID
+	}
+	a := store("fades", memory.StoreEpisodic)
+	b := store("stays", memory.StoreSemantic)
+	h.e.opts.SimilarLinks = 3 // linked by hand below, not by the background linker
+	for range 2 {
+		if err := h.e.linkRecord(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := tick(t, h, 30*day); r.RecordsPruned != 1 { // (1+30)^-0.5 = 0.18
+		t.Fatalf("not pruned: %+v", r)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	var ops []string
+	var link, prune auditLine
+	for _, l := range readAudit(t, path) {
+		ops = append(ops, l.Operation)
+		switch l.Operation {
+		case audit.OpLink:
+			link = l
+		case audit.OpDecayPrune:
+			prune = l
+		}
+	}
+	want := []string{audit.OpEncodeStore, audit.OpEncodeStore, audit.OpLink, audit.OpDecayTick, audit.OpDecayPrune}
+	if !slices.Equal(ops, want) {
+		t.Fatalf("operations %v, want %v", ops, want)
+	}
+	if !bytes.Contains(link.Summary, []byte(`"edges_added":2`)) || !slices.Contains(link.RecordIDs, a.String()) {
+		t.Fatalf("link entry %+v", link)
+	}
+	if !slices.Equal(prune.RecordIDs, []string{a.String()}) || !bytes.Contains(prune.Summary, []byte(`"records_pruned":1`)) {
+		t.Fatalf("prune entry %+v", prune)
+	}
+}

@@ -254,7 +254,7 @@ func (e *Engine) linkRecord(id memory.ID) error {
 	if rec, err = e.get(id); err != nil {
 		return nil
 	}
-	changed := false
+	added, changed := 0, false
 	for _, l := range links {
 		other, err := e.get(l.target)
 		if err != nil {
@@ -263,11 +263,13 @@ func (e *Engine) linkRecord(id memory.ID) error {
 		w := round3(l.weight)
 		if addEdge(rec, l.target, memory.AssocSemantic, w, now) {
 			changed = true
+			added++
 		}
 		if addEdge(other, id, memory.AssocSemantic, w, now) {
 			other.UpdatedAt = now
 			other.Version++
 			t.touchRecord(other)
+			added++
 		}
 	}
 	if changed {
@@ -275,7 +277,10 @@ func (e *Engine) linkRecord(id memory.ID) error {
 		rec.Version++
 		t.touchRecord(rec)
 	}
-	t.audit(audit.OpLink, ids, nil, map[string]any{"links": len(links)})
+	if added == 0 {
+		return nil // every edge was there already: nothing changed, nothing to log
+	}
+	t.audit(audit.OpLink, ids, nil, map[string]any{"links": len(links), "edges_added": added})
 	return t.commit()
 }
 
