@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +86,68 @@ func TestRecallAnswerErrors(t *testing.T) {
 			t.Errorf("%s: json.Marshal succeeded", name)
 		}
 	}
+}
+
+// TestRecallAnswerFields: the hand-assembled encoders write exactly the
+// fields of their types, in declaration order, so a field added to one of
+// the types later cannot be left out of the wire silently.
+func TestRecallAnswerFields(t *testing.T) {
+	answer := recallAnswer()
+	answer.ActivationTrace = &ActivationTrace{}
+	for _, v := range []json.Marshaler{
+		answer,
+		answer.Memories[0],
+		RecallAssociateResponse{Memories: answer.Memories},
+		TimelineBucket{Memories: answer.Memories},
+		RecallTimelineResponse{Buckets: []TimelineBucket{{}}},
+	} {
+		b, err := v.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := objectKeys(t, b), jsonFields(reflect.TypeOf(v)); !slices.Equal(got, want) {
+			t.Errorf("%T writes %q, its fields are %q", v, got, want)
+		}
+	}
+}
+
+// jsonFields lists the JSON names of a struct type's fields in order.
+func jsonFields(typ reflect.Type) []string {
+	var out []string
+	for f := range typ.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "-" && f.IsExported() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// objectKeys lists the keys of the JSON object b, in order.
+func objectKeys(t *testing.T, b []byte) []string {
+	t.Helper()
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	var keys []string
+	if _, err := dec.Token(); err != nil { // {
+		t.Fatal(err)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(keys) != len(obj) {
+		t.Fatalf("duplicate keys in %s", b)
+	}
+	return keys
 }
