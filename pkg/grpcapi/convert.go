@@ -15,9 +15,10 @@ import (
 )
 
 // This file and convert_ops.go translate between the protobuf messages and
-// the pkg/memory model, in both directions. The server needs proto → model
-// for requests and model → proto for answers; the other two directions
-// exist so that every conversion is round-trip tested (and for clients).
+// the pkg/memory model in the directions the server needs: proto → model
+// for requests and model → proto for answers. The other two directions are
+// in convert_reverse_test.go, so that every conversion is round-trip
+// tested without the server carrying them.
 //
 // Rules, mirroring how the JSON model is decoded:
 //
@@ -292,23 +293,6 @@ func (e *encoder) object(j memory.JSON) *structpb.Struct {
 	return s
 }
 
-func (e *encoder) value(raw json.RawMessage) *structpb.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	var x any
-	if err := json.Unmarshal(raw, &x); err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	v, err := structpb.NewValue(x)
-	if err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	return v
-}
-
 // ---------------------------------------------------------------- shared pieces
 
 func (d *decoder) header(f string, in *pb.CmpHeader) *memory.CMPHeader {
@@ -322,17 +306,6 @@ func (d *decoder) header(f string, in *pb.CmpHeader) *memory.CMPHeader {
 	return h
 }
 
-func pbHeader(h *memory.CMPHeader) *pb.CmpHeader {
-	if h == nil {
-		return nil
-	}
-	out := &pb.CmpHeader{Protocol: h.Protocol, Version: h.Version, Timestamp: timestamp(h.Timestamp)}
-	if !h.RequestID.IsNil() {
-		out.RequestId = h.RequestID.String()
-	}
-	return out
-}
-
 func (d *decoder) temporalRange(f string, in *pb.TemporalRange) memory.TemporalRange {
 	return memory.TemporalRange{Start: d.time(join(f, "start"), in.GetStart()), End: d.time(join(f, "end"), in.GetEnd())}
 }
@@ -343,17 +316,6 @@ func (d *decoder) optTemporalRange(f string, in *pb.TemporalRange) *memory.Tempo
 	}
 	r := d.temporalRange(f, in)
 	return &r
-}
-
-func pbTemporalRange(r memory.TemporalRange) *pb.TemporalRange {
-	return &pb.TemporalRange{Start: timestamp(r.Start), End: timestamp(r.End)}
-}
-
-func pbOptTemporalRange(r *memory.TemporalRange) *pb.TemporalRange {
-	if r == nil {
-		return nil
-	}
-	return pbTemporalRange(*r)
 }
 
 // ---------------------------------------------------------------- records
@@ -400,18 +362,6 @@ func pbContent(c *memory.MemoryContent) *pb.MemoryContent {
 	return out
 }
 
-func (d *decoder) fidelity(f string, in *pb.FidelityState) memory.FidelityState {
-	return memory.FidelityState{
-		Score:              in.GetScore(),
-		NoiseLevel:         in.GetNoiseLevel(),
-		DecayRate:          in.GetDecayRate(),
-		EmotionalAnchor:    in.GetEmotionalAnchor(),
-		ReinforcementCount: in.GetReinforcementCount(),
-		Stability:          in.GetStability(),
-		LastDecayTick:      d.time(join(f, "last_decay_tick"), in.GetLastDecayTick()),
-	}
-}
-
 func pbFidelity(s *memory.FidelityState) *pb.FidelityState {
 	return &pb.FidelityState{
 		Score:              s.Score,
@@ -451,37 +401,6 @@ func pbEmotion(e *memory.EmotionVector) *pb.EmotionVector {
 	}
 }
 
-func (d *decoder) record(f string, in *pb.MemoryRecord) memory.MemoryRecord {
-	r := memory.MemoryRecord{
-		ID:             d.id(join(f, "id"), in.GetId()),
-		Store:          enum[memory.StoreType](d, join(f, "store"), in.GetStore()),
-		CreatedAt:      d.time(join(f, "created_at"), in.GetCreatedAt()),
-		UpdatedAt:      d.time(join(f, "updated_at"), in.GetUpdatedAt()),
-		LastAccessedAt: d.time(join(f, "last_accessed_at"), in.GetLastAccessedAt()),
-		AccessCount:    in.GetAccessCount(),
-		Content:        d.content(join(f, "content"), in.GetContent()),
-		Fidelity:       d.fidelity(join(f, "fidelity"), in.GetFidelity()),
-		Emotion:        emotion(in.GetEmotion()),
-		Metadata:       d.object(join(f, "metadata"), in.GetMetadata()),
-		Version:        in.GetVersion(),
-		Meta:           d.meta(join(f, "meta"), in.GetMeta()),
-	}
-	if n := len(in.GetAssociations()); n > 0 {
-		r.Associations = make([]memory.Association, n)
-		for i, a := range in.GetAssociations() {
-			af := index(join(f, "associations"), i)
-			r.Associations[i] = memory.Association{
-				TargetID:         d.id(join(af, "target_id"), a.GetTargetId()),
-				AssociationType:  enum[memory.AssociationType](d, join(af, "association_type"), a.GetAssociationType()),
-				Weight:           a.GetWeight(),
-				CreatedAt:        d.time(join(af, "created_at"), a.GetCreatedAt()),
-				LastCoActivation: d.time(join(af, "last_co_activation"), a.GetLastCoActivation()),
-			}
-		}
-	}
-	return r
-}
-
 func (e *encoder) record(r *memory.MemoryRecord) *pb.MemoryRecord {
 	out := &pb.MemoryRecord{
 		Id:             r.ID.String(),
@@ -511,26 +430,6 @@ func (e *encoder) record(r *memory.MemoryRecord) *pb.MemoryRecord {
 		}
 	}
 	return out
-}
-
-func (d *decoder) rawRecord(f string, in *pb.RawJournalRecord) memory.RawJournalRecord {
-	return memory.RawJournalRecord{
-		ID:               d.id(join(f, "id"), in.GetId()),
-		SessionID:        in.GetSessionId(),
-		TurnID:           clone(in.TurnId),
-		TopicID:          clone(in.TopicId),
-		Source:           enum[memory.RawSource](d, join(f, "source"), in.GetSource()),
-		Speaker:          enum[memory.RawSpeaker](d, join(f, "speaker"), in.GetSpeaker()),
-		Visibility:       enum[memory.Visibility](d, join(f, "visibility"), in.GetVisibility()),
-		SecrecyLevel:     enum[memory.SecrecyLevel](d, join(f, "secrecy_level"), in.GetSecrecyLevel()),
-		CreatedAt:        d.time(join(f, "created_at"), in.GetCreatedAt()),
-		UpdatedAt:        d.time(join(f, "updated_at"), in.GetUpdatedAt()),
-		Content:          d.content(join(f, "content"), in.GetContent()),
-		Metadata:         d.object(join(f, "metadata"), in.GetMetadata()),
-		DerivedMemoryIDs: d.ids(join(f, "derived_memory_ids"), in.GetDerivedMemoryIds()),
-		Suppressed:       in.GetSuppressed(),
-		Meta:             d.meta(join(f, "meta"), in.GetMeta()),
-	}
 }
 
 func (e *encoder) rawRecord(r *memory.RawJournalRecord) *pb.RawJournalRecord {

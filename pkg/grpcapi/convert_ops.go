@@ -25,13 +25,6 @@ func storeList(d *decoder, f string, in *pb.StoreTypeList) []memory.StoreType {
 	return out
 }
 
-func pbStoreList(in []memory.StoreType) *pb.StoreTypeList {
-	if in == nil {
-		return nil
-	}
-	return &pb.StoreTypeList{Values: pbEnums[pb.StoreType](in)}
-}
-
 func secrecyList(d *decoder, f string, in *pb.SecrecyLevelList) []memory.SecrecyLevel {
 	if in == nil {
 		return nil
@@ -41,13 +34,6 @@ func secrecyList(d *decoder, f string, in *pb.SecrecyLevelList) []memory.Secrecy
 		out = []memory.SecrecyLevel{}
 	}
 	return out
-}
-
-func pbSecrecyList(in []memory.SecrecyLevel) *pb.SecrecyLevelList {
-	if in == nil {
-		return nil
-	}
-	return &pb.SecrecyLevelList{Values: pbEnums[pb.SecrecyLevel](in)}
 }
 
 // ---------------------------------------------------------------- encode
@@ -83,36 +69,6 @@ func toModelEncodeStoreRequest(d *decoder, f string, in *pb.EncodeStoreRequest) 
 	return r
 }
 
-func toProtoEncodeStoreRequest(e *encoder, r *memory.EncodeStoreRequest) *pb.EncodeStoreRequest {
-	out := &pb.EncodeStoreRequest{
-		Header:   pbHeader(r.Header),
-		Content:  pbContent(&r.Content),
-		Store:    pbOptEnum[pb.StoreType](r.Store),
-		Emotion:  pbEmotion(r.Emotion),
-		Metadata: e.object(r.Metadata),
-		Meta:     pbMeta(r.Meta),
-	}
-	if c := r.Context; c != nil {
-		out.Context = &pb.EncodeContext{Source: clone(c.Source), SessionId: clone(c.SessionID), Spatial: e.value(c.Spatial), Temporal: e.value(c.Temporal)}
-	}
-	if r.Associations != nil {
-		out.Associations = make([]*pb.ManualAssociation, len(r.Associations))
-		for i, a := range r.Associations {
-			out.Associations[i] = &pb.ManualAssociation{TargetId: a.TargetID.String(), AssociationType: pb.AssociationType(a.AssociationType), Weight: a.Weight}
-		}
-	}
-	return out
-}
-
-func toModelEncodeStoreResponse(d *decoder, f string, in *pb.EncodeStoreResponse) *memory.EncodeStoreResponse {
-	return &memory.EncodeStoreResponse{
-		RecordID:            d.id(join(f, "record_id"), in.GetRecordId()),
-		Store:               enum[memory.StoreType](d, join(f, "store"), in.GetStore()),
-		InitialFidelity:     in.GetInitialFidelity(),
-		AssociationsCreated: in.GetAssociationsCreated(),
-	}
-}
-
 func toProtoEncodeStoreResponse(_ *encoder, r *memory.EncodeStoreResponse) *pb.EncodeStoreResponse {
 	return &pb.EncodeStoreResponse{RecordId: r.RecordID.String(), Store: pb.StoreType(r.Store), InitialFidelity: r.InitialFidelity, AssociationsCreated: r.AssociationsCreated}
 }
@@ -123,28 +79,6 @@ func toModelEncodeBatchRequest(d *decoder, f string, in *pb.EncodeBatchRequest) 
 		r.Records = make([]memory.EncodeStoreRequest, n)
 		for i, rec := range in.GetRecords() {
 			r.Records[i] = *toModelEncodeStoreRequest(d, index(join(f, "records"), i), rec)
-		}
-	}
-	return r
-}
-
-func toProtoEncodeBatchRequest(e *encoder, r *memory.EncodeBatchRequest) *pb.EncodeBatchRequest {
-	out := &pb.EncodeBatchRequest{Header: pbHeader(r.Header), InferAssociations: r.InferAssociations}
-	if r.Records != nil {
-		out.Records = make([]*pb.EncodeStoreRequest, len(r.Records))
-		for i := range r.Records {
-			out.Records[i] = toProtoEncodeStoreRequest(e, &r.Records[i])
-		}
-	}
-	return out
-}
-
-func toModelEncodeBatchResponse(d *decoder, f string, in *pb.EncodeBatchResponse) *memory.EncodeBatchResponse {
-	r := &memory.EncodeBatchResponse{AssociationsInferred: in.GetAssociationsInferred()}
-	if n := len(in.GetResults()); n > 0 {
-		r.Results = make([]memory.EncodeStoreResponse, n)
-		for i, x := range in.GetResults() {
-			r.Results[i] = *toModelEncodeStoreResponse(d, index(join(f, "results"), i), x)
 		}
 	}
 	return r
@@ -172,17 +106,6 @@ func toModelEncodeUpdateRequest(d *decoder, f string, in *pb.EncodeUpdateRequest
 	}
 }
 
-func toProtoEncodeUpdateRequest(e *encoder, r *memory.EncodeUpdateRequest) *pb.EncodeUpdateRequest {
-	return &pb.EncodeUpdateRequest{
-		Header:   pbHeader(r.Header),
-		RecordId: r.RecordID.String(),
-		Content:  pbContent(r.Content),
-		Emotion:  pbEmotion(r.Emotion),
-		Metadata: e.object(r.Metadata),
-		Meta:     pbMeta(r.Meta),
-	}
-}
-
 func toModelEncodeStoreRawRequest(d *decoder, f string, in *pb.EncodeStoreRawRequest) *memory.EncodeStoreRawRequest {
 	r := memory.DefaultEncodeStoreRawRequest()
 	r.Header = d.header(join(f, "header"), in.GetHeader())
@@ -200,33 +123,6 @@ func toModelEncodeStoreRawRequest(d *decoder, f string, in *pb.EncodeStoreRawReq
 	return &r
 }
 
-func toProtoEncodeStoreRawRequest(e *encoder, r *memory.EncodeStoreRawRequest) *pb.EncodeStoreRawRequest {
-	return &pb.EncodeStoreRawRequest{
-		Header:       pbHeader(r.Header),
-		RecordId:     optIDString(r.RecordID),
-		SessionId:    r.SessionID,
-		TurnId:       clone(r.TurnID),
-		TopicId:      clone(r.TopicID),
-		Source:       pb.RawSource(r.Source),
-		Speaker:      pb.RawSpeaker(r.Speaker),
-		Visibility:   pb.Visibility(r.Visibility),
-		SecrecyLevel: pb.SecrecyLevel(r.SecrecyLevel),
-		Content:      pbContent(&r.Content),
-		Metadata:     e.object(r.Metadata),
-		Meta:         pbMeta(r.Meta),
-	}
-}
-
-func toModelEncodeStoreRawResponse(d *decoder, f string, in *pb.EncodeStoreRawResponse) *memory.EncodeStoreRawResponse {
-	return &memory.EncodeStoreRawResponse{
-		RecordID:     d.id(join(f, "record_id"), in.GetRecordId()),
-		SessionID:    in.GetSessionId(),
-		Visibility:   enum[memory.Visibility](d, join(f, "visibility"), in.GetVisibility()),
-		SecrecyLevel: enum[memory.SecrecyLevel](d, join(f, "secrecy_level"), in.GetSecrecyLevel()),
-		Duplicate:    in.GetDuplicate(),
-	}
-}
-
 func toProtoEncodeStoreRawResponse(_ *encoder, r *memory.EncodeStoreRawResponse) *pb.EncodeStoreRawResponse {
 	return &pb.EncodeStoreRawResponse{
 		RecordId: r.RecordID.String(), SessionId: r.SessionID, Visibility: pb.Visibility(r.Visibility),
@@ -240,28 +136,6 @@ func toModelEncodeBatchStoreRawRequest(d *decoder, f string, in *pb.EncodeBatchS
 		r.Records = make([]memory.EncodeStoreRawRequest, n)
 		for i, rec := range in.GetRecords() {
 			r.Records[i] = *toModelEncodeStoreRawRequest(d, index(join(f, "records"), i), rec)
-		}
-	}
-	return r
-}
-
-func toProtoEncodeBatchStoreRawRequest(e *encoder, r *memory.EncodeBatchStoreRawRequest) *pb.EncodeBatchStoreRawRequest {
-	out := &pb.EncodeBatchStoreRawRequest{Header: pbHeader(r.Header)}
-	if r.Records != nil {
-		out.Records = make([]*pb.EncodeStoreRawRequest, len(r.Records))
-		for i := range r.Records {
-			out.Records[i] = toProtoEncodeStoreRawRequest(e, &r.Records[i])
-		}
-	}
-	return out
-}
-
-func toModelEncodeBatchStoreRawResponse(d *decoder, f string, in *pb.EncodeBatchStoreRawResponse) *memory.EncodeBatchStoreRawResponse {
-	r := &memory.EncodeBatchStoreRawResponse{}
-	if n := len(in.GetResults()); n > 0 {
-		r.Results = make([]memory.EncodeStoreRawResponse, n)
-		for i, x := range in.GetResults() {
-			r.Results[i] = *toModelEncodeStoreRawResponse(d, index(join(f, "results"), i), x)
 		}
 	}
 	return r
@@ -312,41 +186,6 @@ func toModelRecallQueryRequest(d *decoder, f string, in *pb.RecallQueryRequest) 
 	return &r
 }
 
-func toProtoRecallQueryRequest(e *encoder, r *memory.RecallQueryRequest) *pb.RecallQueryRequest {
-	c := &r.Cue
-	return &pb.RecallQueryRequest{
-		Header: pbHeader(r.Header),
-		Cue: &pb.RecallCue{
-			Text: clone(c.Text), Image: c.Image, Audio: c.Audio, Emotion: pbEmotion(c.Emotion),
-			Temporal: pbOptTemporalRange(c.Temporal), Spatial: e.value(c.Spatial), Semantic: e.value(c.Semantic), Embedding: c.Embedding,
-		},
-		Stores:          pbStoreList(r.Stores),
-		Limit:           &r.Limit,
-		MinFidelity:     clone(r.MinFidelity),
-		IncludeDecayed:  r.IncludeDecayed,
-		Reconsolidate:   &r.Reconsolidate,
-		ActivationDepth: &r.ActivationDepth,
-		RecallMode:      pbOptEnum[pb.RecallMode](r.RecallMode),
-	}
-}
-
-func (d *decoder) recalled(f string, in []*pb.RecalledMemory) []memory.RecalledMemory {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]memory.RecalledMemory, len(in))
-	for i, m := range in {
-		mf := index(f, i)
-		out[i] = memory.RecalledMemory{
-			Record:          d.record(join(mf, "record"), m.GetRecord()),
-			RelevanceScore:  m.GetRelevanceScore(),
-			ActivationPath:  d.ids(join(mf, "activation_path"), m.GetActivationPath()),
-			RenderedContent: d.content(join(mf, "rendered_content"), m.GetRenderedContent()),
-		}
-	}
-	return out
-}
-
 func (e *encoder) recalled(in []memory.RecalledMemory) []*pb.RecalledMemory {
 	if in == nil {
 		return nil
@@ -362,37 +201,6 @@ func (e *encoder) recalled(in []memory.RecalledMemory) []*pb.RecalledMemory {
 		}
 	}
 	return out
-}
-
-func toModelRecallQueryResponse(d *decoder, f string, in *pb.RecallQueryResponse) *memory.RecallQueryResponse {
-	r := &memory.RecallQueryResponse{
-		Memories:        d.recalled(join(f, "memories"), in.GetMemories()),
-		TotalCandidates: in.GetTotalCandidates(),
-	}
-	if t := in.GetActivationTrace(); t != nil {
-		tf := join(f, "activation_trace")
-		r.ActivationTrace = &memory.ActivationTrace{SourceID: d.id(join(tf, "source_id"), t.GetSourceId())}
-		if n := len(t.GetActivations()); n > 0 {
-			r.ActivationTrace.Activations = make([]memory.Activation, n)
-			for i, a := range t.GetActivations() {
-				af := index(join(tf, "activations"), i)
-				r.ActivationTrace.Activations[i] = memory.Activation{
-					RecordID:        d.id(join(af, "record_id"), a.GetRecordId()),
-					ActivationLevel: a.GetActivationLevel(),
-					Hop:             a.GetHop(),
-					EdgeType:        optEnum[memory.AssociationType](d, join(af, "edge_type"), a.GetEdgeType()),
-				}
-			}
-		}
-	}
-	if q := in.GetQueryMetadata(); q != nil {
-		r.QueryMetadata = &memory.QueryMetadata{
-			TotalRecordsScanned: q.GetTotalRecordsScanned(),
-			StoresSearched:      enums[memory.StoreType](d, join(f, "query_metadata.stores_searched"), q.GetStoresSearched()),
-			FidelityFiltered:    q.GetFidelityFiltered(),
-		}
-	}
-	return r
 }
 
 func toProtoRecallQueryResponse(e *encoder, r *memory.RecallQueryResponse) *pb.RecallQueryResponse {
@@ -434,30 +242,6 @@ func toModelRecallRawQueryRequest(d *decoder, f string, in *pb.RecallRawQueryReq
 	return &r
 }
 
-func toProtoRecallRawQueryRequest(_ *encoder, r *memory.RecallRawQueryRequest) *pb.RecallRawQueryRequest {
-	return &pb.RecallRawQueryRequest{
-		Header:                pbHeader(r.Header),
-		SessionId:             clone(r.SessionID),
-		Query:                 clone(r.Query),
-		Temporal:              pbOptTemporalRange(r.Temporal),
-		Limit:                 &r.Limit,
-		IncludePrivateScratch: r.IncludePrivateScratch,
-		IncludeSealed:         r.IncludeSealed,
-		SecrecyLevels:         pbSecrecyList(r.SecrecyLevels),
-	}
-}
-
-func toModelRecallRawQueryResponse(d *decoder, f string, in *pb.RecallRawQueryResponse) *memory.RecallRawQueryResponse {
-	r := &memory.RecallRawQueryResponse{TotalCandidates: in.GetTotalCandidates()}
-	if n := len(in.GetRecords()); n > 0 {
-		r.Records = make([]memory.RawJournalRecord, n)
-		for i, x := range in.GetRecords() {
-			r.Records[i] = d.rawRecord(index(join(f, "records"), i), x)
-		}
-	}
-	return r
-}
-
 func toProtoRecallRawQueryResponse(e *encoder, r *memory.RecallRawQueryResponse) *pb.RecallRawQueryResponse {
 	out := &pb.RecallRawQueryResponse{TotalCandidates: r.TotalCandidates}
 	if r.Records != nil {
@@ -491,24 +275,6 @@ func toModelRecallAssociateRequest(d *decoder, f string, in *pb.RecallAssociateR
 	return &r
 }
 
-func toProtoRecallAssociateRequest(_ *encoder, r *memory.RecallAssociateRequest) *pb.RecallAssociateRequest {
-	out := &pb.RecallAssociateRequest{
-		Header:    pbHeader(r.Header),
-		RecordId:  r.RecordID.String(),
-		Depth:     &r.Depth,
-		MinWeight: &r.MinWeight,
-		Limit:     &r.Limit,
-	}
-	if r.AssociationTypes != nil {
-		out.AssociationTypes = &pb.AssociationTypeList{Values: pbEnums[pb.AssociationType](r.AssociationTypes)}
-	}
-	return out
-}
-
-func toModelRecallAssociateResponse(d *decoder, f string, in *pb.RecallAssociateResponse) *memory.RecallAssociateResponse {
-	return &memory.RecallAssociateResponse{Memories: d.recalled(join(f, "memories"), in.GetMemories()), TotalCandidates: in.GetTotalCandidates()}
-}
-
 func toProtoRecallAssociateResponse(e *encoder, r *memory.RecallAssociateResponse) *pb.RecallAssociateResponse {
 	return &pb.RecallAssociateResponse{Memories: e.recalled(r.Memories), TotalCandidates: r.TotalCandidates}
 }
@@ -521,33 +287,6 @@ func toModelRecallTimelineRequest(d *decoder, f string, in *pb.RecallTimelineReq
 	r.MinFidelity = clone(in.MinFidelity)
 	r.EmotionFilter = optEmotion(in.GetEmotionFilter())
 	return &r
-}
-
-func toProtoRecallTimelineRequest(_ *encoder, r *memory.RecallTimelineRequest) *pb.RecallTimelineRequest {
-	return &pb.RecallTimelineRequest{
-		Header:        pbHeader(r.Header),
-		Range:         pbTemporalRange(r.Range),
-		Granularity:   pb.TimeGranularity(r.Granularity),
-		MinFidelity:   clone(r.MinFidelity),
-		EmotionFilter: pbEmotion(r.EmotionFilter),
-	}
-}
-
-func toModelRecallTimelineResponse(d *decoder, f string, in *pb.RecallTimelineResponse) *memory.RecallTimelineResponse {
-	r := &memory.RecallTimelineResponse{}
-	if n := len(in.GetBuckets()); n > 0 {
-		r.Buckets = make([]memory.TimelineBucket, n)
-		for i, b := range in.GetBuckets() {
-			bf := index(join(f, "buckets"), i)
-			r.Buckets[i] = memory.TimelineBucket{
-				Start:    d.time(join(bf, "start"), b.GetStart()),
-				End:      d.time(join(bf, "end"), b.GetEnd()),
-				Memories: d.recalled(join(bf, "memories"), b.GetMemories()),
-				Count:    b.GetCount(),
-			}
-		}
-	}
-	return r
 }
 
 func toProtoRecallTimelineResponse(e *encoder, r *memory.RecallTimelineResponse) *pb.RecallTimelineResponse {
@@ -582,50 +321,6 @@ func toModelRecallGraphRequest(d *decoder, f string, in *pb.RecallGraphRequest) 
 	return &r
 }
 
-func toProtoRecallGraphRequest(_ *encoder, r *memory.RecallGraphRequest) *pb.RecallGraphRequest {
-	out := &pb.RecallGraphRequest{
-		Header:      pbHeader(r.Header),
-		CenterId:    optIDString(r.CenterID),
-		Depth:       &r.Depth,
-		LimitNodes:  &r.LimitNodes,
-		IncludeMeta: r.IncludeMeta,
-	}
-	if r.EdgeTypes != nil {
-		out.EdgeTypes = &pb.StringList{Values: r.EdgeTypes}
-	}
-	return out
-}
-
-func toModelRecallGraphResponse(d *decoder, f string, in *pb.RecallGraphResponse) *memory.RecallGraphResponse {
-	r := &memory.RecallGraphResponse{TotalNodes: in.GetTotalNodes(), MetaEdges: d.metaEdges(join(f, "meta_edges"), in.GetMetaEdges())}
-	if n := len(in.GetNodes()); n > 0 {
-		r.Nodes = make([]memory.GraphNode, n)
-		for i, x := range in.GetNodes() {
-			nf := index(join(f, "nodes"), i)
-			r.Nodes[i] = memory.GraphNode{
-				ID:       d.id(join(nf, "id"), x.GetId()),
-				Store:    enum[memory.StoreType](d, join(nf, "store"), x.GetStore()),
-				Summary:  clone(x.Summary),
-				Fidelity: x.GetFidelity(),
-				Meta:     d.optMeta(join(nf, "meta"), x.GetMeta()),
-			}
-		}
-	}
-	if n := len(in.GetEdges()); n > 0 {
-		r.Edges = make([]memory.GraphEdge, n)
-		for i, x := range in.GetEdges() {
-			ef := index(join(f, "edges"), i)
-			r.Edges[i] = memory.GraphEdge{
-				Source:   d.id(join(ef, "source"), x.GetSource()),
-				Target:   d.id(join(ef, "target"), x.GetTarget()),
-				EdgeType: enum[memory.AssociationType](d, join(ef, "edge_type"), x.GetEdgeType()),
-				Weight:   x.GetWeight(),
-			}
-		}
-	}
-	return r
-}
-
 func toProtoRecallGraphResponse(_ *encoder, r *memory.RecallGraphResponse) *pb.RecallGraphResponse {
 	out := &pb.RecallGraphResponse{TotalNodes: r.TotalNodes, MetaEdges: pbMetaEdges(r.MetaEdges)}
 	if r.Nodes != nil {
@@ -656,20 +351,6 @@ func toModelConsolidateRequest(d *decoder, f string, in *pb.ConsolidateRequest) 
 	return &r
 }
 
-func toProtoConsolidateRequest(_ *encoder, r *memory.ConsolidateRequest) *pb.ConsolidateRequest {
-	return &pb.ConsolidateRequest{
-		Header: pbHeader(r.Header), Strategy: pb.ConsolidationStrategy(r.Strategy),
-		MinAgeHours: r.MinAgeHours, MinAccessCount: r.MinAccessCount, DryRun: r.DryRun,
-	}
-}
-
-func toModelConsolidateResponse(_ *decoder, _ string, in *pb.ConsolidateResponse) *memory.ConsolidateResponse {
-	return &memory.ConsolidateResponse{
-		RecordsProcessed: in.GetRecordsProcessed(), RecordsMigrated: in.GetRecordsMigrated(), RecordsCompressed: in.GetRecordsCompressed(),
-		RecordsPruned: in.GetRecordsPruned(), SemanticNodesCreated: in.GetSemanticNodesCreated(),
-	}
-}
-
 func toProtoConsolidateResponse(_ *encoder, r *memory.ConsolidateResponse) *pb.ConsolidateResponse {
 	return &pb.ConsolidateResponse{
 		RecordsProcessed: r.RecordsProcessed, RecordsMigrated: r.RecordsMigrated, RecordsCompressed: r.RecordsCompressed,
@@ -694,26 +375,6 @@ func toModelDreamTickRequest(d *decoder, f string, in *pb.DreamTickRequest) *mem
 	return &r
 }
 
-func toProtoDreamTickRequest(_ *encoder, r *memory.DreamTickRequest) *pb.DreamTickRequest {
-	return &pb.DreamTickRequest{
-		Header:                pbHeader(r.Header),
-		SessionId:             clone(r.SessionID),
-		DryRun:                r.DryRun,
-		MaxGroups:             &r.MaxGroups,
-		IncludePrivateScratch: r.IncludePrivateScratch,
-		IncludeSealed:         r.IncludeSealed,
-		PromoteSemantic:       &r.PromoteSemantic,
-		SecrecyLevels:         pbSecrecyList(r.SecrecyLevels),
-	}
-}
-
-func toModelDreamTickResponse(_ *decoder, _ string, in *pb.DreamTickResponse) *memory.DreamTickResponse {
-	return &memory.DreamTickResponse{
-		GroupsProcessed: in.GetGroupsProcessed(), RawRecordsProcessed: in.GetRawRecordsProcessed(),
-		EpisodicSummariesCreated: in.GetEpisodicSummariesCreated(), SemanticNodesCreated: in.GetSemanticNodesCreated(),
-	}
-}
-
 func toProtoDreamTickResponse(_ *encoder, r *memory.DreamTickResponse) *pb.DreamTickResponse {
 	return &pb.DreamTickResponse{
 		GroupsProcessed: r.GroupsProcessed, RawRecordsProcessed: r.RawRecordsProcessed,
@@ -723,14 +384,6 @@ func toProtoDreamTickResponse(_ *encoder, r *memory.DreamTickResponse) *pb.Dream
 
 func toModelDecayTickRequest(d *decoder, f string, in *pb.DecayTickRequest) *memory.DecayTickRequest {
 	return &memory.DecayTickRequest{Header: d.header(join(f, "header"), in.GetHeader()), TickDurationSeconds: clone(in.TickDurationSeconds)}
-}
-
-func toProtoDecayTickRequest(_ *encoder, r *memory.DecayTickRequest) *pb.DecayTickRequest {
-	return &pb.DecayTickRequest{Header: pbHeader(r.Header), TickDurationSeconds: clone(r.TickDurationSeconds)}
-}
-
-func toModelDecayTickResponse(_ *decoder, _ string, in *pb.DecayTickResponse) *memory.DecayTickResponse {
-	return &memory.DecayTickResponse{RecordsUpdated: in.GetRecordsUpdated(), RecordsBelowThreshold: in.GetRecordsBelowThreshold(), RecordsPruned: in.GetRecordsPruned()}
 }
 
 func toProtoDecayTickResponse(_ *encoder, r *memory.DecayTickResponse) *pb.DecayTickResponse {
@@ -745,10 +398,6 @@ func toModelSetModeRequest(d *decoder, f string, in *pb.SetModeRequest) *memory.
 	}
 }
 
-func toProtoSetModeRequest(_ *encoder, r *memory.SetModeRequest) *pb.SetModeRequest {
-	return &pb.SetModeRequest{Header: pbHeader(r.Header), Mode: pb.RecallMode(r.Mode), Scope: pbEnums[pb.StoreType](r.Scope)}
-}
-
 func toModelForgetRequest(d *decoder, f string, in *pb.ForgetRequest) *memory.ForgetRequest {
 	return &memory.ForgetRequest{
 		Header:        d.header(join(f, "header"), in.GetHeader()),
@@ -758,21 +407,6 @@ func toModelForgetRequest(d *decoder, f string, in *pb.ForgetRequest) *memory.Fo
 		Cascade:       in.GetCascade(),
 		Confirm:       clone(in.Confirm),
 	}
-}
-
-func toProtoForgetRequest(_ *encoder, r *memory.ForgetRequest) *pb.ForgetRequest {
-	return &pb.ForgetRequest{
-		Header:        pbHeader(r.Header),
-		RecordIds:     idStrings(r.RecordIDs),
-		Store:         pbOptEnum[pb.StoreType](r.Store),
-		TemporalRange: pbOptTemporalRange(r.TemporalRange),
-		Cascade:       r.Cascade,
-		Confirm:       clone(r.Confirm),
-	}
-}
-
-func toModelForgetResponse(_ *decoder, _ string, in *pb.ForgetResponse) *memory.ForgetResponse {
-	return &memory.ForgetResponse{RecordsDeleted: in.GetRecordsDeleted()}
 }
 
 func toProtoForgetResponse(_ *encoder, r *memory.ForgetResponse) *pb.ForgetResponse {
@@ -794,23 +428,6 @@ func toModelExportRequest(d *decoder, f string, in *pb.ExportRequest) *memory.Ex
 	return &r
 }
 
-func toProtoExportRequest(_ *encoder, r *memory.ExportRequest) *pb.ExportRequest {
-	return &pb.ExportRequest{
-		Header:            pbHeader(r.Header),
-		Format:            &r.Format,
-		Stores:            pbStoreList(r.Stores),
-		IncludeRawJournal: r.IncludeRawJournal,
-		Encrypt:           r.Encrypt,
-		EncryptionKey:     clone(r.EncryptionKey),
-		IncludeSealed:     r.IncludeSealed,
-		IncludeSecret:     r.IncludeSecret,
-	}
-}
-
-func toModelExportSummary(_ *decoder, _ string, in *pb.ExportSummary) *memory.ExportResponse {
-	return &memory.ExportResponse{ArchiveID: in.GetArchiveId(), SizeBytes: in.GetSizeBytes(), RecordCount: in.GetRecordCount(), Checksum: in.GetChecksum()}
-}
-
 func toProtoExportSummary(_ *encoder, r *memory.ExportResponse) *pb.ExportSummary {
 	return &pb.ExportSummary{ArchiveId: r.ArchiveID, SizeBytes: r.SizeBytes, RecordCount: r.RecordCount, Checksum: r.Checksum}
 }
@@ -827,66 +444,11 @@ func toModelImportOptions(d *decoder, f string, in *pb.ImportOptions) *memory.Im
 	return &r
 }
 
-func toProtoImportOptions(_ *encoder, r *memory.ImportRequest) *pb.ImportOptions {
-	return &pb.ImportOptions{
-		Header:             pbHeader(r.Header),
-		ArchiveId:          r.ArchiveID,
-		Strategy:           pb.ImportStrategy(r.Strategy),
-		ConflictResolution: pb.ConflictResolution(r.ConflictResolution),
-		DecryptionKey:      clone(r.DecryptionKey),
-	}
-}
-
-func toModelImportResponse(_ *decoder, _ string, in *pb.ImportResponse) *memory.ImportResponse {
-	return &memory.ImportResponse{RecordsImported: in.GetRecordsImported()}
-}
-
 func toProtoImportResponse(_ *encoder, r *memory.ImportResponse) *pb.ImportResponse {
 	return &pb.ImportResponse{RecordsImported: r.RecordsImported}
 }
 
 // ---------------------------------------------------------------- introspect
-
-func toModelStats(d *decoder, f string, in *pb.StatsResponse) *memory.Stats {
-	s := &memory.Stats{
-		TotalRecords:           in.GetTotalRecords(),
-		TotalAssociations:      in.GetTotalAssociations(),
-		AvgFidelity:            in.GetAvgFidelity(),
-		OldestRecord:           d.optTime(join(f, "oldest_record"), in.GetOldestRecord()),
-		NewestRecord:           d.optTime(join(f, "newest_record"), in.GetNewestRecord()),
-		TotalRecallCount:       in.GetTotalRecallCount(),
-		RawJournalRecords:      in.GetRawJournalRecords(),
-		RawJournalPendingDream: in.GetRawJournalPendingDream(),
-		VectorIndexRecords:     in.GetVectorIndexRecords(),
-		VectorSearchBackend:    in.GetVectorSearchBackend(),
-		DreamEpisodicSummaries: in.GetDreamEpisodicSummaries(),
-		DreamSemanticNodes:     in.GetDreamSemanticNodes(),
-		LastDreamTickAt:        d.optTime(join(f, "last_dream_tick_at"), in.GetLastDreamTickAt()),
-		EvolutionMetrics:       toModelEvolution(d, join(f, "evolution_metrics"), in.GetEvolutionMetrics()),
-		BackgroundDecayEnabled: in.GetBackgroundDecayEnabled(),
-		BackgroundDreamEnabled: in.GetBackgroundDreamEnabled(),
-	}
-	s.RecordsByStore = storeMap(d, join(f, "records_by_store"), in.GetRecordsByStore())
-	s.AvgFidelityByStore = storeMap(d, join(f, "avg_fidelity_by_store"), in.GetAvgFidelityByStore())
-	return s
-}
-
-// storeMap reads a map keyed by store name.
-func storeMap[V any](d *decoder, f string, in map[string]V) map[memory.StoreType]V {
-	if in == nil {
-		return nil
-	}
-	out := make(map[memory.StoreType]V, len(in))
-	for k, v := range in {
-		st, err := memory.ParseStoreType(k)
-		if err != nil {
-			d.fail(f, "key %q: want one of %s", k, memory.StoreTypeNames())
-			continue
-		}
-		out[st] = v
-	}
-	return out
-}
 
 func pbStoreMap[V any](e *encoder, in map[memory.StoreType]V) map[string]V {
 	if in == nil {
@@ -927,26 +489,6 @@ func toProtoStats(e *encoder, s *memory.Stats) *pb.StatsResponse {
 	}
 }
 
-func toModelEvolution(d *decoder, f string, in *pb.EvolutionMetrics) *memory.EvolutionMetrics {
-	if in == nil {
-		return nil
-	}
-	m := &memory.EvolutionMetrics{DetectedPatterns: in.GetDetectedPatterns(), SchemaAdaptations: in.GetSchemaAdaptations()}
-	if n := len(in.GetParameterAdjustments()); n > 0 {
-		m.ParameterAdjustments = make([]memory.ParameterAdjustment, n)
-		for i, a := range in.GetParameterAdjustments() {
-			m.ParameterAdjustments[i] = memory.ParameterAdjustment{
-				Store:         enum[memory.StoreType](d, index(join(f, "parameter_adjustments"), i)+".store", a.GetStore()),
-				Parameter:     a.GetParameter(),
-				OriginalValue: a.GetOriginalValue(),
-				CurrentValue:  a.GetCurrentValue(),
-				Reason:        a.GetReason(),
-			}
-		}
-	}
-	return m
-}
-
 func toProtoEvolution(_ *encoder, m *memory.EvolutionMetrics) *pb.EvolutionMetrics {
 	if m == nil {
 		return nil
@@ -973,18 +515,6 @@ func toModelIntrospectRecordRequest(d *decoder, f string, in *pb.IntrospectRecor
 	}
 }
 
-func toProtoIntrospectRecordRequest(_ *encoder, r *memory.IntrospectRecordRequest) *pb.IntrospectRecordRequest {
-	return &pb.IntrospectRecordRequest{
-		Header: pbHeader(r.Header), RecordId: r.RecordID.String(),
-		IncludeHistory: r.IncludeHistory, IncludeAssociations: r.IncludeAssociations, IncludeVersions: r.IncludeVersions,
-	}
-}
-
-func toModelRecord(d *decoder, f string, in *pb.IntrospectRecordResponse) *memory.MemoryRecord {
-	r := d.record(join(f, "record"), in.GetRecord())
-	return &r
-}
-
 func toProtoRecord(e *encoder, r *memory.MemoryRecord) *pb.IntrospectRecordResponse {
 	return &pb.IntrospectRecordResponse{Record: e.record(r)}
 }
@@ -995,27 +525,6 @@ func toModelDecayForecastRequest(d *decoder, f string, in *pb.DecayForecastReque
 		RecordIDs:  d.ids(join(f, "record_ids"), in.GetRecordIds()),
 		ForecastAt: d.time(join(f, "forecast_at"), in.GetForecastAt()),
 	}
-}
-
-func toProtoDecayForecastRequest(_ *encoder, r *memory.DecayForecastRequest) *pb.DecayForecastRequest {
-	return &pb.DecayForecastRequest{Header: pbHeader(r.Header), RecordIds: idStrings(r.RecordIDs), ForecastAt: timestamp(r.ForecastAt)}
-}
-
-func toModelDecayForecastResponse(d *decoder, f string, in *pb.DecayForecastResponse) *memory.DecayForecastResponse {
-	r := &memory.DecayForecastResponse{}
-	if n := len(in.GetForecasts()); n > 0 {
-		r.Forecasts = make([]memory.DecayForecast, n)
-		for i, x := range in.GetForecasts() {
-			xf := index(join(f, "forecasts"), i)
-			r.Forecasts[i] = memory.DecayForecast{
-				RecordID:               d.id(join(xf, "record_id"), x.GetRecordId()),
-				CurrentFidelity:        x.GetCurrentFidelity(),
-				ForecastedFidelity:     x.GetForecastedFidelity(),
-				EstimatedThresholdDate: d.optTime(join(xf, "estimated_threshold_date"), x.GetEstimatedThresholdDate()),
-			}
-		}
-	}
-	return r
 }
 
 func toProtoDecayForecastResponse(_ *encoder, r *memory.DecayForecastResponse) *pb.DecayForecastResponse {
@@ -1030,14 +539,6 @@ func toProtoDecayForecastResponse(_ *encoder, r *memory.DecayForecastResponse) *
 		}
 	}
 	return out
-}
-
-func toModelEvolutionResponse(d *decoder, f string, in *pb.EvolutionResponse) *memory.EvolutionMetrics {
-	m := toModelEvolution(d, join(f, "metrics"), in.GetMetrics())
-	if m == nil {
-		m = &memory.EvolutionMetrics{}
-	}
-	return m
 }
 
 func toProtoEvolutionResponse(e *encoder, m *memory.EvolutionMetrics) *pb.EvolutionResponse {
