@@ -344,7 +344,7 @@ func TestTimeoutsAndCancel(t *testing.T) {
 func TestProbes(t *testing.T) {
 	ts, last := canned(t, map[string]http.HandlerFunc{
 		wire.PathHealth:    answer(200, `{"status":"ok"}`),
-		wire.PathReadiness: answer(503, `{"status":"not_ready","reason":"shutting down"}`, "Retry-After", "5"),
+		wire.PathReadiness: answer(503, `{"status":"not_ready","reason":"decay engine busy"}`, "Retry-After", "5"),
 	})
 	c, err := client.New(ts.URL, client.Options{APIKey: "k"})
 	if err != nil {
@@ -358,7 +358,7 @@ func TestProbes(t *testing.T) {
 	}
 	err = c.Ready(context.Background())
 	var nr *client.NotReadyError
-	if !errors.As(err, &nr) || nr.Reason != "shutting down" || nr.RetryAfter != 5*time.Second {
+	if !errors.As(err, &nr) || nr.Reason != "decay engine busy" || nr.RetryAfter != 5*time.Second {
 		t.Errorf("ready: %v", err)
 	}
 }

@@ -224,10 +224,9 @@ func exempt(fullMethod string) bool {
 		strings.HasPrefix(fullMethod, "/grpc.reflection.v1alpha.ServerReflection/")
 }
 
-// admit authenticates and rate limits a call in the order of
-// access.Limiter.Admit: an address out of tokens is refused first, failed
-// authentication spends from the address's bucket, an authenticated call
-// from its key's.
+// admit authenticates and rate limits a call through access.Limiter.Admit,
+// as the HTTP transport does: an authenticated call spends from its key's
+// bucket, a failed one from its address's.
 func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
 		return nil

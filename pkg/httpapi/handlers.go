@@ -224,25 +224,21 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 const readinessRetryAfter = 5
 
 func (s *Server) readiness(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
+	err := s.ready(ctx)
+	cancel()
 	reason := ""
-	if s.draining.Load() {
-		reason = "shutting down"
-	} else {
-		ctx, cancel := context.WithTimeout(r.Context(), s.readyTimeout)
-		err := s.ready(ctx)
-		cancel()
-		switch {
-		case err == nil:
-		case errors.Is(err, context.DeadlineExceeded):
-			reason = "engine check timed out"
-		case memory.CodeOf(err) == memory.CodeDecayEngineBusy:
-			reason = "decay engine busy"
-		default:
-			reason = "engine check failed"
-		}
-		if err != nil {
-			s.log.Warn("readiness check failed", "err", err, "request_id", requestID(r))
-		}
+	switch {
+	case err == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		reason = "engine check timed out"
+	case memory.CodeOf(err) == memory.CodeDecayEngineBusy:
+		reason = "decay engine busy"
+	default:
+		reason = "engine check failed"
+	}
+	if err != nil {
+		s.log.Warn("readiness check failed", "err", err, "request_id", requestID(r))
 	}
 	if reason == "" {
 		s.writeJSON(w, r, http.StatusOK, wire.Health{Status: wire.HealthReady})

@@ -415,23 +415,18 @@ func TestReadiness(t *testing.T) {
 	tests := []struct {
 		name   string
 		ready  func(ctx context.Context) error
-		drain  bool
 		status int
 		reason string
 	}{
-		{"default uses stats", nil, false, 200, ""},
-		{"hook ok", func(context.Context) error { return nil }, false, 200, ""},
-		{"hook fails", func(context.Context) error { return failing }, false, 503, "engine check failed"},
-		{"decay busy", func(context.Context) error { return &memory.Error{Code: memory.CodeDecayEngineBusy, Message: "busy"} }, false, 503, "decay engine busy"},
-		{"hook hangs", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, false, 503, "engine check timed out"},
-		{"shutting down", nil, true, 503, "shutting down"},
+		{"default uses stats", nil, 200, ""},
+		{"hook ok", func(context.Context) error { return nil }, 200, ""},
+		{"hook fails", func(context.Context) error { return failing }, 503, "engine check failed"},
+		{"decay busy", func(context.Context) error { return &memory.Error{Code: memory.CodeDecayEngineBusy, Message: "busy"} }, 503, "decay engine busy"},
+		{"hook hangs", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, 503, "engine check timed out"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, &stubService{}, Options{Ready: tc.ready, ReadyTimeout: 10 * time.Millisecond, AuthEnabled: true, APIKeys: []string{"k"}})
-			if tc.drain {
-				f.srv.BeginShutdown()
-			}
 			resp, body := f.do(t, request{method: http.MethodGet, path: wire.PathReadiness})
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)

@@ -87,7 +87,6 @@ import (
 	"net/netip"
 	"runtime/debug"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -185,8 +184,6 @@ type Server struct {
 	readyTimeout time.Duration
 	newID        func() string
 	router       *mux.Router
-
-	draining atomic.Bool
 }
 
 var _ http.Handler = (*Server)(nil)
@@ -259,11 +256,6 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 	s.router = s.buildRouter(opts)
 	return s, nil
 }
-
-// BeginShutdown makes /readiness answer 503 ("shutting down") from now on,
-// so load balancers stop sending traffic while in-flight requests drain.
-// Everything else keeps working.
-func (s *Server) BeginShutdown() { s.draining.Store(true) }
 
 // buildRouter registers every route of wire.Routes. Each path gets its
 // method routes and then a catch-all that answers 405 with Allow, behind the

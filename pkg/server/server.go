@@ -92,7 +92,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if !cfg.Auth.Enabled && !config.IsLoopback(cfg.HTTP.BindAddress) {
 		return fmt.Errorf("%w without authentication on %s: set auth.enabled = true with auth.api_keys (and put a TLS proxy in front), or bind to 127.0.0.1", ErrUnsafeBind, cfg.HTTP.BindAddress)
 	}
-	if cfg.GRPC.Port != nil && cfg.GRPC.TLSCertPath == nil && (cfg.Auth.Enabled || !config.IsLoopback(cfg.HTTP.BindAddress)) {
+	// Off loopback, auth is on (the rule above), so API keys cover both.
+	if cfg.GRPC.Port != nil && cfg.GRPC.TLSCertPath == nil && cfg.Auth.Enabled {
 		return fmt.Errorf("%w gRPC without TLS: API keys or a non-loopback address need grpc.tls_cert_path and grpc.tls_key_path", ErrUnsafeBind)
 	}
 	warnShortKeys(s.log, cfg)
@@ -248,10 +249,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	case <-ctx.Done():
 	}
 	s.log.Info("shutdown signal received; draining requests", "timeout_secs", cfg.HTTP.ShutdownTimeoutSecs)
-	api.BeginShutdown()
 	if gsrv != nil {
-		gsrv.BeginShutdown()
-		stopGRPC() // Serve drains in parallel with HTTP, within the same deadline
+		stopGRPC() // Serve reports NOT_SERVING and drains in parallel with HTTP, within the same deadline
 	}
 	shCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.HTTP.ShutdownTimeoutSecs)*time.Second)
 	defer cancel()
