@@ -201,7 +201,8 @@ func TestAdmit(t *testing.T) {
 	}
 	for i, s := range steps {
 		clock.Advance(s.advance)
-		err := l.Admit(s.addr, func() (string, error) {
+		asked := 0
+		err := l.Admit(func() netip.Addr { asked++; return s.addr }, func() (string, error) {
 			if s.key == "" {
 				return "", denied
 			}
@@ -222,6 +223,10 @@ func TestAdmit(t *testing.T) {
 		if got != s.want {
 			t.Fatalf("step %d (%s): outcome %d, want %d", i, s.name, got, s.want)
 		}
+		// The address is worked out only when it is the key.
+		if wantAsked := map[bool]int{true: 0, false: 1}[s.key != ""]; asked != wantAsked {
+			t.Fatalf("step %d (%s): address asked %d times, want %d", i, s.name, asked, wantAsked)
+		}
 	}
 }
 
@@ -233,7 +238,7 @@ func TestAdmitWithoutAuthentication(t *testing.T) {
 	open := func() (string, error) { return "", nil }
 	addr := netip.MustParseAddr("2001:db8::7")
 	for i, wantLimited := range []bool{false, false, true} {
-		err := l.Admit(addr, open)
+		err := l.Admit(at(addr), open)
 		if limited := err != nil && memory.CodeOf(err) == memory.CodeRateLimited; limited != wantLimited || err != nil && !limited {
 			t.Fatalf("call %d: %v, want limited=%v", i, err, wantLimited)
 		}
@@ -245,11 +250,11 @@ func TestAdmitWithoutAuthentication(t *testing.T) {
 	var none *Limiter
 	denied := memory.Errorf(memory.CodeUnauthorized, "no")
 	for range 5 {
-		if err := none.Admit(addr, func() (string, error) { return "", denied }); err != denied {
+		if err := none.Admit(at(addr), func() (string, error) { return "", denied }); err != denied {
 			t.Fatalf("nil limiter: %v, want the authentication error", err)
 		}
 	}
-	if err := none.Admit(addr, open); err != nil {
+	if err := none.Admit(at(addr), open); err != nil {
 		t.Fatalf("nil limiter: %v", err)
 	}
 }
@@ -288,3 +293,6 @@ func TestAuthenticate(t *testing.T) {
 		t.Fatalf("valid key: %q, %v", key, err)
 	}
 }
+
+// at is the address function of a caller at a.
+func at(a netip.Addr) func() netip.Addr { return func() netip.Addr { return a } }

@@ -17,7 +17,9 @@ func AddressKey(a netip.Addr) string {
 	return "ip:" + a.String()
 }
 
-// Admit decides whether a call from addr may proceed. authenticate checks
+// Admit decides whether a call from addr may proceed. addr is asked only
+// when the address is the key (authentication off or failed): working it
+// out can mean parsing forwarded headers. authenticate checks
 // the call's credentials and returns the caller's rate limiting key
 // (ClientKey), or "" when authentication is off. Both transports admit
 // calls through it, so they do so in the same order:
@@ -39,13 +41,13 @@ func AddressKey(a netip.Addr) string {
 // keys shorter than MinKeyLength.
 //
 // A nil Limiter only authenticates.
-func (l *Limiter) Admit(addr netip.Addr, authenticate func() (clientKey string, err error)) error {
+func (l *Limiter) Admit(addr func() netip.Addr, authenticate func() (clientKey string, err error)) error {
 	key, authErr := authenticate()
 	if l == nil {
 		return authErr
 	}
 	if authErr != nil || key == "" {
-		key = AddressKey(addr)
+		key = AddressKey(addr())
 	}
 	if ok, wait := l.Allow(key); !ok {
 		return RateLimited(wait)

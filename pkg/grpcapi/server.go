@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -231,7 +232,7 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
 		return nil
 	}
-	err := s.limiter.Admit(peerAddr(ctx), func() (string, error) { return s.authenticate(ctx) })
+	err := s.limiter.Admit(func() netip.Addr { return peerAddr(ctx) }, func() (string, error) { return s.authenticate(ctx) })
 	if err != nil {
 		return s.status(ctx, err)
 	}

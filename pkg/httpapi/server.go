@@ -329,7 +329,7 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.limiter.Admit(s.clientAddr(r), func() (string, error) { return s.authenticate(r) })
+			err := s.limiter.Admit(func() netip.Addr { return s.clientAddr(r) }, func() (string, error) { return s.authenticate(r) })
 			if err != nil {
 				s.writeError(w, r, err)
 				return
