@@ -24,6 +24,10 @@ import (
 	"golang.org/x/term"
 )
 
+// Version is the release of every memsvc binary (memsvc, memsvc-recorder,
+// memsvc-mcp, memsvc-admin); they are built and shipped together.
+const Version = "0.1.0"
+
 // Exit codes.
 const (
 	ExitOK    = 0

@@ -25,9 +25,6 @@ import (
 	"memsvc.dev/memsvc/pkg/client"
 )
 
-// Version is the memsvc-admin release; it matches memsvc's.
-const Version = "0.1.0"
-
 // Main runs memsvc-admin with the process's arguments and returns its
 // exit code.
 func Main() int {
@@ -84,7 +81,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string, now fu
 		Flags: r.flags,
 		Exec: func(ctx context.Context, args []string) error {
 			if r.version {
-				_, err := fmt.Fprintf(r.stdout, "memsvc-admin %s\n", Version)
+				_, err := fmt.Fprintf(r.stdout, "memsvc-admin %s\n", cli.Version)
 				return err
 			}
 			if len(args) > 0 {
@@ -151,7 +148,7 @@ func (r *root) client(serverURL string, timeout time.Duration) (*client.Client, 
 	c, err := client.New(url, client.Options{
 		APIKey:    strings.TrimSpace(r.env("MEMSVC_SERVER_API_KEY")),
 		Timeout:   timeout,
-		UserAgent: "memsvc-admin/" + Version,
+		UserAgent: "memsvc-admin/" + cli.Version,
 	})
 	if err != nil {
 		return nil, "", cli.Usagef("--server-url: %v", err)

@@ -96,7 +96,7 @@ func TestHelpAndUsage(t *testing.T) {
 	}{
 		{nil, 0, "", "SUBCOMMANDS"},
 		{[]string{"--help"}, 0, "", "backup"},
-		{[]string{"--version"}, 0, "memsvc-admin " + Version + "\n", ""},
+		{[]string{"--version"}, 0, "memsvc-admin " + cli.Version + "\n", ""},
 		{[]string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{[]string{"archive"}, 0, "", "inspect"},
 		{[]string{"archive", "scan"}, 2, "", `unknown archive command "scan"`},

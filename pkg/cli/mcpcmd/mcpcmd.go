@@ -22,11 +22,6 @@ import (
 	"memsvc.dev/memsvc/pkg/mcpproxy"
 )
 
-// Version is the memsvc release; a test keeps it equal to
-// servercmd.Version (which this package cannot import without linking
-// the storage engine).
-const Version = "0.1.0"
-
 // EnvAPIKey is the environment variable that holds the server's API key.
 const EnvAPIKey = "MEMSVC_SERVER_API_KEY"
 
@@ -72,13 +67,13 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		Flags:     fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if *version {
-				_, err := fmt.Fprintf(stdout, "memsvc-mcp %s\n", Version)
+				_, err := fmt.Fprintf(stdout, "memsvc-mcp %s\n", cli.Version)
 				return err
 			}
 			if len(args) > 0 {
 				return cli.Usagef("unexpected argument %q: memsvc-mcp takes flags only", args[0])
 			}
-			return f.Serve(ctx, stdin, stdout, stderr, environ, Version)
+			return f.Serve(ctx, stdin, stdout, stderr, environ, cli.Version)
 		},
 	}
 	return cli.Run(ctx, root, args, stderr)

@@ -10,10 +10,8 @@ import (
 	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/peterbourgon/ff/v4"
-	"golang.org/x/term"
 
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -254,36 +252,10 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 	return nil
 }
 
-// passphrase returns the passphrase of a --X-key / --X-key-stdin pair:
-// the flag value, or one line read from stdin (without echo on a terminal;
-// only the line ending is stripped).
+// passphrase returns the passphrase of a --X-key / --X-key-stdin pair
+// (cli.Secret).
 func (r *root) passphrase(flagValue string, fromStdin bool, flagName string) (string, error) {
-	if flagValue != "" && fromStdin {
-		return "", cli.Usagef("give %s or %s-stdin, not both", flagName, flagName)
-	}
-	if !fromStdin {
-		return flagValue, nil
-	}
-	var line string
-	if f, ok := r.stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		fmt.Fprint(r.stderr, "Passphrase: ")
-		b, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(r.stderr)
-		if err != nil {
-			return "", fmt.Errorf("read passphrase: %w", err)
-		}
-		line = string(b)
-	} else {
-		l, err := bufio.NewReader(r.stdin).ReadString('\n')
-		if err != nil && !errors.Is(err, io.EOF) {
-			return "", fmt.Errorf("read passphrase from stdin: %w", err)
-		}
-		line = strings.TrimRight(l, "\r\n")
-	}
-	if line == "" {
-		return "", fmt.Errorf("the passphrase read from stdin is empty")
-	}
-	return line, nil
+	return cli.Secret(r.stdin, r.stderr, flagValue, fromStdin, flagName, "Passphrase: ")
 }
 
 func (r *root) importCmd() *ff.Command {

@@ -33,7 +33,7 @@ func (r *root) mcpCmd() *ff.Command {
 			if r.dataDir != "" || r.configPath != "" {
 				fmt.Fprintln(r.stderr, "memsvc mcp: ignoring --data-dir and --config; the proxy only talks to the server at --server-url")
 			}
-			return f.Serve(ctx, r.stdin, r.stdout, r.stderr, r.environ, Version)
+			return f.Serve(ctx, r.stdin, r.stdout, r.stderr, r.environ, cli.Version)
 		},
 	}
 }

@@ -48,7 +48,7 @@ func (r *root) serveCmd() *ff.Command {
 				return err
 			}
 			log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
-			return server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: Version}).Run(ctx)
+			return server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: cli.Version}).Run(ctx)
 		},
 	}
 }

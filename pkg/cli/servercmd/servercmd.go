@@ -24,9 +24,6 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// Version is the memsvc release.
-const Version = "0.1.0"
-
 // Main runs memsvc with the process's arguments and returns its exit code.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -79,7 +76,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		Flags: r.flags,
 		Exec: func(ctx context.Context, args []string) error {
 			if r.version {
-				fmt.Fprintf(r.stdout, "memsvc %s\n", Version)
+				fmt.Fprintf(r.stdout, "memsvc %s\n", cli.Version)
 				return nil
 			}
 			if len(args) > 0 {

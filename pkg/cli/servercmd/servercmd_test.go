@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"memsvc.dev/memsvc/pkg/cli"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -246,7 +247,7 @@ func TestConfigErrors(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if code := Run(context.Background(), []string{"--version"}, nil, &stdout, &stderr, nil); code != 0 || stdout.String() != "memsvc "+Version+"\n" {
+	if code := Run(context.Background(), []string{"--version"}, nil, &stdout, &stderr, nil); code != 0 || stdout.String() != "memsvc "+cli.Version+"\n" {
 		t.Fatalf("version: %d %q", code, stdout.String())
 	}
 	stdout.Reset()
