@@ -328,40 +328,11 @@ func (a args) meta(n string) (*memory.MetaMemory, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(doc, &fields); err != nil {
-		return nil, badArg(a.name(n), "not a JSON object: %v; want e.g. {\"intent\":\"...\",\"rationale\":\"...\",\"tags\":[\"...\"]}", err)
-	}
-	known := metaFields()
-	for k := range fields {
-		if !slices.Contains(known, k) {
-			return nil, badArg(a.name(n), "unknown field %q; meta-memory fields are: %s", k, strings.Join(known, ", "))
-		}
-	}
 	m, perr := memory.ParseMetaJSON(a.name(n), string(doc))
 	if perr != nil {
 		return nil, &argError{name: a.name(n), msg: strings.TrimPrefix(perr.Error(), a.name(n)+": ")}
 	}
 	return m, nil
-}
-
-// metaFields lists the top-level fields of a meta-memory document, read
-// from the type's own JSON encoding so the list cannot drift.
-func metaFields() []string {
-	b, err := json.Marshal(memory.MetaMemory{SchemaVersion: 1, CaptureStatus: memory.CaptureProvided})
-	if err != nil {
-		return nil
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return nil
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // jsonType names the JSON type of a decoded value.

@@ -58,7 +58,7 @@ func TestToolArguments(t *testing.T) {
 		{"store content not a string", "store", map[string]any{"content": 42}, true, []string{`"content": must be a string, got a number`}},
 		{"store bad store", "store", map[string]any{"content": "x", "store": "epsiodic"}, true, []string{`"store": "epsiodic" is not accepted; use one of: episodic, semantic, procedural, emotional, working`}},
 		{"store bad emotion", "store", map[string]any{"content": "x", "emotion": "bored"}, true, []string{`"emotion": "bored" is not an emotion label; use one of: joy, trust`}},
-		{"store meta not JSON", "store", map[string]any{"content": "x", "meta_json": "{intent"}, true, []string{`"meta_json": not a JSON object`}},
+		{"store meta not JSON", "store", map[string]any{"content": "x", "meta_json": "{intent"}, true, []string{`"meta_json": not a valid meta-memory JSON object`}},
 		{"store meta unknown field", "store", map[string]any{"content": "x", "meta_json": `{"why":"because"}`}, true, []string{`unknown field "why"`, "rationale"}},
 		{"store meta confidence", "store", map[string]any{"content": "x", "meta_json": `{"confidence":2}`}, true, []string{"confidence", "between 0 and 1"}},
 		{"store unknown argument", "store", map[string]any{"content": "x", "stor": "semantic"}, true, []string{`"stor": unknown argument; this tool accepts: content, emotion, meta_json, store`}},

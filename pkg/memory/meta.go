@@ -2,7 +2,11 @@ package memory
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -259,6 +263,17 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 	if isBlank(text) {
 		return nil, nil
 	}
+	// Text typed by a person or a model: a misspelt field is an error that
+	// names it, where the HTTP API ignores unknown fields like upstream.
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(text), &fields); err != nil {
+		return nil, Invalid(field, `not a valid meta-memory JSON object: %v; want e.g. {"intent":"...","rationale":"...","tags":["..."]}`, err)
+	}
+	for k := range fields {
+		if !slices.Contains(metaFieldNames(), k) {
+			return nil, Invalid(field, "unknown field %q; meta-memory fields are: %s", k, strings.Join(metaFieldNames(), ", "))
+		}
+	}
 	var m MetaMemory
 	if err := json.Unmarshal([]byte(text), &m); err != nil {
 		return nil, Invalid(field, "not a valid meta-memory JSON object: %v", err)
@@ -274,3 +289,17 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 	}
 	return &m, nil
 }
+
+// metaFieldNames lists the top-level fields of a meta-memory document,
+// sorted, read from the type's own JSON encoding so the list cannot drift.
+var metaFieldNames = sync.OnceValue(func() []string {
+	b, err := json.Marshal(MetaMemory{SchemaVersion: 1, CaptureStatus: CaptureProvided})
+	if err != nil {
+		panic(err) // a fixed value of our own type
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		panic(err)
+	}
+	return slices.Sorted(maps.Keys(m))
+})

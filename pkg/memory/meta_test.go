@@ -143,6 +143,12 @@ func TestParseMetaJSON(t *testing.T) {
 		t.Errorf("normalised schema %d: %v", n.SchemaVersion, n.Validate("meta"))
 	}
 
+	// A misspelt field is named, with the fields there are; unknown
+	// fields are refused in text input only (the JSON API ignores them).
+	_, err = ParseMetaJSON("meta_json", `{"intnet":"x"}`)
+	if err == nil || !strings.Contains(err.Error(), `meta_json: unknown field "intnet"`) || !strings.Contains(err.Error(), "intent, parent_meta_ids, rationale") {
+		t.Errorf("misspelt field: %v", err)
+	}
 	// A syntax error says it is not a meta-memory object.
 	_, err = ParseMetaJSON("meta_json", `{`)
 	if err == nil || !strings.Contains(err.Error(), "not a valid meta-memory JSON object") {

@@ -125,6 +125,7 @@ func TestBadInput(t *testing.T) {
 		mentions []string
 	}{
 		{"malformed meta", []string{"store", "x", "--meta-json", "{not json"}, 1, []string{"--meta-json", "not a valid meta-memory JSON"}},
+		{"misspelt meta field", []string{"store", "x", "--meta-json", `{"intnet":"x"}`}, 1, []string{"--meta-json", `unknown field "intnet"`}},
 		{"meta out of range", []string{"store", "x", "--meta-json", `{"confidence":3}`}, 1, []string{"--meta-json.confidence", "between 0 and 1"}},
 		{"unknown store", []string{"store", "x", "--store", "attic"}, 1, []string{"--store", `"attic"`, "episodic, semantic, procedural, emotional, working"}},
 		{"over-size text", []string{"store", big}, 1, []string{"content.blocks[0].data", "1048577 bytes exceeds the 1048576-byte limit"}},
