@@ -129,7 +129,7 @@ func claim(ctx context.Context, d *spool.Dir, size int, entries []entry) ([]entr
 		}
 		kept = append(kept, e)
 	}
-	if err := d.WriteState(recentFile, formatRecent(w)); err != nil {
+	if err := d.WriteCache(recentFile, formatRecent(w)); err != nil { // a cache: a crash may only forget identities
 		return kept, dropped, fmt.Errorf("update %s: %w", recentFile, err)
 	}
 	return kept, dropped, nil

@@ -453,8 +453,20 @@ func (d *Dir) ReadState(name string) ([]byte, error) {
 	return data, err
 }
 
-// WriteState atomically replaces a small state file.
+// WriteState atomically and durably replaces a small state file.
 func (d *Dir) WriteState(name string, data []byte) error {
+	return d.writeState(name, data, true)
+}
+
+// WriteCache atomically replaces a small state file that the caller can
+// do without after a crash (a cache): readers see the old or the new
+// content whole, but nothing is synced to disk, so a crash may bring back
+// the old one.
+func (d *Dir) WriteCache(name string, data []byte) error {
+	return d.writeState(name, data, false)
+}
+
+func (d *Dir) writeState(name string, data []byte, durable bool) error {
 	if IsBatchName(name) {
 		return fmt.Errorf("state file name %q: reserved for batches", name)
 	}
@@ -465,19 +477,24 @@ func (d *Dir) WriteState(name string, data []byte) error {
 	if err != nil {
 		return err
 	}
-	return d.writeAtomic(name, name+"."+id+tempSuffix, data)
+	return d.writeFile(name, name+"."+id+tempSuffix, data, durable)
 }
 
 // writeAtomic writes data to tmp (exclusively, 0600), syncs it, renames it
 // to name and syncs the directory.
 func (d *Dir) writeAtomic(name, tmp string, data []byte) error {
+	return d.writeFile(name, tmp, data, true)
+}
+
+// writeFile is writeAtomic, with the syncs only when durable.
+func (d *Dir) writeFile(name, tmp string, data []byte, durable bool) error {
 	tp := filepath.Join(d.path, tmp)
 	f, err := os.OpenFile(tp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fileMode)
 	if err != nil {
 		return fmt.Errorf("create spool file: %w", err)
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -494,6 +511,9 @@ func (d *Dir) writeAtomic(name, tmp string, data []byte) error {
 	if err != nil {
 		_ = os.Remove(tp)
 		return fmt.Errorf("write spool file %s: %w", name, err)
+	}
+	if !durable {
+		return nil
 	}
 	return d.syncDir()
 }

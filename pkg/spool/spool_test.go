@@ -443,8 +443,20 @@ func TestProbeAndState(t *testing.T) {
 	if data, err := d.ReadState("recent-events"); err != nil || string(data) != "v1\n" {
 		t.Fatalf("state: %q %v", data, err)
 	}
-	if err := d.WriteState("batch-1793534400000-0190b6a47c1e7a559f1a5f2b3c4d5e6f.jsonl", nil); err == nil {
-		t.Fatal("a state file may not look like a batch")
+	// A cache replaces the file the same way, whole, with no temp left.
+	if err := d.WriteCache("recent-events", []byte("v2\n")); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := d.ReadState("recent-events"); err != nil || string(data) != "v2\n" {
+		t.Fatalf("cache: %q %v", data, err)
+	}
+	if entries, _ := os.ReadDir(d.Path()); len(entries) != 1 {
+		t.Fatalf("after two writes the directory holds %d entries, want the state file only", len(entries))
+	}
+	for _, write := range []func(string, []byte) error{d.WriteState, d.WriteCache} {
+		if err := write("batch-1793534400000-0190b6a47c1e7a559f1a5f2b3c4d5e6f.jsonl", nil); err == nil {
+			t.Fatal("a state file may not look like a batch")
+		}
 	}
 	if p, _ := d.Pending(); len(p) != 0 {
 		t.Fatalf("state files are pending: %v", p)
