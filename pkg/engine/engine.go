@@ -7,7 +7,10 @@
 // Operations that touch one record (store, update, raw append) run
 // concurrently; they take a shared hold on Engine.big plus a striped lock per
 // record, so two writers of the same record never interleave and commits of
-// different records share a disk sync. Operations that restructure many
+// different records share a disk sync. With the audit log on, every commit
+// takes the next outbox sequence under one lock held through the commit
+// (the log's sequence must not have holes), so audited commits are synced
+// one at a time. Operations that restructure many
 // records (forget) take Engine.big exclusively. The in-memory indexes are
 // guarded by Engine.mu and updated after the disk write commits, so what the
 // engine reports never runs ahead of what is durable.
