@@ -217,3 +217,14 @@ func NewLogger(w io.Writer, level, format string) *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
 }
+
+// Getenv returns the value of name in environ ("KEY=value" entries), or
+// "". Like os.Getenv, the first entry for a name wins.
+func Getenv(environ []string, name string) string {
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
+			return v
+		}
+	}
+	return ""
+}

@@ -135,6 +135,7 @@ func TestEnvironment(t *testing.T) {
 		"MEMSVC_HTTP_TRUSTED_PROXY_CIDRS=10.0.0.0/8, fd00::/8",
 		`MEMSVC_HTTP__CORS_ORIGINS=["https://a.example", "https://b.example"]`,
 		"MEMSVC_GRPC__PORT=8421",
+		"MEMSVC_GRPC__PORT=9999", // a duplicate: the first entry wins, as for os.Getenv
 		"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse",
 		"MEMSVC_DATA_DIR=/srv/memsvc",
 		"MEMSVC_SERVER_URL=http://127.0.0.1:1", // a client variable, not config

@@ -97,6 +97,9 @@ func (c *Config) loadEnv(environ []string) error {
 		if !ok || !strings.HasPrefix(strings.ToUpper(name), "MEMSVC_") {
 			continue
 		}
+		if _, dup := vars[name]; dup {
+			continue // the first entry wins, as for os.Getenv
+		}
 		vars[name] = value
 		names = append(names, name)
 	}

@@ -123,14 +123,7 @@ func (r *root) group(name, short, long string, subs ...*ff.Command) *ff.Command 
 	}
 }
 
-func (r *root) env(name string) string {
-	for _, kv := range r.environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func (r *root) env(name string) string { return cli.Getenv(r.environ, name) }
 
 // client returns an HTTP client for --server-url (or MEMSVC_SERVER_URL)
 // with the API key from MEMSVC_SERVER_API_KEY.

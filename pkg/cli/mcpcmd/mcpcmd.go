@@ -166,11 +166,4 @@ func (f *Flags) Serve(ctx context.Context, stdin io.Reader, stdout, stderr io.Wr
 	return mcpproxy.Run(ctx, stdin, stdout, stderr, opts)
 }
 
-func env(environ []string, name string) string {
-	for _, kv := range environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func env(environ []string, name string) string { return cli.Getenv(environ, name) }

@@ -106,14 +106,7 @@ func (r *root) command() *ff.Command {
 	return cmd
 }
 
-func (r *root) getenv(name string) string {
-	for i := len(r.environ) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(r.environ[i], "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func (r *root) getenv(name string) string { return cli.Getenv(r.environ, name) }
 
 // apiKey is MEMSVC_SERVER_API_KEY, trimmed; blank means none.
 func (r *root) apiKey() string { return strings.TrimSpace(r.getenv("MEMSVC_SERVER_API_KEY")) }

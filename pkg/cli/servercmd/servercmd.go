@@ -125,14 +125,7 @@ func (r *root) loadConfig(extra ...config.Override) (*config.Config, error) {
 	return config.Load(opts)
 }
 
-func (r *root) env(name string) string {
-	for _, kv := range r.environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == name {
-			return v
-		}
-	}
-	return ""
-}
+func (r *root) env(name string) string { return cli.Getenv(r.environ, name) }
 
 // withService runs fn against a running server when --server-url (or
 // MEMSVC_SERVER_URL) is given, and otherwise against the engine over the
