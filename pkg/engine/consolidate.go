@@ -217,9 +217,13 @@ type merge struct{ keep, drop *memory.MemoryRecord }
 func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge {
 	var out []merge
 	used := map[memory.ID]bool{}
+	// Terms and unit vectors once per record, not once per pair.
 	terms := make([]map[string]bool, len(pool))
+	vecs := make([]unitVec, len(pool))
 	for i, rec := range pool {
 		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
+		v := rec.Content.Embedding()
+		vecs[i] = unitVec{dims: len(v), unit: normalize(v)}
 	}
 	for i, a := range pool {
 		if used[a.ID] {
@@ -227,7 +231,7 @@ func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge 
 		}
 		for j := i + 1; j < len(pool); j++ {
 			b := pool[j]
-			if used[b.ID] || !nearDuplicate(a, b, terms[i], terms[j]) {
+			if used[b.ID] || !nearDuplicate(vecs[i], vecs[j], terms[i], terms[j]) {
 				continue
 			}
 			keep, drop := a, b
@@ -242,11 +246,19 @@ func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge 
 	return out
 }
 
-func nearDuplicate(a, b *memory.MemoryRecord, ta, tb map[string]bool) bool {
-	va, vb := a.Content.Embedding(), b.Content.Embedding()
-	if va != nil && vb != nil && len(va) == len(vb) {
-		na, nb := normalize(va), normalize(vb)
-		return na != nil && nb != nil && float64(dot(na, nb)) > dupCosine
+// unitVec is a record's embedding as a unit vector (nil for a zero
+// vector) and its size (0 for none).
+type unitVec struct {
+	dims int
+	unit []float32
+}
+
+// nearDuplicate compares two records by their embeddings when both have
+// one of the same size (a zero vector matches nothing), else by their
+// index terms.
+func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
+	if va.dims > 0 && va.dims == vb.dims {
+		return va.unit != nil && vb.unit != nil && float64(dot(va.unit, vb.unit)) > dupCosine
 	}
 	j, _ := jaccard(ta, tb)
 	return len(ta) > 0 && j >= dupJaccard
