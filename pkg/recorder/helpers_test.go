@@ -1,11 +1,11 @@
 package recorder
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -162,30 +162,12 @@ func newSpool(t *testing.T) *spool.Dir {
 	return d
 }
 
-// logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // newRecorder returns a recorder on dir sending to sender (nil: none), a
 // clock and the log.
-func newRecorder(t *testing.T, sender Sender, dir *spool.Dir, opts ...func(*Config)) (*Recorder, *clock, *logBuffer) {
+func newRecorder(t *testing.T, sender Sender, dir *spool.Dir, opts ...func(*Config)) (*Recorder, *clock, *testkit.SyncBuffer) {
 	t.Helper()
 	clk := newClock()
-	logs := &logBuffer{}
+	logs := &testkit.SyncBuffer{}
 	cfg := Config{
 		Sender: sender,
 		Spool:  dir,
