@@ -138,17 +138,11 @@ func (d *faultDisk) disarm() (hit bool) {
 	return d.hit
 }
 
-// faultWord is the word only item i of a fault run carries: "kw" and four
+// faultWord is the word only item i of a fault run carries: "zq" and two
 // consonants, which no stemming rule changes, so it is one index term.
 func faultWord(i int) string {
-	const alphabet = "bcdfghjklmnpqrtvwxz"
-	var b [6]byte
-	b[0], b[1] = 'k', 'w'
-	for k := 5; k >= 2; k-- {
-		b[k] = alphabet[i%len(alphabet)]
-		i /= len(alphabet)
-	}
-	return string(b[:])
+	const consonants = "bcdfghjklmnpqrtvwxz"
+	return "zq" + consonants[i/len(consonants):i/len(consonants)+1] + consonants[i%len(consonants):i%len(consonants)+1]
 }
 
 // faultVector is a distinct embedding per item: a unit vector with a
@@ -585,31 +579,9 @@ func (fx *faultFixture) observe(e *engine.Engine) (string, []string) {
 	var issues []string
 	fail := func(format string, args ...any) { issues = append(issues, fmt.Sprintf(format, args...)) }
 
-	var buf bytes.Buffer
-	exp := memory.DefaultExportRequest()
-	exp.IncludeRawJournal, exp.IncludeSealed, exp.IncludeSecret = true, true, true
-	if _, err := e.Export(ctx, &exp, &buf); err != nil {
-		return "", []string{"export: " + err.Error()}
-	}
-	ar, err := archive.NewReader(&buf, archive.ReaderOptions{})
+	recs, raws, err := exportAll(ctx, e)
 	if err != nil {
-		return "", []string{"read export: " + err.Error()}
-	}
-	var recs []*memory.MemoryRecord
-	var raws []*memory.RawJournalRecord
-	for {
-		ent, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", []string{"read export: " + err.Error()}
-		}
-		if ent.Record != nil {
-			recs = append(recs, ent.Record)
-		} else {
-			raws = append(raws, ent.Raw)
-		}
+		return "", []string{err.Error()}
 	}
 
 	var lines []string
@@ -743,6 +715,36 @@ func (fx *faultFixture) observe(e *engine.Engine) (string, []string) {
 		}
 	}
 	return strings.Join(lines, "\n"), issues
+}
+
+// exportAll returns every curated record and raw entry of e, as an export
+// reads them from the store.
+func exportAll(ctx context.Context, e *engine.Engine) ([]*memory.MemoryRecord, []*memory.RawJournalRecord, error) {
+	var buf bytes.Buffer
+	req := memory.DefaultExportRequest()
+	req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret = true, true, true
+	if _, err := e.Export(ctx, &req, &buf); err != nil {
+		return nil, nil, fmt.Errorf("export: %w", err)
+	}
+	r, err := archive.NewReader(&buf, archive.ReaderOptions{})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read export: %w", err)
+	}
+	var recs []*memory.MemoryRecord
+	var raws []*memory.RawJournalRecord
+	for {
+		ent, err := r.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return recs, raws, nil
+		case err != nil:
+			return nil, nil, fmt.Errorf("read export: %w", err)
+		case ent.Record != nil:
+			recs = append(recs, ent.Record)
+		default:
+			raws = append(raws, ent.Raw)
+		}
+	}
 }
 
 // textOf is a record's text and summary, the parts recall searches.

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"memsvc.dev/memsvc/internal/testkit"
-	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -125,13 +122,7 @@ func (tr *transcript) run(t *testing.T, d *datadriven.TestData) (string, error) 
 	case "raw":
 		return tr.raw(ctx, t, d)
 	case "advance":
-		var by string
-		d.ScanArgs(t, "by", &by)
-		dur, err := time.ParseDuration(by)
-		if err != nil {
-			d.Fatalf(t, "by: %v", err)
-		}
-		tr.clock.Advance(dur)
+		tr.clock.Advance(byArg(t, d))
 		return tr.clock.Now().Format(time.RFC3339) + "\n", nil
 	case "decay-tick":
 		secs := uint32(3600)
@@ -148,11 +139,9 @@ func (tr *transcript) run(t *testing.T, d *datadriven.TestData) (string, error) 
 	case "consolidate":
 		return tr.consolidate(ctx, t, d)
 	case "set-mode":
-		var mode string
-		d.ScanArgs(t, "mode", &mode)
-		m, err := memory.ParseRecallMode(mode)
-		if err != nil {
-			return "", err
+		m, err := memory.ParseRecallMode(d.CmdArgs[0].SingleVal(t))
+		if err != nil || d.CmdArgs[0].Key != "mode" {
+			d.Fatalf(t, "want set-mode mode=M: %v", err)
 		}
 		return "", tr.e.SetMode(ctx, &memory.SetModeRequest{Mode: m, Scope: storesArg(t, d, "scope")})
 	case "forecast":
@@ -343,17 +332,11 @@ func (tr *transcript) consolidate(ctx context.Context, t *testing.T, d *datadriv
 }
 
 func (tr *transcript) forecast(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
-	var by string
-	d.ScanArgs(t, "by", &by)
-	dur, err := time.ParseDuration(by)
-	if err != nil {
-		d.Fatalf(t, "by: %v", err)
-	}
 	recs, err := tr.curated(ctx)
 	if err != nil {
 		return "", err
 	}
-	req := &memory.DecayForecastRequest{ForecastAt: tr.clock.Now().Add(dur)}
+	req := &memory.DecayForecastRequest{ForecastAt: tr.clock.Now().Add(byArg(t, d))}
 	for _, rec := range recs {
 		req.RecordIDs = append(req.RecordIDs, rec.ID)
 	}
@@ -411,36 +394,20 @@ func (tr *transcript) journal(ctx context.Context) (string, error) {
 	if _, err := tr.curated(ctx); err != nil { // names the derived records
 		return "", err
 	}
-	var buf bytes.Buffer
-	req := memory.DefaultExportRequest()
-	req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret = true, true, true
-	if _, err := tr.e.Export(ctx, &req, &buf); err != nil {
-		return "", err
-	}
-	r, err := archive.NewReader(&buf, archive.ReaderOptions{})
+	_, raws, err := exportAll(ctx, tr.e)
 	if err != nil {
 		return "", err
 	}
 	var lines []string
-	for {
-		ent, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", err
-		}
-		if ent.Raw == nil {
-			continue
-		}
-		line := fmt.Sprintf("%s %s %s", tr.nameOf(ent.Raw.ID), ent.Raw.Visibility, ent.Raw.SecrecyLevel)
-		if store.IsDreamProcessed(ent.Raw) {
+	for _, raw := range raws {
+		line := fmt.Sprintf("%s %s %s", tr.nameOf(raw.ID), raw.Visibility, raw.SecrecyLevel)
+		if store.IsDreamProcessed(raw) {
 			line += " processed"
 		} else {
 			line += " pending"
 		}
 		var derived []string
-		for _, id := range ent.Raw.DerivedMemoryIDs {
+		for _, id := range raw.DerivedMemoryIDs {
 			derived = append(derived, tr.nameOf(id))
 		}
 		if len(derived) > 0 {
@@ -456,25 +423,9 @@ func (tr *transcript) journal(ctx context.Context) (string, error) {
 // curated returns every curated record, in creation order, naming those
 // the engine made since the last look.
 func (tr *transcript) curated(ctx context.Context) ([]*memory.MemoryRecord, error) {
-	var buf bytes.Buffer
-	req := memory.DefaultExportRequest()
-	if _, err := tr.e.Export(ctx, &req, &buf); err != nil {
-		return nil, err
-	}
-	r, err := archive.NewReader(&buf, archive.ReaderOptions{})
+	recs, _, err := exportAll(ctx, tr.e)
 	if err != nil {
 		return nil, err
-	}
-	var recs []*memory.MemoryRecord
-	for {
-		ent, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		recs = append(recs, ent.Record)
 	}
 	slices.SortFunc(recs, func(a, b *memory.MemoryRecord) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	for _, rec := range recs {
@@ -544,6 +495,17 @@ func (tr *transcript) nameOf(id memory.ID) string {
 		return n
 	}
 	return "unnamed " + id.String()
+}
+
+// byArg reads by=DURATION.
+func byArg(t *testing.T, d *datadriven.TestData) time.Duration {
+	var by string
+	d.ScanArgs(t, "by", &by)
+	dur, err := time.ParseDuration(by)
+	if err != nil {
+		d.Fatalf(t, "by: %v", err)
+	}
+	return dur
 }
 
 func storesArg(t *testing.T, d *datadriven.TestData, key string) []memory.StoreType {
