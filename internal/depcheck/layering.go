@@ -123,7 +123,7 @@ func (l *Layering) parseLine(f []string, n int) error {
 	switch {
 	case f[0] == "part":
 		if len(f) < 3 {
-			return errors.New("want: part NAME PATTERN...")
+			return errors.New("want: part NAME PATTERN [PATTERN ...]")
 		}
 		if l.hasPart(f[1]) {
 			return fmt.Errorf("part %s is declared twice", f[1])
@@ -148,7 +148,7 @@ func (l *Layering) parseLine(f []string, n int) error {
 	case f[0] == "never-reach" || f[0] == "must-reach":
 		i := slices.Index(f, ":")
 		if i < 2 || i == len(f)-1 {
-			return fmt.Errorf("want: %s PATTERN... : TARGET...", f[0])
+			return fmt.Errorf("want: %s PATTERN [PATTERN ...] : TARGET [TARGET ...]", f[0])
 		}
 		r := reachRule{from: f[1:i], to: f[i+1:], line: n}
 		if f[0] == "never-reach" {

@@ -210,7 +210,7 @@ func TestLayeringFileErrors(t *testing.T) {
 		"part a pkg/a\na -> b\n":                  "line 2: a -> b: no part is called b",
 		"part a pkg/a\npart a pkg/b\n":            "line 2: part a is declared twice",
 		"b -> \n":                                 "line 1: b -> ...: declare the part first",
-		"part a pkg/a\na ->\nnever-reach pkg/a\n": "line 3: want: never-reach PATTERN... : TARGET...",
+		"part a pkg/a\na ->\nnever-reach pkg/a\n": "line 3: want: never-reach PATTERN [PATTERN ...] : TARGET [TARGET ...]",
 		"frobnicate pkg/a\n":                      `line 1: cannot read "frobnicate pkg/a"`,
 	} {
 		_, err := ParseLayering(strings.NewReader(text))
