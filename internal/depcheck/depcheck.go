@@ -1,8 +1,9 @@
-// Package depcheck states the layout rules of DESIGN.md §3 as test
-// helpers: which packages a package may import, and which it must never
-// reach. Each helper asks the go tool about the package in the test's
-// working directory (its own directory), as it is built into a binary, so
-// test files are left out.
+// Package depcheck checks the layout rules of DESIGN.md §3. A Layering
+// checks a module's whole package graph against a layering file
+// (docs/layering.txt; TestLayering runs it on this module). The helpers
+// OnlyImports, Reaches and NeverReaches state one rule about one package
+// from that package's own test. Both ask the go tool about packages as
+// they are built into a binary, so test files are left out.
 package depcheck
 
 import (

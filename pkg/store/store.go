@@ -232,6 +232,15 @@ type Options struct {
 	// not keep or change the slice: the caller may wipe it when Open
 	// returns.
 	Passphrase []byte
+	// FS, when set, holds the database in place of the operating system's
+	// file system, and dir names a directory in it. Tests use it to fail or
+	// crash the file system under the store.
+	FS vfs.FS
+	// Fatal, when set, is told about an error pebble cannot continue from
+	// (a failed write-ahead log write or sync) instead of the process
+	// exiting. The database must not be used after it was called. Tests
+	// with FS use it to treat that moment as a crash.
+	Fatal func(msg string)
 
 	// kdf replaces the Argon2 parameters of a new directory's header;
 	// tests use it to make key derivation cheap.
@@ -241,6 +250,13 @@ type Options struct {
 // Open opens (creating if needed) the database in dir. It fails at once with
 // a *LockedError when another process holds the directory.
 func Open(dir string, opts Options) (*DB, error) {
+	if opts.FS != nil {
+		if err := opts.FS.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("create data directory: %w", err)
+		}
+		// pebble locks the directory in FS itself.
+		return open(dir, opts.FS, nil, opts)
+	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", dir, err)
@@ -299,7 +315,7 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 		FS:                 fs,
 		Cache:              cache,
 		Lock:               lock,
-		Logger:             pebbleLogger{log},
+		Logger:             pebbleLogger{l: log, fatal: o.Fatal},
 		FormatMajorVersion: pebble.FormatNewest,
 	}
 	manifests := new(atomic.Int64)
@@ -358,7 +374,10 @@ func (db *DB) Close() error {
 	return db.closeErr
 }
 
-type pebbleLogger struct{ l *slog.Logger }
+type pebbleLogger struct {
+	l     *slog.Logger
+	fatal func(msg string) // nil: exit the process
+}
 
 func (p pebbleLogger) Infof(format string, args ...any) {
 	p.l.Debug(fmt.Sprintf(format, args...), "component", "pebble")
@@ -367,7 +386,12 @@ func (p pebbleLogger) Errorf(format string, args ...any) {
 	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
 }
 func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...), "component", "pebble")
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "component", "pebble")
+	if p.fatal != nil {
+		p.fatal(msg)
+		return
+	}
 	os.Exit(1)
 }
 
