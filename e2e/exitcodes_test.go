@@ -38,7 +38,7 @@ type commandCases struct {
 
 // exitFixture holds what the failure cases need.
 type exitFixture struct {
-	dir, file, garbage, archive, busyPort, deadURL, deadPort string
+	dir, file, garbage, busyPort, deadURL, deadPort string
 }
 
 func newExitFixture(t *testing.T) exitFixture {

@@ -81,7 +81,7 @@ func splice(t *testing.T, doc, begin, end, body string) string {
 	return doc[:i+len(begin)] + body + doc[j:]
 }
 
-var routeHeadingRE = regexp.MustCompile("(?m)^### (GET|POST|PUT|PATCH|DELETE) (/\\S*)$")
+var routeHeadingRE = regexp.MustCompile(`(?m)^### (GET|POST|PUT|PATCH|DELETE) (/\S*)$`)
 
 // TestAPIDoc keeps docs/api.md in step with the routes: its route index
 // and error table are generated from Routes and Status (rewrite them with
