@@ -195,6 +195,9 @@ func (r *root) exportCmd() *ff.Command {
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
 				return err
 			}
+			if f := norm(*format); f != "cma" && f != "jsonl" {
+				return cli.Usagef("--format %q: want cma (or its alias jsonl)", *format)
+			}
 			if (!*sealed || !*secret) && !*raw {
 				return cli.Usagef("--include-sealed and --include-secret filter the raw journal: add --include-raw-journal")
 			}

@@ -140,6 +140,10 @@ func TestBadInput(t *testing.T) {
 		{"raw blank session", []string{"store-raw", "x", "--session-id", "   "}, 2, []string{"--session-id is required"}},
 		{"bad id", []string{"inspect", "not-a-uuid"}, 2, []string{"invalid UUID", "not-a-uuid"}},
 		{"bad secrecy list", []string{"recall-raw", "--secrecy-levels", "public,top"}, 2, []string{"--secrecy-levels", `"top"`}},
+		{"bad export format", []string{"export", "--format", "xml"}, 2, []string{"--format", `"xml"`, "want cma"}},
+		{"blank text", []string{"store", "  "}, 2, []string{"TEXT is empty"}},
+		{"negative limit", []string{"recall", "--limit", "-1"}, 2, []string{`--limit must be a whole number of 0 or more, not "-1"`}},
+		{"meta type error", []string{"store", "x", "--meta-json", `{"tags":"adr"}`}, 2, []string{"--meta-json.tags: want a list of strings, got a string"}},
 		{"empty secrecy list", []string{"dream-tick", "--secrecy-levels", " , "}, 2, []string{"--secrecy-levels", "at least one of public, sensitive, secret"}},
 	}
 	for _, tt := range tests {
