@@ -96,7 +96,7 @@ func TestAdminBackupRestore(t *testing.T) {
 	statsOf := func(env []string) memory.Stats {
 		t.Helper()
 		var s memory.Stats
-		if err := json.Unmarshal([]byte(memsvc(env, "stats").stdout), &s); err != nil {
+		if err := json.Unmarshal([]byte(memsvc(env, "stats", "--json").stdout), &s); err != nil {
 			t.Fatal(err)
 		}
 		return s

@@ -16,7 +16,9 @@ import (
 var (
 	uuidRE      = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timestampRE = regexp.MustCompile(`"\d{4}-\d{2}-\d{2}T[0-9:.]+Z"`)
-	storedRE    = regexp.MustCompile(`^Stored: ([0-9a-f-]{36}) \(store: (\w+), fidelity: 1\)\n$`)
+	// Times in text output, as recall prints them.
+	textTimeRE = regexp.MustCompile(`\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} \S+`)
+	storedRE   = regexp.MustCompile(`^Stored: ([0-9a-f-]{36}) \(store: (\w+), fidelity: 1\)\n$`)
 	// An archive's checksum covers record ids and times, so it differs
 	// between two directories with the same content.
 	checksumRE = regexp.MustCompile(`checksum=[0-9a-f]{64}`)
@@ -70,6 +72,7 @@ func runScenario(t *testing.T, modeFlag, modeValue string) []string {
 	keep := func(r result, replacements ...string) {
 		out := strings.NewReplacer(replacements...).Replace(r.stdout)
 		out = timestampRE.ReplaceAllString(uuidRE.ReplaceAllString(out, "<id>"), `"<time>"`)
+		out = textTimeRE.ReplaceAllString(out, "<time>")
 		out = checksumRE.ReplaceAllString(out, "checksum=<sum>")
 		out = sizeRE.ReplaceAllString(out, "(<n> bytes")
 		outputs = append(outputs, out)
@@ -93,8 +96,9 @@ func runScenario(t *testing.T, modeFlag, modeValue string) []string {
 		t.Fatalf("%s: store-raw: %+v", modeFlag, r)
 	}
 
-	// recall-raw prints JSON: the entry must come back with its text.
-	r := memsvc("recall-raw", "--session-id", "standup-chat")
+	// recall-raw --json prints the API's answer: the entry must come back
+	// with its text.
+	r := memsvc("recall-raw", "--session-id", "standup-chat", "--json")
 	var raw memory.RecallRawQueryResponse
 	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil || r.code != 0 || len(raw.Records) != 1 {
 		t.Fatalf("%s: recall-raw (%v): %+v", modeFlag, err, r)
@@ -108,11 +112,11 @@ func runScenario(t *testing.T, modeFlag, modeValue string) []string {
 	steps := []cliStep{
 		{name: "set-mode", args: []string{"set-mode", "perfect"}, want: "Recall mode set to perfect for all stores\n"},
 		{name: "decay-tick", args: []string{"decay-tick", "--duration", "60"}, want: "Decay tick completed:\n  records updated: 2\n"},
-		{name: "dream-tick", args: []string{"dream-tick", "--dry-run"}, want: `"groups_processed": 1,`},
+		{name: "dream-tick", args: []string{"dream-tick", "--dry-run", "--json"}, want: `"groups_processed": 1,`},
 		{name: "consolidate", args: []string{"consolidate", "--dry-run"}, want: "Consolidated: processed=1, migrated=1, "},
 		{name: "export", args: []string{"export", "--output", archive}, want: "Exported 2 records to " + archive, form: exportedRE},
 		{name: "forget", args: []string{"forget", episodicID, "--confirm"}, want: "Deleted 1 record(s)\n"},
-		{name: "import", args: []string{"import", archive}, want: "Imported 1 records from " + archive + "\n"},
+		{name: "import", args: []string{"import", archive}, want: "Imported 1 of the 2 records of " + archive + "; skipped 1 already stored (--conflict-resolution keep_newer)\n"},
 		{name: "recall", args: []string{"recall", "staging database"}, want: "Found 1 memories (total candidates: 1)"},
 	}
 	for _, s := range steps {
@@ -130,7 +134,7 @@ func runScenario(t *testing.T, modeFlag, modeValue string) []string {
 		t.Fatalf("%s: recall after import: %+v", modeFlag, r)
 	}
 
-	r = memsvc("stats")
+	r = memsvc("stats", "--json")
 	var st memory.Stats
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || r.code != 0 {
 		t.Fatalf("%s: stats (%v): %+v", modeFlag, err, r)

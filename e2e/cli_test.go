@@ -24,7 +24,7 @@ func TestCLIRoundTrip(t *testing.T) {
 		t.Fatalf("store: %+v", r)
 	}
 	id := m[1]
-	r = memsvc("inspect", id)
+	r = memsvc("inspect", id, "--json")
 	var rec memory.MemoryRecord
 	if err := json.Unmarshal([]byte(r.stdout), &rec); err != nil || r.code != 0 {
 		t.Fatalf("inspect stdout is not a record (%v): %+v", err, r)
@@ -32,7 +32,7 @@ func TestCLIRoundTrip(t *testing.T) {
 	if text, _ := rec.Content.Text(); text != "hello" {
 		t.Fatalf("round trip gave %q", text)
 	}
-	r = memsvc("stats")
+	r = memsvc("stats", "--json")
 	var s memory.Stats
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.TotalRecords != 1 {
 		t.Fatalf("stats: %v %+v", err, r)

@@ -138,7 +138,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "Found 1 memories") || !strings.Contains(r.stdout, "bucket ci-cache-eu") {
 		t.Fatalf("cli recall: %+v", r)
 	}
-	r = memsvc("stats")
+	r = memsvc("stats", "--json")
 	var s memory.Stats
 	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil || s.TotalRecords != 2 || !s.BackgroundDecayEnabled {
 		t.Fatalf("cli stats: %v %+v", err, r)

@@ -9,6 +9,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,11 +17,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/peterbourgon/ff/v4"
 	"github.com/peterbourgon/ff/v4/ffhelp"
+	"github.com/peterbourgon/ff/v4/ffval"
 	"golang.org/x/term"
 )
 
@@ -54,9 +57,87 @@ func Run(ctx context.Context, root *ff.Command, args []string, stderr io.Writer,
 	if err == nil {
 		err = root.Run(ctx)
 	} else if !errors.Is(err, ff.ErrHelp) {
-		err = &UsageError{Err: err}
+		err = &UsageError{Err: parseError(err, args)}
 	}
 	return Report(root, err, stderr)
+}
+
+// flagValueRE finds the flag and the value in ff's "--limit: set "-1": ..."
+// errors.
+var flagValueRE = regexp.MustCompile(`(--?[A-Za-z0-9][-A-Za-z0-9]*): set ("(?:[^"\\]|\\.)*"): `)
+
+// parseError rewrites a command-line parse error in plain words: which
+// flag, what value, what it should have been, without Go's parser names
+// ("strconv.ParseUint"). args is the command line, used to name the flag
+// of a "missing value" error.
+func parseError(err error, args []string) error {
+	msg := err.Error()
+	cmd, rest, ok := strings.Cut(msg, ": parse args: ")
+	if !ok {
+		return err
+	}
+	prefix := cmd + ": "
+	if m := flagValueRE.FindStringSubmatch(rest); m != nil {
+		flag, value := m[1], m[2]
+		if ne, ok := errors.AsType[*strconv.NumError](err); ok {
+			return errors.New(prefix + numberMessage(flag, value, ne))
+		}
+		if strings.Contains(rest, "time: invalid duration") || strings.Contains(rest, "time: unknown unit") || strings.Contains(rest, "time: missing unit") {
+			return fmt.Errorf("%s%s must be a duration such as 90s, 5m or 2h, not %s", prefix, flag, value)
+		}
+		if _, why, ok := strings.Cut(rest, "parse error: "); ok {
+			return fmt.Errorf("%s%s %s: %s", prefix, flag, value, why)
+		}
+		return err
+	}
+	if errors.Is(err, ff.ErrUnknownFlag) {
+		name := strings.Trim(strings.TrimPrefix(rest, ff.ErrUnknownFlag.Error()), ` "`)
+		dashes := "--"
+		if len(name) == 1 {
+			dashes = "-"
+		}
+		return fmt.Errorf("%sunknown flag %s%s (see --help for the flags it takes)", prefix, dashes, name)
+	}
+	if rest == "missing value" {
+		for i := len(args) - 1; i >= 0; i-- {
+			if strings.HasPrefix(args[i], "-") && args[i] != "--" {
+				return fmt.Errorf("%sflag %s needs a value", prefix, args[i])
+			}
+		}
+	}
+	return err
+}
+
+// numberMessage says what a numeric flag wants.
+func numberMessage(flag, value string, ne *strconv.NumError) string {
+	if errors.Is(ne.Err, strconv.ErrRange) {
+		return fmt.Sprintf("%s %s is out of range", flag, value)
+	}
+	switch ne.Func {
+	case "ParseUint":
+		return fmt.Sprintf("%s must be a whole number of 0 or more, not %s", flag, value)
+	case "ParseInt", "Atoi":
+		return fmt.Sprintf("%s must be a whole number, not %s", flag, value)
+	case "ParseFloat":
+		return fmt.Sprintf("%s must be a number, not %s", flag, value)
+	case "ParseBool":
+		return fmt.Sprintf("%s must be true or false, not %s", flag, value)
+	default:
+		return fmt.Sprintf("%s: %s is not a valid value", flag, value)
+	}
+}
+
+// Port adds a --name flag that holds a TCP port (0 to 65535), shown as N
+// in help and without a default, so that leaving it out is different from
+// any port. The returned function reports the port and whether the flag
+// was given.
+func Port(fs *ff.FlagSet, name, usage string) func() (uint16, bool) {
+	var port uint16
+	v := ffval.NewValue(&port)
+	if _, err := fs.AddFlag(ff.FlagConfig{LongName: name, Value: v, Placeholder: "N", NoDefault: true, Usage: usage}); err != nil {
+		panic(err) // a programming error: the flag set already has it
+	}
+	return func() (uint16, bool) { return port, v.IsSet() }
 }
 
 // Report prints err (if any) and returns the exit code for it.
@@ -188,10 +269,24 @@ func PrintJSON(w io.Writer, v any) error {
 	return err
 }
 
-// IsTerminal reports whether r is an interactive terminal.
-func IsTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
+// IsTerminal reports whether stream (a reader or writer) is an
+// interactive terminal.
+func IsTerminal(stream any) bool {
+	f, ok := stream.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// Confirm writes prompt to stderr, reads one line from stdin and reports
+// whether it is want (surrounding white space aside). It is for
+// destructive commands on a terminal; without a terminal they require a
+// flag (--yes, --confirm) instead of asking.
+func Confirm(stdin io.Reader, stderr io.Writer, prompt, want string) (bool, error) {
+	fmt.Fprint(stderr, prompt)
+	line, err := bufio.NewReader(stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read confirmation: %w", err)
+	}
+	return strings.TrimSpace(line) == want, nil
 }
 
 // NewLogger returns a logger writing to w at the named level ("trace",
@@ -227,4 +322,31 @@ func Getenv(environ []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// CheckVerifiable returns an error naming path when a verifier would have
+// nothing to check there: no such file, not a regular file, an empty file
+// or one that cannot be read. what names the kind of file ("audit log").
+// A verifier must not report success on nothing.
+func CheckVerifiable(what, path string) error {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("no %s at %s: nothing to verify (check the path)", what, path)
+	case err != nil:
+		return fmt.Errorf("cannot read %s %s: %w", what, path, err)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s %s is not a regular file (%s)", what, path, st.Mode().Type())
+	case st.Size() == 0:
+		return fmt.Errorf("%s %s is empty: nothing to verify", what, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s %s: %w", what, path, err)
+	}
+	defer f.Close()
+	if _, err := f.Read(make([]byte, 1)); err != nil {
+		return fmt.Errorf("cannot read %s %s: %w", what, path, err)
+	}
+	return nil
 }

@@ -2,8 +2,10 @@ package memory
 
 import (
 	"encoding/json"
+	"errors"
 	"maps"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -276,6 +278,9 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 	}
 	var m MetaMemory
 	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok && te.Field != "" {
+			return nil, Invalid(field+"."+te.Field, "want %s, got %s", jsonKind(te.Type), article(te.Value))
+		}
 		return nil, Invalid(field, "not a valid meta-memory JSON object: %v", err)
 	}
 	// Validate what will be stored: the service turns schema version 0
@@ -288,6 +293,61 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 		return nil, err
 	}
 	return &m, nil
+}
+
+// jsonKind says in JSON's words what a Go type accepts: "a string", "a
+// list of strings", "a number", "an object".
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		switch k := jsonKind(t.Elem()); k {
+		case "a string":
+			return "a list of strings"
+		case "an object":
+			return "a list of objects"
+		default:
+			return "a list"
+		}
+	case reflect.Struct:
+		if t == reflect.TypeFor[time.Time]() {
+			return "an RFC 3339 time string"
+		}
+		return "an object"
+	default:
+		return "an object"
+	}
+}
+
+// article turns encoding/json's name of a JSON value ("string", "number",
+// "array", "object", "bool") into words.
+func article(value string) string {
+	switch value {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "bool":
+		return "true or false"
+	case "":
+		return "another kind of value"
+	default:
+		if n, ok := strings.CutPrefix(value, "number "); ok {
+			return "a number (" + n + ")"
+		}
+		return "a " + value
+	}
 }
 
 // metaFieldNames lists the top-level fields of a meta-memory document,

@@ -122,7 +122,7 @@ func TestParseMetaJSON(t *testing.T) {
 		{`[1]`, "meta_json"},
 		{`"text"`, "meta_json"},
 		{`{"capture_status":"Provided"}`, "meta_json"},
-		{`{"confidence":"high"}`, "meta_json"},
+		{`{"confidence":"high"}`, "meta_json.confidence"},
 		{`{"confidence":1.5}`, "meta_json.confidence"},
 		{`{"context_edges":[{"relation":"supports"}]}`, "meta_json.context_edges[0].target_id"},
 		{`{"evidence":[{"confidence":-1}]}`, "meta_json.evidence[0].confidence"},
@@ -148,6 +148,24 @@ func TestParseMetaJSON(t *testing.T) {
 	_, err = ParseMetaJSON("meta_json", `{"intnet":"x"}`)
 	if err == nil || !strings.Contains(err.Error(), `meta_json: unknown field "intnet"`) || !strings.Contains(err.Error(), "intent, parent_meta_ids, rationale") {
 		t.Errorf("misspelt field: %v", err)
+	}
+	// A value of the wrong JSON type names the field and the kind of
+	// value it takes, in JSON's words rather than Go's.
+	for in, want := range map[string]string{
+		`{"tags":"adr"}`:          "meta_json.tags: want a list of strings, got a string",
+		`{"intent":5}`:            "meta_json.intent: want a string, got a number",
+		`{"confidence":"high"}`:   "meta_json.confidence: want a number, got a string",
+		`{"alternatives":{}}`:     "meta_json.alternatives: want a list of objects, got an object",
+		`{"goals":[true]}`:        "meta_json.goals: want a string, got true or false",
+		`{"schema_version":-1.5}`: "meta_json.schema_version: want a whole number, got a number (-1.5)",
+	} {
+		_, err := ParseMetaJSON("meta_json", in)
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: got %v, want %q", in, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go struct") || strings.Contains(err.Error(), "[]string")) {
+			t.Errorf("%s: the message names a Go type: %v", in, err)
+		}
 	}
 	// A syntax error says it is not a meta-memory object.
 	_, err = ParseMetaJSON("meta_json", `{`)

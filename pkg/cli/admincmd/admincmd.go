@@ -48,8 +48,9 @@ type root struct {
 	stderr  io.Writer
 	environ []string
 	now     func() time.Time
-	// progressEvery is the least time between two progress lines.
-	progressEvery time.Duration
+	// terminal reports whether a stream is a terminal (cli.IsTerminal;
+	// tests replace it).
+	terminal func(any) bool
 
 	quiet   bool
 	version bool
@@ -58,9 +59,9 @@ type root struct {
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string, now func() time.Time) *root {
-	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, now: now, progressEvery: 2 * time.Second}
+	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, now: now, terminal: cli.IsTerminal}
 	r.flags = ff.NewFlagSet("memsvc-admin")
-	r.flags.BoolVar(&r.quiet, 'q', "quiet", "no progress or informational messages on stderr (errors and warnings still appear)")
+	r.flags.BoolVar(&r.quiet, 'q', "quiet", "no progress line or informational messages on stderr (errors and warnings still appear)")
 	r.flags.BoolVar(&r.version, 'V', "version", "print the version and exit")
 	r.cmd = &ff.Command{
 		Name:      "memsvc-admin",
@@ -161,33 +162,10 @@ func (r *root) warn(format string, args ...any) {
 	fmt.Fprintf(r.stderr, "warning: "+format+"\n", args...)
 }
 
-// progress returns a callback for byte counts that prints "<label>: <n>
-// <verb>" on stderr at most once per progressEvery, starting only after
-// the work has taken that long, so quick work stays silent. It returns
-// nil with --quiet.
-func (r *root) progress(label, verb string) func(int64) {
-	if r.quiet {
-		return nil
-	}
-	next := r.now().Add(r.progressEvery)
-	return func(n int64) {
-		if t := r.now(); !t.Before(next) {
-			fmt.Fprintf(r.stderr, "%s: %s %s\n", label, formatBytes(n), verb)
-			next = t.Add(r.progressEvery)
-		}
-	}
-}
-
-// formatBytes renders n bytes for people: 512 B, 1.5 KiB, 12.0 MiB.
-func formatBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, i := float64(n)/unit, 0
-	for v >= unit && i < 4 {
-		v /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "KMGTP"[i])
+// bar returns the progress line of long work: shown on stderr only when
+// stdout and stderr are both terminals and --quiet was not given; nil
+// (which draws nothing) otherwise, so cron jobs and pipes see no progress.
+func (r *root) bar(label string, total int64) *cli.Progress {
+	show := !r.quiet && r.terminal(r.stdout) && r.terminal(r.stderr)
+	return cli.NewProgress(r.stderr, show, cli.ProgressOptions{Label: label, Unit: cli.Bytes, Total: total, Now: r.now})
 }

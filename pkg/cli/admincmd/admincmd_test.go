@@ -40,6 +40,8 @@ type invocation struct {
 	env   []string
 	stdin string
 	clock *clock
+	// terminal makes the run believe stdout and stderr are terminals.
+	terminal bool
 }
 
 func (in invocation) run(t *testing.T, args ...string) result {
@@ -50,6 +52,7 @@ func (in invocation) run(t *testing.T, args ...string) result {
 		c = &clock{t: t0, step: time.Second}
 	}
 	r := newRoot(strings.NewReader(in.stdin), &stdout, &stderr, in.env, c.now)
+	r.terminal = func(any) bool { return in.terminal }
 	code := cli.Run(t.Context(), r.cmd, args, &stderr)
 	return result{stdout: stdout.String(), stderr: stderr.String(), code: code}
 }
@@ -111,7 +114,7 @@ func TestHelpAndUsage(t *testing.T) {
 		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--keep", "0"}, 2, "", "keep at least 1"},
 		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--encrypt"}, 2, "", "--encrypt needs a passphrase"},
 		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--encryption-key", "k"}, 2, "", "without --encrypt"},
-		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--include-sealed"}, 2, "", "--include-raw-journal"},
+		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--include-raw-journal=false", "--include-sealed=false"}, 2, "", "--include-raw-journal=false leaves out"},
 		{[]string{"backup", "--dir", "d", "--server-url", "http://127.0.0.1:1", "--stores", "episodic,attic"}, 2, "", "--stores"},
 		{[]string{"restore", "--server-url", "http://127.0.0.1:1"}, 2, "", "missing FILE"},
 		{[]string{"restore", "--server-url", "http://127.0.0.1:1", "x.cma", "--strategy", "overwrite"}, 2, "", "--strategy"},
@@ -121,14 +124,6 @@ func TestHelpAndUsage(t *testing.T) {
 		if r.code != tc.code || r.stdout != tc.stdout || !strings.Contains(r.stderr, tc.inStderr) {
 			t.Errorf("%q: exit %d, stdout %q, stderr:\n%s\nwant exit %d, stdout %q, stderr containing %q",
 				tc.args, r.code, r.stdout, r.stderr, tc.code, tc.stdout, tc.inStderr)
-		}
-	}
-}
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := formatBytes(n); got != want {
-			t.Errorf("formatBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -65,7 +65,9 @@ func (r *root) archiveVerifyCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			sc, err := scanArchive(path, pass, r.progress("verify", "read"))
+			bar := r.bar("verify", fileSize(path))
+			sc, err := scanArchive(path, pass, bar.Set)
+			bar.Done()
 			if err != nil {
 				return r.archiveFailed(path, sc, err)
 			}
@@ -116,7 +118,9 @@ func (r *root) archiveInspectCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			sc, err := scanArchive(path, pass, r.progress("inspect", "read"))
+			bar := r.bar("inspect", fileSize(path))
+			sc, err := scanArchive(path, pass, bar.Set)
+			bar.Done()
 			if errors.Is(err, archive.ErrNeedKey) {
 				return cli.PrintJSON(r.stdout, inspectReport{
 					Path:      path,
@@ -391,6 +395,16 @@ func (p *progressReader) Read(b []byte) (int, error) {
 	p.n += int64(n)
 	p.progress(p.n)
 	return n, err
+}
+
+// fileSize is the size of the file at path, or 0 when it cannot be told
+// (the command reports that problem itself).
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 // oneFile returns the single FILE argument.

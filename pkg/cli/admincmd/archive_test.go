@@ -323,19 +323,25 @@ func TestArchiveMissingFile(t *testing.T) {
 	}
 }
 
-// TestArchiveProgress: a long read reports progress on stderr, never on
-// stdout, and --quiet silences it.
+// TestArchiveProgress: reading an archive on a terminal draws a bar with
+// the share of the file read, on stderr, never on stdout; without a
+// terminal or with --quiet nothing is drawn.
 func TestArchiveProgress(t *testing.T) {
 	path := writeFile(t, t.TempDir(), "a.cma", fixtureArchive(t, ""))
 	c := &clock{t: t0, step: time.Hour}
-	r := invocation{clock: c}.run(t, "archive", "verify", path)
-	if r.code != 0 || !regexp.MustCompile(`(?m)^verify: [0-9.]+ (B|KiB) read$`).MatchString(r.stderr) {
+	r := invocation{clock: c, terminal: true}.run(t, "archive", "verify", path)
+	if r.code != 0 || !regexp.MustCompile(`\rverify \[=+\] 100% [0-9.]+ (B|KiB)/[0-9.]+ (B|KiB) `).MatchString(r.stderr) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
 	}
 	decode(t, r)
-	r = invocation{clock: c}.run(t, "--quiet", "archive", "verify", path)
-	if r.code != 0 || r.stderr != "" {
-		t.Fatalf("--quiet: exit %d, stderr %q", r.code, r.stderr)
+	for _, in := range []invocation{{clock: c}, {clock: c, terminal: true}} {
+		args := []string{"archive", "verify", path}
+		if in.terminal {
+			args = append([]string{"--quiet"}, args...)
+		}
+		if r := in.run(t, args...); r.code != 0 || r.stderr != "" {
+			t.Fatalf("terminal=%v %q: exit %d, stderr %q", in.terminal, args, r.code, r.stderr)
+		}
 	}
 }
 

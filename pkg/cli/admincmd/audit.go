@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/peterbourgon/ff/v4"
@@ -49,6 +47,7 @@ func (r *root) auditVerifyCmd() *ff.Command {
 			"sequence it should carry, the fault (blank, syntax, version, noncanonical,\n" +
 			"sequence, prev_hash, entry_hash) and the reason, and exits 1; entries, last_sequence\n" +
 			"and head_hash then describe the intact lines before it.\n\n" +
+			"A missing, empty or unreadable log is an error (exit 1): there is nothing to verify.\n\n" +
 			"A last line without its newline is what a server appending at that moment (or a\n" +
 			"crash in the middle of an append) leaves: it is reported as a warning with\n" +
 			"\"torn_tail\": true and exit code 0, since every complete line verified. The file is\n" +
@@ -72,10 +71,10 @@ func (r *root) auditVerifyCmd() *ff.Command {
 			case p == "":
 				p = filepath.Join("data", "audit.jsonl")
 			}
-			// VerifyFile treats a missing file as an empty log; here a
-			// missing file is more likely a wrong path.
-			if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-				return fmt.Errorf("no audit log at %s (name it with --path or --data-dir)", p)
+			// VerifyFile treats a missing file as an empty log; a verifier
+			// must not pass on nothing.
+			if err := cli.CheckVerifiable("audit log", p); err != nil {
+				return fmt.Errorf("%w (name the log with --path or --data-dir)", err)
 			}
 			rep, err := audit.VerifyFile(p)
 			out := auditReport{Path: p, Entries: rep.Entries, LastSequence: rep.LastSequence, HeadHash: rep.HeadHash, OK: true}

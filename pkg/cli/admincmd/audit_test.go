@@ -176,4 +176,14 @@ func TestAuditVerifyMissing(t *testing.T) {
 	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "no audit log at "+path) {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// An empty log or a directory is nothing to verify either.
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{path: "audit log " + path + " is empty", filepath.Dir(path): "is not a regular file"} {
+		r := run(t, "audit", "verify", "--path", p)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d\n%s%s", p, r.code, r.stdout, r.stderr)
+		}
+	}
 }

@@ -36,19 +36,21 @@ func (r *root) backupCmd() *ff.Command {
 	dir := fs.StringLong("dir", "", "backup directory (created 0700 if missing)")
 	keep := fs.IntLong("keep", 7, "complete backups to keep in --dir, the new one included; older ones are deleted")
 	storesFlag := fs.StringLong("stores", "", "comma-separated stores to back up (default: all)")
-	raw := fs.BoolLong("include-raw-journal", "also back up the raw journal (sealed and secret entries only with --include-sealed / --include-secret)")
-	sealed := fs.BoolLong("include-sealed", "with --include-raw-journal, also back up sealed entries")
-	secret := fs.BoolLong("include-secret", "with --include-raw-journal, also back up secret entries")
+	raw := fs.BoolLongDefault("include-raw-journal", true, "back up the raw journal too, every entry of every visibility and secrecy level (--include-raw-journal=false: curated memories only)")
+	sealed := fs.BoolLongDefault("include-sealed", true, "back up sealed raw entries (--include-sealed=false leaves them out)")
+	secret := fs.BoolLongDefault("include-secret", true, "back up secret raw entries (--include-secret=false leaves them out)")
 	encrypt := fs.BoolLong("encrypt", "encrypt the backup with a passphrase")
 	key := fs.StringLong("encryption-key", "", "passphrase for --encrypt (visible in process listings; prefer --encryption-key-stdin)")
 	keyStdin := fs.BoolLong("encryption-key-stdin", "read the passphrase for --encrypt from stdin (prompted without echo on a terminal)")
 	timeout := fs.DurationLong("timeout", 0, "give up when the export takes longer than this; 0 means no limit")
 	return &ff.Command{
 		Name:      "backup",
-		Usage:     "memsvc-admin backup --server-url URL --dir DIR [--keep N] [--include-raw-journal] [--encrypt --encryption-key-stdin]",
+		Usage:     "memsvc-admin backup --server-url URL --dir DIR [--keep N] [--encrypt --encryption-key-stdin]",
 		ShortHelp: "back up a running server into a directory, verified and rotated (JSON)",
-		LongHelp: "Exports the server's memories through its HTTP API and keeps the newest --keep\n" +
-			"backups in --dir. Step by step:\n\n" +
+		LongHelp: "Exports everything the server holds through its HTTP API, the curated memories\n" +
+			"and every raw journal entry (sealed and secret ones included; the --include-*\n" +
+			"flags =false narrow it), and keeps the newest --keep backups in --dir.\n" +
+			"Step by step:\n\n" +
 			"  1. lock --dir (a second backup into the same directory fails) and delete the\n" +
 			"     memsvc-*.cma.part files that an interrupted run left behind;\n" +
 			"  2. stream the export into DIR/memsvc-<UTC time>.cma.part (mode 0600), never\n" +
@@ -60,13 +62,13 @@ func (r *root) backupCmd() *ff.Command {
 			"     in DIR are never touched.\n\n" +
 			"Any failure exits 1 and leaves no new .cma and no .part behind; older backups\n" +
 			"are deleted only after a new one is complete. Prints the new backup's path,\n" +
-			"counts, size and checksum, and what was kept and removed. Progress goes to\n" +
-			"stderr while the export runs; --quiet keeps stderr empty on success (for cron).\n" +
+			"counts, size and checksum, and what was kept and removed. On a terminal a\n" +
+			"progress line shows the bytes written; --quiet keeps stderr empty on success.\n" +
 			"deploy-docs/memsvc-backup.service and .timer run it daily under systemd.\n\n" +
 			"Examples:\n" +
 			"  memsvc-admin backup --server-url http://127.0.0.1:8420 --dir /var/backups/memsvc\n" +
 			"  MEMSVC_SERVER_API_KEY=... memsvc-admin --quiet backup --server-url https://mem.example.com \\\n" +
-			"      --dir /var/backups/memsvc --keep 30 --include-raw-journal\n" +
+			"      --dir /var/backups/memsvc --keep 30\n" +
 			"  memsvc-admin backup --dir /var/backups/memsvc --encrypt --encryption-key-stdin < /etc/memsvc/backup.pass",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -79,8 +81,8 @@ func (r *root) backupCmd() *ff.Command {
 			if *keep < 1 {
 				return cli.Usagef("--keep %d: keep at least 1 backup", *keep)
 			}
-			if (*sealed || *secret) && !*raw {
-				return cli.Usagef("--include-sealed and --include-secret apply to the raw journal: add --include-raw-journal")
+			if (!*sealed || !*secret) && !*raw {
+				return cli.Usagef("--include-sealed and --include-secret filter the raw journal, which --include-raw-journal=false leaves out")
 			}
 			req := memory.DefaultExportRequest()
 			req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret, req.Encrypt = *raw, *sealed, *secret, *encrypt
@@ -105,14 +107,16 @@ func (r *root) backupCmd() *ff.Command {
 				return err
 			}
 			r.info("backup: exporting from %s into %s", url, *dir)
+			bar := r.bar("backup", 0)
 			res, err := backup.Create(ctx, c, backup.Options{
 				Dir:      *dir,
 				Keep:     *keep,
 				Request:  req,
 				Now:      r.now,
 				Logger:   r.logger(),
-				Progress: r.progress("backup", "written"),
+				Progress: bar.Set,
 			})
+			bar.Done()
 			if res.ArchiveID == "" {
 				return fmt.Errorf("backup: %w", err)
 			}
@@ -134,7 +138,7 @@ func (r *root) backupCmd() *ff.Command {
 				Removed:          nonNil(res.Removed),
 				LeftoversRemoved: nonNil(res.Leftovers),
 			})
-			r.info("backup: %s complete (%d records, %s, verified)", res.Path, sum.Header.Records(), formatBytes(sum.Size))
+			r.info("backup: %s complete (%d records, %s, verified)", res.Path, sum.Header.Records(), cli.FormatBytes(sum.Size))
 			if err != nil {
 				err = fmt.Errorf("backup %s is complete, but: %w", res.Path, err)
 			}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -110,7 +111,7 @@ func TestBackup(t *testing.T) {
 	srv.populate(t)
 	dir := filepath.Join(t.TempDir(), "backups")
 	c := &clock{t: t0, step: time.Second}
-	r := invocation{clock: c}.run(t, "backup", "--server-url", srv.url, "--dir", dir, "--include-raw-journal")
+	r := invocation{clock: c}.run(t, "backup", "--server-url", srv.url, "--dir", dir)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}
@@ -119,8 +120,9 @@ func TestBackup(t *testing.T) {
 	if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "memsvc-20261101T0200") || !strings.HasSuffix(path, "Z.cma") {
 		t.Fatalf("path %q", path)
 	}
-	// 4 curated; the raw journal without sealed and secret entries: 2.
-	if num(t, m, "records") != 6 || num(t, m, "curated_records") != 4 || num(t, m, "raw_records") != 2 || m["format"] != "plaintext" || m["verified"] != true {
+	// Everything by default: 4 curated, and all 4 raw entries, the sealed
+	// and the secret one included.
+	if num(t, m, "records") != 8 || num(t, m, "curated_records") != 4 || num(t, m, "raw_records") != 4 || m["format"] != "plaintext" || m["verified"] != true {
 		t.Errorf("report %v", m)
 	}
 	if fmt.Sprint(m["kept"]) != "["+path+"]" || fmt.Sprint(m["removed"]) != "[]" || fmt.Sprint(m["leftovers_removed"]) != "[]" {
@@ -130,12 +132,12 @@ func TestBackup(t *testing.T) {
 	if err != nil || st.Mode().Perm() != 0o600 || int64(num(t, m, "size_bytes")) != st.Size() {
 		t.Fatalf("backup file: %v %v", st, err)
 	}
-	if !strings.Contains(r.stderr, "backup: "+path+" complete (6 records") {
+	if !strings.Contains(r.stderr, "backup: "+path+" complete (8 records") {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	// The file verifies on its own, with the checksum the backup reported.
 	v := run(t, "archive", "verify", path)
-	if vm := decode(t, v); v.code != 0 || vm["checksum"] != m["checksum"] || num(t, vm, "records") != 6 {
+	if vm := decode(t, v); v.code != 0 || vm["checksum"] != m["checksum"] || num(t, vm, "records") != 8 {
 		t.Errorf("archive verify: %d %v", v.code, vm)
 	}
 	// --quiet: JSON on stdout and nothing on stderr.
@@ -143,19 +145,44 @@ func TestBackup(t *testing.T) {
 	if r.code != 0 || r.stderr != "" {
 		t.Fatalf("--quiet: exit %d, stderr %q", r.code, r.stderr)
 	}
-	if m := decode(t, r); num(t, m, "records") != 4 {
+	if m := decode(t, r); num(t, m, "records") != 8 {
 		t.Errorf("--quiet report %v", m)
+	}
+	// The filters narrow it when asked.
+	for _, tc := range []struct {
+		flags   []string
+		curated int
+		raw     int
+	}{
+		{[]string{"--include-raw-journal=false"}, 4, 0},
+		{[]string{"--include-secret=false"}, 4, 3},
+		{[]string{"--include-sealed=false", "--include-secret=false"}, 4, 2},
+	} {
+		r := invocation{clock: c}.run(t, append([]string{"--quiet", "backup", "--server-url", srv.url, "--dir", dir}, tc.flags...)...)
+		if m := decode(t, r); r.code != 0 || num(t, m, "curated_records") != tc.curated || num(t, m, "raw_records") != tc.raw {
+			t.Errorf("%v: exit %d, report %v", tc.flags, r.code, m)
+		}
 	}
 }
 
-// TestBackupProgress: a backup that takes a while reports the bytes
-// written on stderr.
+// TestBackupProgress: on a terminal a backup draws a progress line with
+// the bytes written and the rate on stderr; without a terminal, or with
+// --quiet, there is none.
 func TestBackupProgress(t *testing.T) {
 	srv := newServer(t, httpapi.Options{}, nil)
 	srv.populate(t)
-	r := invocation{clock: &clock{t: t0, step: time.Hour}}.run(t, "backup", "--server-url", srv.url, "--dir", t.TempDir())
-	if r.code != 0 || !strings.Contains(r.stderr, " written\n") {
+	r := invocation{clock: &clock{t: t0, step: time.Hour}, terminal: true}.run(t, "backup", "--server-url", srv.url, "--dir", t.TempDir())
+	if r.code != 0 || !regexp.MustCompile(`\rbackup [0-9.]+ (B|KiB) [0-9.]+ B/s \d+h0m0s *\n`).MatchString(r.stderr) {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+	for _, in := range []invocation{{clock: &clock{t: t0, step: time.Hour}}, {clock: &clock{t: t0, step: time.Hour}, terminal: true}} {
+		args := []string{"backup", "--server-url", srv.url, "--dir", t.TempDir()}
+		if in.terminal {
+			args = append([]string{"--quiet"}, args...)
+		}
+		if r := in.run(t, args...); r.code != 0 || strings.Contains(r.stderr, "\r") || strings.Contains(r.stderr, "B/s") {
+			t.Fatalf("terminal=%v %q: exit %d, stderr %q", in.terminal, args, r.code, r.stderr)
+		}
 	}
 }
 
@@ -384,7 +411,7 @@ func TestRestoreReplace(t *testing.T) {
 	src := newServer(t, httpapi.Options{}, nil)
 	src.populate(t)
 	dir := t.TempDir()
-	r := run(t, "--quiet", "backup", "--server-url", src.url, "--dir", dir, "--include-raw-journal")
+	r := run(t, "--quiet", "backup", "--server-url", src.url, "--dir", dir)
 	if r.code != 0 {
 		t.Fatalf("backup: %d\n%s", r.code, r.stderr)
 	}
@@ -410,11 +437,11 @@ func TestRestoreReplace(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("replace --yes: exit %d\n%s", r.code, r.stderr)
 	}
-	if m := decode(t, r); num(t, m, "records_imported") != 6 || m["strategy"] != "replace" {
+	if m := decode(t, r); num(t, m, "records_imported") != 8 || m["strategy"] != "replace" {
 		t.Errorf("report %v", m)
 	}
 	after := dst.stats(t)
-	if after.TotalRecords != 4 || after.RecordsByStore[memory.StoreEmotional] != 0 || after.RawJournalRecords != 2 {
+	if after.TotalRecords != 4 || after.RecordsByStore[memory.StoreEmotional] != 0 || after.RawJournalRecords != 4 {
 		t.Errorf("after replace: %+v", after)
 	}
 }

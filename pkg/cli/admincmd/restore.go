@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,7 +83,9 @@ func (r *root) restoreCmd() *ff.Command {
 				req.DecryptionKey = &s
 			}
 
-			sc, err := scanArchive(path, pass, r.progress("restore: verify", "read"))
+			bar := r.bar("restore: verify", fileSize(path))
+			sc, err := scanArchive(path, pass, bar.Set)
+			bar.Done()
 			if err != nil {
 				return fmt.Errorf("nothing restored: %w", archiveError(path, err))
 			}
@@ -101,14 +102,13 @@ func (r *root) restoreCmd() *ff.Command {
 				return fmt.Errorf("open archive: %w", err)
 			}
 			defer f.Close()
-			var src io.Reader = bufio.NewReaderSize(f, 1<<20)
-			if p := r.progress("restore", "sent"); p != nil {
-				src = &progressReader{r: src, progress: p}
-			}
-			resp, err := c.Import(ctx, &req, src)
+			bar = r.bar("restore", fileSize(path))
+			resp, err := c.Import(ctx, &req, &cli.ProgressReader{R: bufio.NewReaderSize(f, 1<<20), P: bar})
 			if err != nil {
+				bar.Clear()
 				return fmt.Errorf("import into %s: %w", url, err)
 			}
+			bar.Done()
 			return cli.PrintJSON(r.stdout, restoreReport{
 				Path:               path,
 				ServerURL:          url,
@@ -126,12 +126,11 @@ func (r *root) restoreCmd() *ff.Command {
 // confirm asks on stderr and reads one line from stdin, which must equal
 // want.
 func (r *root) confirm(prompt, want string) error {
-	fmt.Fprint(r.stderr, prompt)
-	line, err := bufio.NewReader(r.stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read confirmation: %w", err)
+	ok, err := cli.Confirm(r.stdin, r.stderr, prompt, want)
+	if err != nil {
+		return err
 	}
-	if strings.TrimSpace(line) != want {
+	if !ok {
 		return errors.New("restore cancelled: not confirmed")
 	}
 	return nil

@@ -61,7 +61,7 @@ func TestExportStoresFlag(t *testing.T) {
 		}
 		slices.Sort(want[st])
 	}
-	out, errOut, code := run(t, dir, "store-raw", "a verbatim line", "--session-id", "s")
+	out, errOut, code := run(t, dir, "store-raw", "a verbatim line", "--session-id", "s", "--json")
 	if code != 0 {
 		t.Fatalf("store-raw: %d %s", code, errOut)
 	}

@@ -19,8 +19,10 @@ func (r *root) auditVerifyCmd() *ff.Command {
 		Usage:     "memsvc audit-verify [--path FILE]",
 		ShortHelp: "verify the audit log's hash chain",
 		LongHelp: "Recomputes every entry's hash and checks the chain. Works while the server\n" +
-			"runs (it only reads the file). Exits 1 and names the first broken line when the\n" +
-			"log was tampered with; a partly written last line of a live log is a warning.\n\n" +
+			"runs (it only reads the file, on this machine: --server-url does not apply).\n" +
+			"Exits 1 and names the first broken line when the log was tampered with, and\n" +
+			"also when the log is missing, empty or unreadable: there is nothing to verify.\n" +
+			"A partly written last line of a live log is a warning.\n\n" +
 			"Examples:\n" +
 			"  memsvc audit-verify\n" +
 			"  memsvc audit-verify --path /var/lib/memsvc/data/audit.jsonl",
@@ -40,12 +42,20 @@ func (r *root) auditVerifyCmd() *ff.Command {
 				}
 				p = cfg.AuditLogPath()
 			}
+			if err := cli.CheckVerifiable("audit log", p); err != nil {
+				if *path == "" {
+					err = fmt.Errorf("%w; name the log with --path (audit-verify reads it from this machine's disk, never through --server-url)", err)
+				}
+				return err
+			}
 			rep, err := audit.VerifyFile(p)
 			switch {
 			case errors.Is(err, audit.ErrTorn):
 				fmt.Fprintf(r.stderr, "warning: %v (the log is being written; the complete lines verify)\n", err)
+			case errors.As(err, new(*audit.BrokenError)):
+				return fmt.Errorf("audit log %s is NOT intact: %w", p, err)
 			case err != nil:
-				return fmt.Errorf("audit log is NOT intact: %w", err)
+				return fmt.Errorf("audit log %s: %w", p, err)
 			}
 			_, err = fmt.Fprintf(r.stdout, "Audit log verified:\n  path=%s\n  entries=%d\n  last_sequence=%d\n  head_hash=%s\n  ok\n",
 				rep.Path, rep.Entries, rep.LastSequence, rep.HeadHash)

@@ -3,7 +3,6 @@ package servercmd
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -32,23 +31,24 @@ func (r *root) storeCmd() *ff.Command {
 	storeName := fs.StringLong("store", "episodic", "store: "+memory.StoreTypeNames())
 	embedding := fs.StringLong("embedding", "", "embedding as comma-separated numbers, e.g. `0.12,-0.4,0.9`")
 	metaJSON := fs.StringLong("meta-json", "", "meta-memory JSON: intent, rationale, tags, evidence, ...")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "store",
 		Usage:     "memsvc store <TEXT> [--store STORE] [--embedding NUMS] [--meta-json JSON]",
 		ShortHelp: "store a text memory",
-		LongHelp: "Stores TEXT as a curated memory and prints its id.\n\n" +
+		LongHelp: "Stores TEXT as a curated memory and prints its id (--json: the API's answer).\n\n" +
 			"Examples:\n" +
 			"  memsvc store \"Deploys need two approvals\" --store procedural\n" +
 			"  memsvc store \"chose pebble for storage\" --meta-json '{\"intent\":\"pick a store\",\"tags\":[\"adr\"]}'",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			text, err := oneArg(args, "TEXT")
+			text, err := textArg(args)
 			if err != nil {
 				return err
 			}
 			st, err := memory.ParseStoreType(strings.ToLower(*storeName))
 			if err != nil {
-				return fmt.Errorf("--store: %w", err)
+				return cli.Usagef("--store: %v", err)
 			}
 			vec, err := parseEmbedding(*embedding)
 			if err != nil {
@@ -56,7 +56,7 @@ func (r *root) storeCmd() *ff.Command {
 			}
 			meta, err := memory.ParseMetaJSON("--meta-json", *metaJSON)
 			if err != nil {
-				return err
+				return &cli.UsageError{Err: err}
 			}
 			content := memory.TextContent(text)
 			content.Blocks[0].Embedding = vec
@@ -68,6 +68,9 @@ func (r *root) storeCmd() *ff.Command {
 				}
 				if st == memory.StoreWorking {
 					fmt.Fprintln(r.stderr, "warning: the working store lives in memory; this record is gone when this command exits (store it through a running server with --server-url to keep it)")
+				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
 				}
 				_, err = fmt.Fprintf(r.stdout, "Stored: %s (store: %s, fidelity: %s)\n", resp.RecordID, resp.Store, strconv.FormatFloat(resp.InitialFidelity, 'f', -1, 64))
 				return err
@@ -86,7 +89,7 @@ func parseEmbedding(s string) ([]float32, error) {
 	for i, p := range parts {
 		v, err := strconv.ParseFloat(strings.TrimSpace(p), 32)
 		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("--embedding: item %d (%q) is not a finite number", i+1, strings.TrimSpace(p))
+			return nil, cli.Usagef("--embedding: item %d (%q) is not a finite number", i+1, strings.TrimSpace(p))
 		}
 		out[i] = float32(v)
 	}
@@ -103,17 +106,19 @@ func (r *root) storeRawCmd() *ff.Command {
 	visibility := fs.StringLong("visibility", "normal", "visibility: normal, private_scratch, sealed")
 	secrecy := fs.StringLong("secrecy-level", "public", "secrecy level: public, sensitive, secret")
 	metaJSON := fs.StringLong("meta-json", "", "meta-memory JSON")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "store-raw",
 		Usage:     "memsvc store-raw <TEXT> --session-id ID [FLAGS]",
 		ShortHelp: "append a verbatim entry to the raw journal",
-		LongHelp: "Appends TEXT verbatim to the raw journal and prints the stored entry as JSON.\n" +
+		LongHelp: "Appends TEXT verbatim to the raw journal and prints the new entry's id, session,\n" +
+			"visibility and secrecy level (--json: the API's answer).\n" +
 			"Raw entries are curated into memories only by dream processing.\n\n" +
 			"Example:\n" +
 			"  memsvc store-raw \"user: how do I rotate keys?\" --session-id chat-42 --speaker user",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			text, err := oneArg(args, "TEXT")
+			text, err := textArg(args)
 			if err != nil {
 				return err
 			}
@@ -128,29 +133,54 @@ func (r *root) storeRawCmd() *ff.Command {
 				req.TurnID = turn
 			}
 			if req.Source, err = memory.ParseRawSource(norm(*source)); err != nil {
-				return fmt.Errorf("--source: %w", err)
+				return cli.Usagef("--source: %v", err)
 			}
 			if req.Speaker, err = memory.ParseRawSpeaker(norm(*speaker)); err != nil {
-				return fmt.Errorf("--speaker: %w", err)
+				return cli.Usagef("--speaker: %v", err)
 			}
 			if req.Visibility, err = memory.ParseVisibility(norm(*visibility)); err != nil {
-				return fmt.Errorf("--visibility: %w", err)
+				return cli.Usagef("--visibility: %v", err)
 			}
 			if req.SecrecyLevel, err = memory.ParseSecrecyLevel(norm(*secrecy)); err != nil {
-				return fmt.Errorf("--secrecy-level: %w", err)
+				return cli.Usagef("--secrecy-level: %v", err)
 			}
 			if req.Meta, err = memory.ParseMetaJSON("--meta-json", *metaJSON); err != nil {
-				return err
+				return &cli.UsageError{Err: err}
 			}
 			return r.withService(ctx, func(svc memory.Service) error {
 				resp, err := svc.EncodeStoreRaw(ctx, req)
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(r.stdout, resp)
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
+				return printStoredRaw(r.stdout, resp)
 			})
 		},
 	}
+}
+
+// textArg returns the TEXT argument of store and store-raw; blank text is
+// refused before anything is opened.
+func textArg(args []string) (string, error) {
+	text, err := oneArg(args, "TEXT")
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(text) == "" {
+		return "", cli.Usagef("TEXT is empty: give the text to remember, e.g. memsvc store \"deploys need two approvals\"")
+	}
+	return text, nil
+}
+
+// parseID reads a RECORD_ID argument; a malformed id is a usage error.
+func parseID(arg string) (memory.ID, error) {
+	id, err := memory.ParseID(arg)
+	if err != nil {
+		return id, &cli.UsageError{Err: err}
+	}
+	return id, nil
 }
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -172,12 +202,12 @@ func parseSecrecyLevels(s string) ([]memory.SecrecyLevel, error) {
 		}
 		l, err := memory.ParseSecrecyLevel(norm(p))
 		if err != nil {
-			return nil, fmt.Errorf("--secrecy-levels: %w", err)
+			return nil, cli.Usagef("--secrecy-levels: %v", err)
 		}
 		out = append(out, l)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("--secrecy-levels: name at least one of public, sensitive, secret (got %q); leave the flag out for all three", s)
+		return nil, cli.Usagef("--secrecy-levels: name at least one of public, sensitive, secret (got %q); leave the flag out for all three", s)
 	}
 	return out, nil
 }
@@ -186,14 +216,16 @@ func (r *root) recallRawCmd() *ff.Command {
 	fs := r.subFlags("recall-raw")
 	session := fs.StringLong("session-id", "", "only entries of this session")
 	limit := fs.UintLong("limit", 10, "maximum number of entries")
+	asJSON := jsonFlag(fs)
 	private := fs.BoolLong("include-private-scratch", "include private_scratch entries")
 	sealed := fs.BoolLong("include-sealed", "include sealed entries")
 	levels := fs.StringLong("secrecy-levels", allSecrecyLevels, "comma-separated secrecy levels to include, from public, sensitive, secret")
 	return &ff.Command{
 		Name:      "recall-raw",
 		Usage:     "memsvc recall-raw [QUERY] [--session-id ID] [--limit N] [FLAGS]",
-		ShortHelp: "query the raw journal (JSON, newest first)",
-		LongHelp: "Prints raw journal entries matching QUERY and the filters as JSON, newest first.\n" +
+		ShortHelp: "query the raw journal (newest first)",
+		LongHelp: "Prints raw journal entries matching QUERY and the filters, newest first: time,\n" +
+			"session, speaker, source, visibility and secrecy, then the text (--json: the API's answer).\n" +
 			"Every secrecy level is included unless --secrecy-levels narrows it\n" +
 			"(the HTTP API and MCP tool leave secret entries out unless asked).\n\n" +
 			"Examples:\n" +
@@ -213,7 +245,7 @@ func (r *root) recallRawCmd() *ff.Command {
 				req.SessionID = session
 			}
 			if *limit > math.MaxUint32 {
-				return fmt.Errorf("--limit: %d is too large", *limit)
+				return cli.Usagef("--limit %d is too large", *limit)
 			}
 			req.Limit = uint32(*limit)
 			req.IncludePrivateScratch = *private
@@ -227,7 +259,10 @@ func (r *root) recallRawCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(r.stdout, resp)
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
+				return printRecallRaw(r.stdout, resp)
 			})
 		},
 	}
@@ -235,19 +270,20 @@ func (r *root) recallRawCmd() *ff.Command {
 
 func (r *root) inspectCmd() *ff.Command {
 	fs := r.subFlags("inspect")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "inspect",
-		Usage:     "memsvc inspect <RECORD_ID>",
-		ShortHelp: "print a record as JSON",
-		LongHelp: "Prints one curated record as JSON: content, fidelity, emotion, associations,\n" +
-			"metadata, meta-memory and version.",
+		Usage:     "memsvc inspect <RECORD_ID> [--json]",
+		ShortHelp: "show one record",
+		LongHelp: "Shows one curated record: its text, times, fidelity, emotion, associations,\n" +
+			"metadata, meta-memory and version (--json: the record as the API returns it).",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			arg, err := oneArg(args, "RECORD_ID")
 			if err != nil {
 				return err
 			}
-			id, err := memory.ParseID(arg)
+			id, err := parseID(arg)
 			if err != nil {
 				return err
 			}
@@ -256,7 +292,10 @@ func (r *root) inspectCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(r.stdout, rec)
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, rec)
+				}
+				return printRecord(r.stdout, rec)
 			})
 		},
 	}
@@ -264,12 +303,14 @@ func (r *root) inspectCmd() *ff.Command {
 
 func (r *root) statsCmd() *ff.Command {
 	fs := r.subFlags("stats")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "stats",
-		Usage:     "memsvc stats",
-		ShortHelp: "print statistics as JSON",
-		LongHelp:  "Prints record counts per store, associations, average fidelity, raw journal and dream counters.",
-		Flags:     fs,
+		Usage:     "memsvc stats [--json]",
+		ShortHelp: "show statistics",
+		LongHelp: "Shows record counts and average fidelity per store, associations, the raw journal\n" +
+			"and dream counters (--json: the API's answer).",
+		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return cli.Usagef("stats takes no arguments")
@@ -279,7 +320,10 @@ func (r *root) statsCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(r.stdout, s)
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, s)
+				}
+				return printStats(r.stdout, s)
 			})
 		},
 	}
@@ -287,21 +331,25 @@ func (r *root) statsCmd() *ff.Command {
 
 func (r *root) forgetCmd() *ff.Command {
 	fs := r.subFlags("forget")
-	cascade := fs.BoolLong("cascade", "also delete the records this one is directly associated with")
+	cascade := fs.BoolLong("cascade", "also delete the records linked to this one by a link a client made or by derivation (dream and consolidation provenance)")
 	confirm := fs.BoolLong("confirm", "confirm permanent deletion (required when not asked interactively)")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "forget",
 		Usage:     "memsvc forget <RECORD_ID> --confirm [--cascade]",
 		ShortHelp: "delete a record permanently",
 		LongHelp: "Deletes a curated record for good. Without --confirm, asks on a terminal and\n" +
-			"refuses otherwise. Associations other records hold to it are removed too.",
+			"refuses otherwise (exit 2). Associations other records hold to it are removed too.\n" +
+			"--cascade follows only links a client made and derivation links (the summaries and\n" +
+			"consolidated copies made from a record, and their sources); links memsvc inferred\n" +
+			"on its own by similarity are never followed.",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			arg, err := oneArg(args, "RECORD_ID")
 			if err != nil {
 				return err
 			}
-			id, err := memory.ParseID(arg)
+			id, err := parseID(arg)
 			if err != nil {
 				return err
 			}
@@ -324,6 +372,9 @@ func (r *root) forgetCmd() *ff.Command {
 				if resp.RecordsDeleted == 0 {
 					return memory.NotFound(id)
 				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
 				_, err = fmt.Fprintf(r.stdout, "Deleted %d record(s)\n", resp.RecordsDeleted)
 				return err
 			})
@@ -333,7 +384,7 @@ func (r *root) forgetCmd() *ff.Command {
 
 // errNeedConfirm is returned when a destructive command is not confirmed
 // and cannot ask.
-var errNeedConfirm = errors.New("refusing to delete without --confirm (stdin is not a terminal, so there is no one to ask); nothing was deleted")
+var errNeedConfirm = cli.Usagef("refusing to delete without --confirm (stdin is not a terminal, so there is no one to ask); nothing was deleted")
 
 // ask prompts on stderr and reads the answer from an interactive stdin.
 func (r *root) ask(prompt string) (bool, error) {

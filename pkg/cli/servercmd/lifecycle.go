@@ -3,7 +3,6 @@ package servercmd
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -20,6 +19,7 @@ import (
 func (r *root) decayTickCmd() *ff.Command {
 	fs := r.subFlags("decay-tick")
 	duration := fs.UintLong("duration", 3600, "seconds to advance every record's decay clock")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "decay-tick",
 		Usage:     "memsvc decay-tick [--duration SECONDS]",
@@ -34,13 +34,16 @@ func (r *root) decayTickCmd() *ff.Command {
 				return cli.Usagef("decay-tick takes no arguments")
 			}
 			if *duration > math.MaxUint32 {
-				return fmt.Errorf("--duration: %d seconds is too long (at most %d)", *duration, uint32(math.MaxUint32))
+				return cli.Usagef("--duration: %d seconds is too long (at most %d)", *duration, uint32(math.MaxUint32))
 			}
 			d := uint32(*duration)
 			return r.withService(ctx, func(svc memory.Service) error {
 				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d})
 				if err != nil {
 					return err
+				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
 				}
 				_, err = fmt.Fprintf(r.stdout, "Decay tick completed:\n  records updated: %d\n  records below threshold: %d\n  records pruned: %d\n",
 					resp.RecordsUpdated, resp.RecordsBelowThreshold, resp.RecordsPruned)
@@ -59,12 +62,14 @@ func (r *root) dreamTickCmd() *ff.Command {
 	sealed := fs.BoolLong("include-sealed", "also process sealed entries (their text never reaches a summary)")
 	promote := fs.BoolLongDefault("promote-semantic", true, "promote recurring topics to semantic memories (--promote-semantic=false to turn off)")
 	levels := fs.StringLong("secrecy-levels", allSecrecyLevels, "comma-separated secrecy levels to process, from public, sensitive, secret (secret text never reaches a summary)")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "dream-tick",
 		Usage:     "memsvc dream-tick [FLAGS]",
-		ShortHelp: "summarise pending raw journal entries into memories (JSON)",
+		ShortHelp: "summarise pending raw journal entries into memories",
 		LongHelp: "Groups pending raw journal entries by session and topic and writes an episodic\n" +
-			"summary per group (and a semantic memory for recurring topics). Prints counts as JSON.\n" +
+			"summary per group (and a semantic memory for recurring topics). Prints the counts\n" +
+			"(--json: the API's answer).\n" +
 			"Entries of every secrecy level are processed unless --secrecy-levels narrows it;\n" +
 			"secret, private_scratch and sealed entries are marked processed and counted, but\n" +
 			"their text never reaches a summary.\n\n" +
@@ -81,7 +86,7 @@ func (r *root) dreamTickCmd() *ff.Command {
 				req.SessionID = session
 			}
 			if *maxGroups > math.MaxUint32 {
-				return fmt.Errorf("--max-groups: %d is too large", *maxGroups)
+				return cli.Usagef("--max-groups %d is too large", *maxGroups)
 			}
 			req.DryRun, req.MaxGroups, req.IncludePrivateScratch, req.IncludeSealed, req.PromoteSemantic = *dry, uint32(*maxGroups), *private, *sealed, *promote
 			var err error
@@ -93,7 +98,10 @@ func (r *root) dreamTickCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				return cli.PrintJSON(r.stdout, resp)
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
+				return printDreamTick(r.stdout, resp, req.DryRun)
 			})
 		},
 	}
@@ -105,6 +113,7 @@ func (r *root) consolidateCmd() *ff.Command {
 	minAge := fs.UintLong("min-age-hours", 0, "only records at least this old")
 	minAccess := fs.UintLong("min-access-count", 0, "only records accessed at least this often")
 	dry := fs.BoolLong("dry-run", "report what would change without changing anything")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "consolidate",
 		Usage:     "memsvc consolidate [--strategy S] [--min-age-hours N] [--min-access-count N] [--dry-run]",
@@ -122,16 +131,19 @@ func (r *root) consolidateCmd() *ff.Command {
 			req := memory.DefaultConsolidateRequest()
 			var err error
 			if req.Strategy, err = memory.ParseConsolidationStrategy(norm(*strategy)); err != nil {
-				return fmt.Errorf("--strategy: %w", err)
+				return cli.Usagef("--strategy: %v", err)
 			}
 			if *minAge > math.MaxUint32 || *minAccess > math.MaxUint32 {
-				return errors.New("--min-age-hours and --min-access-count must fit in 32 bits")
+				return cli.Usagef("--min-age-hours and --min-access-count must fit in 32 bits")
 			}
 			req.MinAgeHours, req.MinAccessCount, req.DryRun = uint32(*minAge), uint32(*minAccess), *dry
 			return r.withService(ctx, func(svc memory.Service) error {
 				resp, err := svc.Consolidate(ctx, &req)
 				if err != nil {
 					return err
+				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
 				}
 				note := ""
 				if req.DryRun {
@@ -150,18 +162,25 @@ func (r *root) exportCmd() *ff.Command {
 	output := fs.StringLong("output", "./backup.cma", "archive file to write (written 0600; an existing file is kept unless --force)")
 	format := fs.StringLong("format", "cma", "cma, or jsonl (an alias of cma)")
 	storesFlag := fs.StringLong("stores", "", "comma-separated stores to export (default: all)")
-	raw := fs.BoolLong("include-raw-journal", "include the raw journal (sealed and secret entries only with --include-sealed / --include-secret)")
-	sealed := fs.BoolLong("include-sealed", "with --include-raw-journal, also export sealed entries")
-	secret := fs.BoolLong("include-secret", "with --include-raw-journal, also export secret entries")
+	raw := fs.BoolLong("include-raw-journal", "include the raw journal, every entry of every visibility and secrecy level")
+	sealed := fs.BoolLongDefault("include-sealed", true, "with --include-raw-journal, export sealed entries (--include-sealed=false leaves them out)")
+	secret := fs.BoolLongDefault("include-secret", true, "with --include-raw-journal, export secret entries (--include-secret=false leaves them out)")
 	encrypt := fs.BoolLong("encrypt", "encrypt the archive with a passphrase")
 	key := fs.StringLong("encryption-key", "", "passphrase for --encrypt (visible in process listings; prefer --encryption-key-stdin)")
 	keyStdin := fs.BoolLong("encryption-key-stdin", "read the passphrase from stdin (prompted without echo on a terminal)")
 	force := fs.BoolLong("force", "overwrite an existing output file")
+	quiet := quietFlag(fs)
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "export",
 		Usage:     "memsvc export [--output FILE] [--stores LIST] [--include-raw-journal] [--encrypt --encryption-key-stdin]",
 		ShortHelp: "write a CMA archive (backup)",
-		LongHelp: "Writes the memories (and optionally the raw journal) to a portable CMA archive.\n\n" +
+		LongHelp: "Writes the memories (and optionally the raw journal) to a portable CMA archive.\n" +
+			"With --include-raw-journal every raw entry goes in, sealed and secret ones too, so\n" +
+			"the archive is a complete backup; --include-sealed=false and --include-secret=false\n" +
+			"leave those out. On a terminal a progress line shows the bytes written (--quiet\n" +
+			"hides it). Prints the record count, size, archive id and checksum (--json: the\n" +
+			"API's answer).\n\n" +
 			"Examples:\n" +
 			"  memsvc export --output backup.cma\n" +
 			"  memsvc export --output backup.cma --include-raw-journal --encrypt --encryption-key-stdin",
@@ -175,6 +194,12 @@ func (r *root) exportCmd() *ff.Command {
 			var err error
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
 				return err
+			}
+			if f := norm(*format); f != "cma" && f != "jsonl" {
+				return cli.Usagef("--format %q: want cma (or its alias jsonl)", *format)
+			}
+			if (!*sealed || !*secret) && !*raw {
+				return cli.Usagef("--include-sealed and --include-secret filter the raw journal: add --include-raw-journal")
 			}
 			pass, err := r.passphrase(*key, *keyStdin, "--encryption-key")
 			if err != nil {
@@ -196,13 +221,19 @@ func (r *root) exportCmd() *ff.Command {
 			}
 			return r.withService(ctx, func(svc memory.Service) error {
 				var resp *memory.ExportResponse
+				bar := r.progress(*quiet, cli.ProgressOptions{Label: "export", Unit: cli.Bytes})
 				err := writeFileAtomic(*output, func(w io.Writer) error {
 					var err error
-					resp, err = svc.Export(ctx, &req, w)
+					resp, err = svc.Export(ctx, &req, &cli.ProgressWriter{W: w, P: bar})
 					return err
 				})
 				if err != nil {
+					bar.Clear()
 					return err
+				}
+				bar.Done()
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
 				}
 				_, err = fmt.Fprintf(r.stdout, "Exported %d records to %s (%d bytes, archive_id=%s, checksum=%s)\n",
 					resp.RecordCount, *output, resp.SizeBytes, resp.ArchiveID, resp.Checksum)
@@ -264,15 +295,22 @@ func (r *root) importCmd() *ff.Command {
 	key := fs.StringLong("decryption-key", "", "passphrase of an encrypted archive (prefer --decryption-key-stdin)")
 	keyStdin := fs.BoolLong("decryption-key-stdin", "read the passphrase from stdin")
 	conflict := fs.StringLong("conflict-resolution", "keep_newer", "when an id exists: keep_newer, keep_existing or keep_imported")
+	yes := fs.BoolLong("yes", "confirm --strategy replace without being asked")
+	quiet := quietFlag(fs)
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "import",
-		Usage:     "memsvc import <PATH> [--strategy merge|replace] [--conflict-resolution R] [--decryption-key-stdin]",
+		Usage:     "memsvc import <PATH> [--strategy merge|replace [--yes]] [--conflict-resolution R] [--decryption-key-stdin]",
 		ShortHelp: "read a CMA archive",
 		LongHelp: "Imports a CMA archive. The archive is checked completely before anything is\n" +
-			"written, and written in one atomic step.\n\n" +
+			"written, and written in one atomic step. Prints how many records were imported\n" +
+			"and, with merge, how many of the archive's records were skipped because a copy\n" +
+			"was already stored (--json: the API's answer).\n\n" +
+			"--strategy replace deletes everything first. It asks for a typed confirmation on\n" +
+			"a terminal; otherwise it needs --yes and is refused without it (exit 2).\n\n" +
 			"Examples:\n" +
 			"  memsvc import backup.cma\n" +
-			"  memsvc import backup.cma --strategy replace --decryption-key-stdin",
+			"  memsvc import backup.cma --strategy replace --yes --decryption-key-stdin",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			path, err := oneArg(args, "PATH")
@@ -282,10 +320,14 @@ func (r *root) importCmd() *ff.Command {
 			req := memory.DefaultImportRequest()
 			req.ArchiveID = filepath.Base(path)
 			if req.Strategy, err = memory.ParseImportStrategy(norm(*strategy)); err != nil {
-				return fmt.Errorf("--strategy: %w", err)
+				return cli.Usagef("--strategy: %v", err)
 			}
 			if req.ConflictResolution, err = memory.ParseConflictResolution(norm(*conflict)); err != nil {
-				return fmt.Errorf("--conflict-resolution: %w", err)
+				return cli.Usagef("--conflict-resolution: %v", err)
+			}
+			replace := req.Strategy == memory.ImportReplace
+			if replace && !*yes && !cli.IsTerminal(r.stdin) {
+				return cli.Usagef("--strategy replace deletes all stored data first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
 			}
 			pass, err := r.passphrase(*key, *keyStdin, "--decryption-key")
 			if err != nil {
@@ -294,18 +336,41 @@ func (r *root) importCmd() *ff.Command {
 			if pass != "" {
 				req.DecryptionKey = &pass
 			}
+			inArchive, err := archiveRecords(path, pass)
+			if err != nil {
+				return err
+			}
+			if replace && !*yes {
+				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL stored memories and raw entries and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
+				if err != nil {
+					return err
+				}
+				if !ok {
+					fmt.Fprintln(r.stderr, "Not confirmed; nothing was changed.")
+					return nil
+				}
+			}
 			f, err := os.Open(path)
 			if err != nil {
 				return fmt.Errorf("open archive: %w", err)
 			}
 			defer f.Close()
+			var size int64
+			if st, err := f.Stat(); err == nil {
+				size = st.Size()
+			}
 			return r.withService(ctx, func(svc memory.Service) error {
-				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(f, 1<<20))
+				bar := r.progress(*quiet, cli.ProgressOptions{Label: "import", Unit: cli.Bytes, Total: size})
+				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(&cli.ProgressReader{R: f, P: bar}, 1<<20))
 				if err != nil {
+					bar.Clear()
 					return err
 				}
-				_, err = fmt.Fprintf(r.stdout, "Imported %d records from %s\n", resp.RecordsImported, path)
-				return err
+				bar.Done()
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
+				return printImport(r.stdout, resp, path, inArchive, req.ConflictResolution)
 			})
 		},
 	}

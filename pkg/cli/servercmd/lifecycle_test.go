@@ -28,7 +28,7 @@ func TestRecallAndSetMode(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("recall: %d %s", code, errOut)
 	}
-	want := regexp.MustCompile(`^Found 1 memories \(total candidates: 1\)\n\n1\. \[episodic\] score=\d\.\d{4} fidelity=1\.0000\n   ID: ` + id + `\n   the staging cluster runs on spot instances\n\n$`)
+	want := regexp.MustCompile(`^Found 1 memories \(total candidates: 1\)\n\n1\. \[episodic\] score=\d\.\d{4} fidelity=1\.0000 created \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+\n   ID: ` + id + `\n   the staging cluster runs on spot instances\n\n$`)
 	if !want.MatchString(out) {
 		t.Fatalf("recall output:\n%s", out)
 	}
@@ -42,11 +42,11 @@ func TestRecallAndSetMode(t *testing.T) {
 		t.Fatalf("set-mode: %d %q %s", code, out, errOut)
 	}
 	_, errOut, code = run(t, dir, "set-mode", "fuzzy")
-	if code != 1 || !strings.Contains(errOut, "human, perfect") {
+	if code != 2 || !strings.Contains(errOut, "human, perfect") {
 		t.Fatalf("bad mode: %d %s", code, errOut)
 	}
 	_, errOut, code = run(t, dir, "recall", "x", "--mode", "dreamy")
-	if code != 1 || !strings.Contains(errOut, "--mode") {
+	if code != 2 || !strings.Contains(errOut, "--mode") {
 		t.Fatalf("bad --mode: %d %s", code, errOut)
 	}
 }
@@ -66,12 +66,12 @@ func TestDecayDreamConsolidate(t *testing.T) {
 			t.Fatal(errOut)
 		}
 	}
-	out, _, code = run(t, dir, "dream-tick", "--dry-run")
+	out, _, code = run(t, dir, "dream-tick", "--dry-run", "--json")
 	var dr memory.DreamTickResponse
 	if err := json.Unmarshal([]byte(out), &dr); err != nil || code != 0 || dr.SemanticNodesCreated != 1 {
 		t.Fatalf("dream dry run: %d %q", code, out)
 	}
-	out, _, _ = run(t, dir, "dream-tick", "--promote-semantic=false")
+	out, _, _ = run(t, dir, "dream-tick", "--promote-semantic=false", "--json")
 	if err := json.Unmarshal([]byte(out), &dr); err != nil || dr != (memory.DreamTickResponse{GroupsProcessed: 1, RawRecordsProcessed: 2, EpisodicSummariesCreated: 1}) {
 		t.Fatalf("dream: %q", out)
 	}
@@ -88,7 +88,7 @@ func TestDecayDreamConsolidate(t *testing.T) {
 		t.Fatalf("second consolidate: %q", out)
 	}
 	_, errOut, code := run(t, dir, "consolidate", "--strategy", "greedy")
-	if code != 1 || !strings.Contains(errOut, "full, incremental, selective") {
+	if code != 2 || !strings.Contains(errOut, "full, incremental, selective") {
 		t.Fatalf("bad strategy: %d %s", code, errOut)
 	}
 }
@@ -136,7 +136,7 @@ func TestExportImport(t *testing.T) {
 		t.Fatalf("encrypted export: %s", errOut)
 	}
 	_, errOut, code = run(t, t.TempDir(), "import", enc)
-	if code != 1 || !strings.Contains(errOut, "archive rejected") {
+	if code != 1 || !strings.Contains(errOut, "passphrase required") || !strings.Contains(errOut, "--decryption-key-stdin") {
 		t.Fatalf("encrypted import without key: %d %s", code, errOut)
 	}
 	if out, errOut, code := runIn(t, t.TempDir(), "s3cret phrase\n", "import", enc, "--decryption-key-stdin"); code != 0 || !strings.HasPrefix(out, "Imported 1 records") {
@@ -165,10 +165,30 @@ func TestAuditVerify(t *testing.T) {
 	if code != 1 || out != "" || !strings.Contains(errOut, "NOT intact") || !strings.Contains(errOut, "line 1") {
 		t.Fatalf("tampered log: %d %q %s", code, out, errOut)
 	}
-	// A missing log is valid and empty.
-	out, _, code = run(t, dir, "audit-verify", "--path", filepath.Join(dir, "none.jsonl"))
-	if code != 0 || !strings.Contains(out, "entries=0") {
-		t.Fatalf("missing log: %d %q", code, out)
+	// Nothing to verify is a failure that names the path, never "ok":
+	// a missing log, an empty one, a directory, a data directory without a
+	// log.
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"audit-verify", "--path", filepath.Join(dir, "none.jsonl")}, "no audit log at " + filepath.Join(dir, "none.jsonl")},
+		{[]string{"audit-verify", "--path", empty}, "audit log " + empty + " is empty"},
+		{[]string{"audit-verify", "--path", dir}, "audit log " + dir + " is not a regular file"},
+	} {
+		out, errOut, code := run(t, dir, tc.args...)
+		if code != 1 || out != "" || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%q: exit %d, out %q, err %q", tc.args, code, out, errOut)
+		}
+	}
+	nowhere := filepath.Join(t.TempDir(), "nowhere")
+	out, errOut, code = run(t, nowhere, "audit-verify")
+	if code != 1 || out != "" || !strings.Contains(errOut, "no audit log at "+filepath.Join(nowhere, "audit.jsonl")) || !strings.Contains(errOut, "--path") {
+		t.Errorf("data dir without a log: exit %d, out %q, err %q", code, out, errOut)
 	}
 }
 
@@ -191,7 +211,7 @@ func TestDreamTickSecretDefault(t *testing.T) {
 	storeRaw(secretText, "--secrecy-level", "secret")
 	dream := func(args ...string) memory.DreamTickResponse {
 		t.Helper()
-		out, errOut, code := run(t, dir, append([]string{"dream-tick"}, args...)...)
+		out, errOut, code := run(t, dir, append([]string{"dream-tick", "--json"}, args...)...)
 		var dr memory.DreamTickResponse
 		if err := json.Unmarshal([]byte(out), &dr); err != nil || code != 0 {
 			t.Fatalf("dream-tick: exit %d %q %s", code, out, errOut)
@@ -217,7 +237,7 @@ func TestDreamTickSecretDefault(t *testing.T) {
 
 	// Every derived record: none holds the secret text; the first summary
 	// holds the facts.
-	out, _, _ := run(t, dir, "recall-raw", "--session-id", "ops")
+	out, _, _ := run(t, dir, "recall-raw", "--session-id", "ops", "--json")
 	var rr memory.RecallRawQueryResponse
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 3 {
 		t.Fatalf("recall-raw: %q", out)
@@ -236,7 +256,7 @@ func TestDreamTickSecretDefault(t *testing.T) {
 	}
 	facts := false
 	for id := range derived {
-		out, errOut, code := run(t, dir, "inspect", id.String())
+		out, errOut, code := run(t, dir, "inspect", id.String(), "--json")
 		if code != 0 {
 			t.Fatalf("inspect %s: %s", id, errOut)
 		}

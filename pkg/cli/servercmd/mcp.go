@@ -12,12 +12,15 @@ import (
 
 // mcpCmd is `memsvc mcp`, the same proxy as memsvc-mcp. It opens no data
 // directory and loads no configuration: everything it needs is in its
-// flags and MEMSVC_SERVER_API_KEY. --server-url is memsvc's global flag
-// (so it may come before or after "mcp"), but MEMSVC_SERVER_URL is not
-// read: the proxy's server is always named explicitly.
+// flags and MEMSVC_SERVER_API_KEY, so its flag set has only the proxy's
+// flags (memsvc's global flags are not offered, and --help lists only
+// what the proxy reads). --server-url may still come before "mcp", as
+// memsvc's global flag; MEMSVC_SERVER_URL is not read: the proxy's server
+// is always named explicitly.
 func (r *root) mcpCmd() *ff.Command {
-	fs := r.subFlags("mcp")
+	fs := ff.NewFlagSet("mcp")
 	var f mcpcmd.Flags
+	f.RegisterURL(fs)
 	f.Register(fs)
 	return &ff.Command{
 		Name:      "mcp",
@@ -29,7 +32,9 @@ func (r *root) mcpCmd() *ff.Command {
 			if len(args) > 0 {
 				return cli.Usagef("unexpected argument %q: memsvc mcp takes flags only", args[0])
 			}
-			f.ServerURL = r.serverURL
+			if f.ServerURL == "" {
+				f.ServerURL = r.serverURL
+			}
 			if r.dataDir != "" || r.configPath != "" {
 				fmt.Fprintln(r.stderr, "memsvc mcp: ignoring --data-dir and --config; the proxy only talks to the server at --server-url")
 			}

@@ -44,7 +44,7 @@ func (r *root) migrateCmd() *ff.Command {
 			if !*confirm {
 				ok, err := r.ask("This rewrites every stored record encrypted; afterwards the data directory needs the passphrase. Continue? [y/N] ")
 				if errors.Is(err, errNeedConfirm) {
-					return errors.New("refusing to migrate without --confirm (stdin is not a terminal); nothing was changed")
+					return cli.Usagef("refusing to migrate without --confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
 				}
 				if err != nil {
 					return err

@@ -76,7 +76,7 @@ func TestMigrateStoreEncryption(t *testing.T) {
 	}
 	pass := []string{"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple"}
 	_, errOut, code = runEnv(t, dir, pass, "migrate-store-encryption")
-	if code != 1 || !strings.Contains(errOut, "--confirm") {
+	if code != 2 || !strings.Contains(errOut, "--confirm") {
 		t.Fatalf("without --confirm: %d %s", code, errOut)
 	}
 	out, errOut, code := runEnv(t, dir, pass, "migrate-store-encryption", "--confirm")

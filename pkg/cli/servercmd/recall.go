@@ -3,7 +3,6 @@ package servercmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
@@ -18,12 +17,14 @@ func (r *root) recallCmd() *ff.Command {
 	limit := fs.UintLong("limit", 10, "maximum number of memories")
 	mode := fs.StringLong("mode", "", "human (fidelity-weighted, faded text masked) or perfect (exact); default: the mode set with set-mode, human unless changed")
 	storesFlag := fs.StringLong("stores", "", "comma-separated stores to search (default: all)")
+	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "recall",
-		Usage:     "memsvc recall [QUERY] [--limit N] [--mode human|perfect] [--stores LIST]",
+		Usage:     "memsvc recall [QUERY] [--limit N] [--mode human|perfect] [--stores LIST] [--json]",
 		ShortHelp: "find memories by text (recent ones without a query)",
 		LongHelp: "Ranks memories against QUERY (stemmed full-text search over content, summary\n" +
-			"and meta-memory, plus spreading activation along associations) and prints them.\n" +
+			"and meta-memory, plus spreading activation along associations) and prints them:\n" +
+			"store, relevance, fidelity, creation time, id and text (--json: the API's answer).\n" +
 			"Without QUERY, lists the most recent memories. Recalling a memory reinforces it.\n\n" +
 			"Examples:\n" +
 			"  memsvc recall \"why did we choose pebble\"\n" +
@@ -38,13 +39,13 @@ func (r *root) recallCmd() *ff.Command {
 				req.Cue.Text = &args[0]
 			}
 			if *limit > math.MaxUint32 {
-				return fmt.Errorf("--limit: %d is too large", *limit)
+				return cli.Usagef("--limit %d is too large", *limit)
 			}
 			req.Limit = uint32(*limit)
 			if *mode != "" {
 				m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(*mode)))
 				if err != nil {
-					return fmt.Errorf("--mode: %w", err)
+					return cli.Usagef("--mode: %v", err)
 				}
 				req.RecallMode = &m
 			}
@@ -57,27 +58,13 @@ func (r *root) recallCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, resp)
+				}
 				return printRecall(r.stdout, resp)
 			})
 		},
 	}
-}
-
-// printRecall writes the human-readable recall listing.
-func printRecall(w io.Writer, resp *memory.RecallQueryResponse) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Found %d memories (total candidates: %d)\n\n", len(resp.Memories), resp.TotalCandidates)
-	for i, m := range resp.Memories {
-		fmt.Fprintf(&b, "%d. [%s] score=%.4f fidelity=%.4f\n", i+1, m.Record.Store, m.RelevanceScore, m.Record.Fidelity.Score)
-		fmt.Fprintf(&b, "   ID: %s\n", m.Record.ID)
-		text, ok := m.RenderedContent.Text()
-		if !ok {
-			text = "[non-text]"
-		}
-		fmt.Fprintf(&b, "   %s\n\n", strings.ReplaceAll(text, "\n", "\n   "))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // parseStores reads a comma list of store names; empty means all (nil).
@@ -92,7 +79,7 @@ func parseStores(flag, s string) ([]memory.StoreType, error) {
 		}
 		st, err := memory.ParseStoreType(strings.ToLower(strings.TrimSpace(p)))
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", flag, err)
+			return nil, cli.Usagef("%s: %v", flag, err)
 		}
 		out = append(out, st)
 	}
@@ -102,6 +89,7 @@ func parseStores(flag, s string) ([]memory.StoreType, error) {
 func (r *root) setModeCmd() *ff.Command {
 	fs := r.subFlags("set-mode")
 	scope := fs.StringLong("scope", "", "comma-separated stores the mode applies to (default: all)")
+	asJSON := fs.BoolLong("json", "print the mode request that was applied as JSON (the API answers it with no body)")
 	return &ff.Command{
 		Name:      "set-mode",
 		Usage:     "memsvc set-mode <human|perfect> [--scope LIST]",
@@ -119,7 +107,7 @@ func (r *root) setModeCmd() *ff.Command {
 			}
 			m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(arg)))
 			if err != nil {
-				return err
+				return &cli.UsageError{Err: err}
 			}
 			req := &memory.SetModeRequest{Mode: m}
 			if req.Scope, err = parseStores("--scope", *scope); err != nil {
@@ -128,6 +116,9 @@ func (r *root) setModeCmd() *ff.Command {
 			return r.withService(ctx, func(svc memory.Service) error {
 				if err := svc.SetMode(ctx, req); err != nil {
 					return err
+				}
+				if *asJSON {
+					return cli.PrintJSON(r.stdout, req)
 				}
 				where := "all stores"
 				if len(req.Scope) > 0 {

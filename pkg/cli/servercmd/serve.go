@@ -2,10 +2,12 @@ package servercmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -18,8 +20,8 @@ import (
 
 func (r *root) serveCmd() *ff.Command {
 	fs := r.subFlags("serve")
-	port := fs.StringLong("port", "", "HTTP port (default: http.port, 8420; 0 picks a free port)")
-	grpcPort := fs.StringLong("grpc-port", "", "also serve gRPC on this port (default: grpc.port, off; 0 picks a free port)")
+	port := cli.Port(fs, "port", "HTTP port (default: http.port, 8420; 0 picks a free port)")
+	grpcPort := cli.Port(fs, "grpc-port", "also serve gRPC on this port (default: grpc.port, off; 0 picks a free port)")
 	return &ff.Command{
 		Name:      "serve",
 		Usage:     "memsvc serve [--port N] [--grpc-port N] [--config FILE] [--data-dir DIR]",
@@ -36,26 +38,25 @@ func (r *root) serveCmd() *ff.Command {
 			if len(args) > 0 {
 				return cli.Usagef("serve takes no arguments")
 			}
-			var overrides []config.Override
-			if *port != "" {
-				overrides = append(overrides, config.Override{Key: "http.port", Value: *port, Flag: "--port"})
-			}
-			if *grpcPort != "" {
-				overrides = append(overrides, config.Override{Key: "grpc.port", Value: *grpcPort, Flag: "--grpc-port"})
-			}
+			overrides := portOverrides(port, "http.port", "--port")
+			overrides = append(overrides, portOverrides(grpcPort, "grpc.port", "--grpc-port")...)
 			cfg, err := r.loadConfig(overrides...)
 			if err != nil {
 				return err
 			}
 			log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
-			return server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: cli.Version}).Run(ctx)
+			err = server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: cli.Version}).Run(ctx)
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("%w: another process listens on that port; stop it, or pick another port with --port (HTTP, http.port) or --grpc-port (gRPC, grpc.port)", err)
+			}
+			return err
 		},
 	}
 }
 
 func (r *root) healthcheckCmd() *ff.Command {
 	fs := r.subFlags("healthcheck")
-	port := fs.StringLong("port", "", "HTTP port of the server (default: http.port, 8420)")
+	port := cli.Port(fs, "port", "HTTP port of the server (default: http.port, 8420)")
 	return &ff.Command{
 		Name:      "healthcheck",
 		Usage:     "memsvc healthcheck [--port N]",
@@ -68,11 +69,7 @@ func (r *root) healthcheckCmd() *ff.Command {
 			if len(args) > 0 {
 				return cli.Usagef("healthcheck takes no arguments")
 			}
-			var overrides []config.Override
-			if *port != "" {
-				overrides = append(overrides, config.Override{Key: "http.port", Value: *port, Flag: "--port"})
-			}
-			cfg, err := r.loadConfig(overrides...)
+			cfg, err := r.loadConfig(portOverrides(port, "http.port", "--port")...)
 			if err != nil {
 				return err
 			}
@@ -91,4 +88,14 @@ func (r *root) healthcheckCmd() *ff.Command {
 			return err
 		},
 	}
+}
+
+// portOverrides turns a --port style flag, when given, into the
+// configuration override of key.
+func portOverrides(port func() (uint16, bool), key, flag string) []config.Override {
+	p, ok := port()
+	if !ok {
+		return nil
+	}
+	return []config.Override{{Key: key, Value: strconv.Itoa(int(p)), Flag: flag}}
 }

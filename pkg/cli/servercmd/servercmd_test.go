@@ -42,7 +42,7 @@ func storeText(t *testing.T, dir string, args ...string) string {
 
 func stats(t *testing.T, dir string) memory.Stats {
 	t.Helper()
-	out, errOut, code := run(t, dir, "stats")
+	out, errOut, code := run(t, dir, "stats", "--json")
 	if code != 0 {
 		t.Fatalf("stats exit %d: %s", code, errOut)
 	}
@@ -59,7 +59,7 @@ func TestStoreInspectForget(t *testing.T) {
 	dir := t.TempDir()
 	id := storeText(t, dir, "hello")
 
-	out, errOut, code := run(t, dir, "inspect", id)
+	out, errOut, code := run(t, dir, "inspect", id, "--json")
 	if code != 0 {
 		t.Fatalf("inspect exit %d: %s", code, errOut)
 	}
@@ -75,7 +75,7 @@ func TestStoreInspectForget(t *testing.T) {
 	}
 
 	out, errOut, code = run(t, dir, "forget", id)
-	if code != 1 || out != "" || !strings.Contains(errOut, "--confirm") || !strings.Contains(errOut, "nothing was deleted") {
+	if code != 2 || out != "" || !strings.Contains(errOut, "--confirm") || !strings.Contains(errOut, "nothing was deleted") {
 		t.Fatalf("unconfirmed forget: exit %d out %q err %q", code, out, errOut)
 	}
 	if s := stats(t, dir); s.TotalRecords != 1 {
@@ -98,7 +98,7 @@ func TestStoreInspectForget(t *testing.T) {
 func TestFlagsAfterArguments(t *testing.T) {
 	dir := t.TempDir()
 	id := storeText(t, dir, "a fact", "--store", "semantic", "--meta-json", `{"intent":"teach","tags":["x"]}`)
-	out, _, _ := run(t, dir, "inspect", id)
+	out, _, _ := run(t, dir, "inspect", id, "--json")
 	var rec memory.MemoryRecord
 	if err := json.Unmarshal([]byte(out), &rec); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestFlagsAfterArguments(t *testing.T) {
 	}
 	// Text that starts with a dash, after --.
 	id = storeText(t, dir, "--", "-5 degrees outside")
-	out, _, _ = run(t, dir, "inspect", id)
+	out, _, _ = run(t, dir, "inspect", id, "--json")
 	if !strings.Contains(out, `"data": [`) {
 		t.Fatal("no content")
 	}
@@ -124,23 +124,27 @@ func TestBadInput(t *testing.T) {
 		code     int
 		mentions []string
 	}{
-		{"malformed meta", []string{"store", "x", "--meta-json", "{not json"}, 1, []string{"--meta-json", "not a valid meta-memory JSON"}},
-		{"misspelt meta field", []string{"store", "x", "--meta-json", `{"intnet":"x"}`}, 1, []string{"--meta-json", `unknown field "intnet"`}},
-		{"meta out of range", []string{"store", "x", "--meta-json", `{"confidence":3}`}, 1, []string{"--meta-json.confidence", "between 0 and 1"}},
-		{"unknown store", []string{"store", "x", "--store", "attic"}, 1, []string{"--store", `"attic"`, "episodic, semantic, procedural, emotional, working"}},
+		{"malformed meta", []string{"store", "x", "--meta-json", "{not json"}, 2, []string{"--meta-json", "not a valid meta-memory JSON"}},
+		{"misspelt meta field", []string{"store", "x", "--meta-json", `{"intnet":"x"}`}, 2, []string{"--meta-json", `unknown field "intnet"`}},
+		{"meta out of range", []string{"store", "x", "--meta-json", `{"confidence":3}`}, 2, []string{"--meta-json.confidence", "between 0 and 1"}},
+		{"unknown store", []string{"store", "x", "--store", "attic"}, 2, []string{"--store", `"attic"`, "episodic, semantic, procedural, emotional, working"}},
 		{"over-size text", []string{"store", big}, 1, []string{"content.blocks[0].data", "1048577 bytes exceeds the 1048576-byte limit"}},
 		{"invalid utf-8", []string{"store", "caf\xe9"}, 1, []string{"not valid UTF-8"}},
-		{"non-finite embedding", []string{"store", "x", "--embedding", "0.1,NaN,0.3"}, 1, []string{"--embedding", "item 2", "not a finite number"}},
-		{"infinite embedding", []string{"store", "x", "--embedding", "1e99"}, 1, []string{"--embedding", "not a finite number"}},
+		{"non-finite embedding", []string{"store", "x", "--embedding", "0.1,NaN,0.3"}, 2, []string{"--embedding", "item 2", "not a finite number"}},
+		{"infinite embedding", []string{"store", "x", "--embedding", "1e99"}, 2, []string{"--embedding", "not a finite number"}},
 		{"missing text", []string{"store"}, 2, []string{"missing TEXT"}},
 		{"two texts", []string{"store", "a", "b"}, 2, []string{"expected one TEXT", "quote"}},
 		{"unknown flag", []string{"store", "x", "--stor", "semantic"}, 2, []string{"stor"}},
 		{"raw without session", []string{"store-raw", "x"}, 2, []string{"--session-id is required"}},
-		{"raw bad visibility", []string{"store-raw", "x", "--session-id", "s", "--visibility", "public"}, 1, []string{"--visibility", "normal, private_scratch, sealed"}},
+		{"raw bad visibility", []string{"store-raw", "x", "--session-id", "s", "--visibility", "public"}, 2, []string{"--visibility", "normal, private_scratch, sealed"}},
 		{"raw blank session", []string{"store-raw", "x", "--session-id", "   "}, 2, []string{"--session-id is required"}},
-		{"bad id", []string{"inspect", "not-a-uuid"}, 1, []string{"invalid UUID", "not-a-uuid"}},
-		{"bad secrecy list", []string{"recall-raw", "--secrecy-levels", "public,top"}, 1, []string{"--secrecy-levels", `"top"`}},
-		{"empty secrecy list", []string{"dream-tick", "--secrecy-levels", " , "}, 1, []string{"--secrecy-levels", "at least one of public, sensitive, secret"}},
+		{"bad id", []string{"inspect", "not-a-uuid"}, 2, []string{"invalid UUID", "not-a-uuid"}},
+		{"bad secrecy list", []string{"recall-raw", "--secrecy-levels", "public,top"}, 2, []string{"--secrecy-levels", `"top"`}},
+		{"bad export format", []string{"export", "--format", "xml"}, 2, []string{"--format", `"xml"`, "want cma"}},
+		{"blank text", []string{"store", "  "}, 2, []string{"TEXT is empty"}},
+		{"negative limit", []string{"recall", "--limit", "-1"}, 2, []string{`--limit must be a whole number of 0 or more, not "-1"`}},
+		{"meta type error", []string{"store", "x", "--meta-json", `{"tags":"adr"}`}, 2, []string{"--meta-json.tags: want a list of strings, got a string"}},
+		{"empty secrecy list", []string{"dream-tick", "--secrecy-levels", " , "}, 2, []string{"--secrecy-levels", "at least one of public, sensitive, secret"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +169,7 @@ func TestBadInput(t *testing.T) {
 
 func TestStoreRawAndRecallRaw(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, code := run(t, dir, "store-raw", "user asked about rate limits", "--session-id", "chat-1", "--topic-id", "limits")
+	out, errOut, code := run(t, dir, "store-raw", "user asked about rate limits", "--session-id", "chat-1", "--topic-id", "limits", "--json")
 	if code != 0 {
 		t.Fatalf("store-raw exit %d: %s", code, errOut)
 	}
@@ -181,7 +185,7 @@ func TestStoreRawAndRecallRaw(t *testing.T) {
 
 	// The CLI's default is every secrecy level (the spec's "all"), so the
 	// secret entry is listed, newest first.
-	out, _, code = run(t, dir, "recall-raw", "--session-id", "chat-1")
+	out, _, code = run(t, dir, "recall-raw", "--session-id", "chat-1", "--json")
 	var rr memory.RecallRawQueryResponse
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || code != 0 {
 		t.Fatalf("recall-raw %q: %v", out, err)
@@ -193,19 +197,19 @@ func TestStoreRawAndRecallRaw(t *testing.T) {
 	if text, _ := rr.Records[0].Content.Text(); text != "secret plan" {
 		t.Fatalf("secret entry text %q", text)
 	}
-	out, _, _ = run(t, dir, "recall-raw", "--session-id", "chat-1", "--secrecy-levels", "public,sensitive")
+	out, _, _ = run(t, dir, "recall-raw", "--session-id", "chat-1", "--secrecy-levels", "public,sensitive", "--json")
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 1 || rr.Records[0].ID != resp.RecordID {
 		t.Fatalf("recall-raw without secret: %q", out)
 	}
-	out, _, _ = run(t, dir, "recall-raw", "--secrecy-levels", "secret")
+	out, _, _ = run(t, dir, "recall-raw", "--secrecy-levels", "secret", "--json")
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 1 {
 		t.Fatalf("secret recall: %q", out)
 	}
-	out, _, _ = run(t, dir, "recall-raw", "rate LIMITS")
+	out, _, _ = run(t, dir, "recall-raw", "rate LIMITS", "--json")
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 1 {
 		t.Fatalf("query recall: %q", out)
 	}
-	out, _, _ = run(t, dir, "recall-raw", "--limit", "0")
+	out, _, _ = run(t, dir, "recall-raw", "--limit", "0", "--json")
 	if err := json.Unmarshal([]byte(out), &rr); err != nil || len(rr.Records) != 0 || rr.TotalCandidates != 3 || !strings.Contains(out, `"records": []`) {
 		t.Fatalf("limit 0: %q", out)
 	}
