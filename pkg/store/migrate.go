@@ -196,6 +196,9 @@ func (db *DB) migrateChunkAt(lower, upper []byte, n int,
 		db.migrateHook()
 	}
 	if !b.Empty() {
+		if err := db.space.check(b.Len()); err != nil {
+			return nil, err
+		}
 		if err := b.Commit(pebble.Sync); err != nil {
 			return nil, err
 		}
@@ -283,6 +286,10 @@ func (db *DB) purgePlaintext(ctx context.Context) error {
 	db.plainSessions.Store(false)
 	if err := db.pdb.Flush(); err != nil {
 		return fmt.Errorf("flush: %w", err)
+	}
+	// A full compaction rewrites every table before the old ones go.
+	if err := db.space.check(int(min(db.pdb.Metrics().DiskSpaceUsage(), 1<<40))); err != nil {
+		return fmt.Errorf("compact: %w", err)
 	}
 	// Every key starts with an ASCII namespace byte, so [0x00, 0xff)
 	// covers the whole database.
