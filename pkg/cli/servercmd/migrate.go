@@ -98,7 +98,7 @@ func logMigration(ctx context.Context, path string, db *store.DB, opts engine.Op
 	for _, l := range rep.Lines() {
 		summary[l.Name] = map[string]uint64{"total": l.Total, "migrated": l.Migrated, "already_encrypted": l.AlreadyEncrypted}
 	}
-	err = eng.LogOperation(ctx, audit.OpMigrateStoreEncryption, summary)
+	err = eng.LogOperation(ctx, audit.OpMigrateStoreEncryption, summary, nil)
 	if cerr := eng.Close(); err == nil {
 		err = cerr
 	}
