@@ -50,8 +50,9 @@ func newSpaceGuard(cfg *config.Config, dataDir string, free func(string) (uint64
 	}
 	g := &spaceGuard{floor: cfg.Storage.MinFreeBytes, paths: []string{dataDir}, free: free, log: log}
 	if cfg.Security.AuditLogEnabled {
-		if dir := filepath.Dir(cfg.AuditLogPath()); dir != dataDir {
-			g.paths = append(g.paths, dir)
+		dir, err := filepath.Abs(filepath.Dir(cfg.AuditLogPath()))
+		if err != nil || dir != dataDir {
+			g.paths = append(g.paths, filepath.Dir(cfg.AuditLogPath()))
 		}
 	}
 	return g
