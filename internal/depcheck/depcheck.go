@@ -74,3 +74,17 @@ func NeverReaches(t testing.TB, forbidden ...string) {
 		}
 	}
 }
+
+// NeverImports fails t when the package imports, directly, any of the
+// given packages or those below them. It states which layer a package
+// must go through: it may still reach them through that layer.
+func NeverImports(t testing.TB, forbidden ...string) {
+	t.Helper()
+	for _, path := range list(t, `{{join .Imports " "}}`) {
+		for _, f := range forbidden {
+			if under(path, f) {
+				t.Errorf("the package imports %s directly", path)
+			}
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -209,9 +210,10 @@ func (f *faultFile) Sync() error {
 
 // TestFailEachOperation fails each file system operation of a writer's
 // life in turn: opening a log with a torn tail, then appending from an
-// outbox. Whatever fails, the Log refuses to go on after a failed write or
-// sync, nothing acknowledged is lost, and reopening plus replaying the
-// outbox gives exactly the reference log.
+// outbox. Whatever fails, nothing acknowledged is lost; after a failed
+// append the same Log takes the events again and goes on, and after a
+// failed open, reopening plus replaying the outbox does; either way the
+// result is exactly the reference log.
 func TestFailEachOperation(t *testing.T) {
 	ref := referenceLog(t, 12)
 	start := len(referenceLog(t, 3)) + 40 // three entries and a torn fourth
@@ -245,11 +247,15 @@ func failEachOperation(t *testing.T, full bool, ref []byte, start int, groups []
 					if !errors.Is(err, errInjected) {
 						t.Fatalf("full=%v fault %d: Append: %v", full, i, err)
 					}
-					seq, _ := l.Last()
-					if err := l.Append(testEvent(seq + 1)); !errors.Is(err, errInjected) {
-						t.Fatalf("full=%v fault %d: Append after a failed one: %v", full, i, err)
+					if !errors.Is(l.Err(), errInjected) {
+						t.Fatalf("full=%v fault %d: Err after a failed append = %v", full, i, l.Err())
 					}
-					return
+					// The outbox still holds the events: the same Log
+					// takes them again.
+					seq, _ := l.Last()
+					if err := l.Append(testEvents(seq+1, g[1])...); err != nil || l.Err() != nil {
+						t.Fatalf("full=%v fault %d: Append after a failed one: %v (Err %v)", full, i, err, l.Err())
+					}
 				}
 				acked = g[1]
 			}
@@ -276,5 +282,77 @@ func failEachOperation(t *testing.T, full bool, ref []byte, start int, groups []
 		if got := readFile(t, path); !bytes.Equal(got, ref) {
 			t.Fatalf("full=%v fault %d: log after recovery differs from the reference", full, i)
 		}
+	}
+}
+
+// fullFS is a file system that runs out of space while full is set: a
+// write then stores half of its bytes and fails with ENOSPC.
+type fullFS struct {
+	osFS
+	full bool
+}
+
+func (f *fullFS) OpenLog(path string) (logFile, error) {
+	lf, err := f.osFS.OpenLog(path)
+	if err != nil {
+		return nil, err
+	}
+	return &fullFile{logFile: lf, fs: f}, nil
+}
+
+type fullFile struct {
+	logFile
+	fs *fullFS
+}
+
+func (f *fullFile) Write(p []byte) (int, error) {
+	if f.fs.full {
+		n, _ := f.logFile.Write(p[:len(p)/2])
+		return n, &fs.PathError{Op: "write", Path: "audit.jsonl", Err: syscall.ENOSPC}
+	}
+	return f.logFile.Write(p)
+}
+
+// TestRecoversAfterDiskFull: while the disk is full appends fail and Err
+// says why; once space returns the same Log appends the same events, with
+// no reopening, and the file is exactly what an undisturbed log would be.
+func TestRecoversAfterDiskFull(t *testing.T) {
+	path := logPath(t)
+	fsys := &fullFS{}
+	l, err := open(path, Options{}, fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	appendT(t, l, testEvents(1, 3)...)
+	if l.Err() != nil {
+		t.Fatalf("Err of a healthy log: %v", l.Err())
+	}
+	fsys.full = true
+	for range 3 {
+		if err := l.Append(testEvents(4, 6)...); !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("append on a full disk: %v", err)
+		}
+		if !errors.Is(l.Err(), syscall.ENOSPC) {
+			t.Fatalf("Err on a full disk: %v", l.Err())
+		}
+		if last, _ := l.Last(); last != 3 {
+			t.Fatalf("Last after failed appends = %d", last)
+		}
+	}
+	fsys.full = false
+	appendT(t, l, testEvents(4, 6)...)
+	if l.Err() != nil {
+		t.Fatalf("Err after recovering: %v", l.Err())
+	}
+	appendT(t, l, testEvent(7))
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, path); !bytes.Equal(got, referenceLog(t, 7)) {
+		t.Fatalf("log after recovering differs from the reference:\n%s", got)
+	}
+	if rep, err := VerifyFile(path); err != nil || rep.Entries != 7 {
+		t.Fatalf("verify: %+v %v", rep, err)
 	}
 }

@@ -104,8 +104,11 @@
 // continue the chain exactly (anything else is a *SequenceError, and nothing
 // is written), renders all their lines, writes them with one write, syncs
 // the file once and only then advances the head. If a write or sync fails
-// the Log refuses every later Append with that error: the file may end in
-// a torn or unsynced line, and the caller must Close it and Open it again.
+// (a full disk, say), the file may end in a torn or unsynced line and Err
+// reports the failure; the next Append first truncates the file to the end
+// of the last entry it synced and syncs the cut, and only when that works
+// appends. So a log recovers without being reopened once space returns,
+// and the caller retries the same events from its outbox.
 //
 // This suits an outbox: the engine stores each pending event, with its
 // sequence number and time, in the same database batch as the state change

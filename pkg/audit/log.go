@@ -23,12 +23,18 @@ type Options struct {
 // Log appends entries to an audit log file. It is safe for concurrent use.
 type Log struct {
 	path string
+	log  *slog.Logger
 
-	mu     sync.Mutex
-	f      logFile
-	last   uint64
-	head   string
-	err    error // the write or sync failure that made the Log unusable
+	mu   sync.Mutex
+	f    logFile
+	last uint64
+	head string
+	// size is the length of the file up to the end of the last entry
+	// known to be durable.
+	size int64
+	// err is the write or sync failure of the last append; the next
+	// append first cuts the file back to size.
+	err    error
 	closed bool
 }
 
@@ -76,7 +82,7 @@ func open(path string, opts Options, fsys fileSys) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open audit log %s: %w", path, err)
 	}
-	l := &Log{path: path, f: f}
+	l := &Log{path: path, f: f, log: logger}
 	if err := l.recover(opts.VerifyFull, logger, func() error { return fsys.SyncDir(dir) }); err != nil {
 		f.Close()
 		return nil, err
@@ -149,7 +155,7 @@ func (l *Log) recover(full bool, logger *slog.Logger, syncDir func() error) erro
 			return fmt.Errorf("sync audit log: %w", err)
 		}
 	}
-	l.last, l.head = rep.LastSequence, rep.HeadHash
+	l.last, l.head, l.size = rep.LastSequence, rep.HeadHash, end
 	return nil
 }
 
@@ -249,9 +255,13 @@ func (l *Log) Last() (seq uint64, hash string) {
 // write and one sync, and returns once they are durable. Their sequences
 // must continue the log without gap or repeat, or Append returns a
 // *SequenceError and writes nothing; an event that cannot be written is an
-// ErrInvalidEvent and nothing is written either. After a failed write or
-// sync every later Append returns that error; Close the Log and Open it
-// again.
+// ErrInvalidEvent and nothing is written either.
+//
+// A failed write or sync (a full disk, say) leaves the log without the
+// events and Err reports the failure. The next Append first cuts the file
+// back to its last durable entry and syncs that; when this succeeds (space
+// has come back) it appends as usual, so the caller retries the same
+// events without reopening the Log.
 func (l *Log) Append(events ...Event) error {
 	if len(events) == 0 {
 		return nil
@@ -277,7 +287,9 @@ func (l *Log) Append(events ...Event) error {
 		return ErrClosed
 	}
 	if l.err != nil {
-		return fmt.Errorf("audit log unusable after an earlier failure: %w", l.err)
+		if err := l.repair(); err != nil {
+			return fmt.Errorf("audit log still failing (%w) after: %w", err, l.err)
+		}
 	}
 	for i := range events {
 		if want := l.last + 1 + uint64(i); events[i].Sequence != want {
@@ -299,7 +311,32 @@ func (l *Log) Append(events ...Event) error {
 	}
 	l.last += uint64(len(events))
 	l.head = head
+	l.size += int64(len(buf))
 	return nil
+}
+
+// repair cuts off whatever a failed append left after the last durable
+// entry and makes the cut durable. Entries before it were synced when
+// they were appended, so a successful sync here means the file is exactly
+// the entries acknowledged so far.
+func (l *Log) repair() error {
+	if err := l.f.Truncate(l.size); err != nil {
+		return fmt.Errorf("truncate audit log: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("sync audit log: %w", err)
+	}
+	l.log.Info("audit log: appending again after a failed write", "path", l.path, "failure", l.err.Error(), "last_sequence", l.last)
+	l.err = nil
+	return nil
+}
+
+// Err returns the failure of the last append, or nil when the log is
+// appending normally. It does not try to recover; the next Append does.
+func (l *Log) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
 }
 
 // Close closes the file and releases the writer lock. Closing twice is not

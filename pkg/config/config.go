@@ -31,6 +31,7 @@ import (
 type Config struct {
 	DataDir        string
 	MaxImportBytes int64
+	Storage        Storage
 	HTTP           HTTP
 	GRPC           GRPC
 	Auth           Auth
@@ -49,6 +50,13 @@ type Config struct {
 	Sources map[string]string
 }
 
+// Storage is the [storage] table.
+type Storage struct {
+	// MinFreeBytes is the free-space floor under which writes are
+	// refused; 0 turns the guard off.
+	MinFreeBytes uint64
+}
+
 // HTTP is the [http] table.
 type HTTP struct {
 	Port                uint16
@@ -58,6 +66,19 @@ type HTTP struct {
 	MetricsEnabled      bool
 	MaxBodyBytes        int64
 	ShutdownTimeoutSecs uint32
+	// ReadHeaderTimeoutSecs bounds the time to receive a request's
+	// headers.
+	ReadHeaderTimeoutSecs uint32
+	// BodyTimeoutSecs and BodyMinBytesPerSec bound the time to receive a
+	// request's body: BodyTimeoutSecs, plus one second for every
+	// BodyMinBytesPerSec bytes received.
+	BodyTimeoutSecs    uint32
+	BodyMinBytesPerSec uint64
+	// IdleTimeoutSecs closes a kept-alive connection idle that long.
+	IdleTimeoutSecs uint32
+	// MaxConnections caps the open HTTP connections; more wait to be
+	// accepted.
+	MaxConnections uint32
 }
 
 // GRPC is the [grpc] table. Nil fields are unset.

@@ -71,6 +71,16 @@ var keys = []key{
 		},
 	},
 	{
+		name: "storage.min_free_bytes",
+		doc: "Free-space floor, in the manner of etcd's NOSPACE alarm. While the file system of data_dir (or of the audit log) " +
+			"has less free space than this, writes are refused with 507 INSUFFICIENT_STORAGE (gRPC RESOURCE_EXHAUSTED); " +
+			"reads, export and forget keep working, and writes resume by themselves once space is freed. " +
+			"Below half of it nothing is written at all and memsvc does not start, so the database never runs out of space. " +
+			"0 turns the guard off.",
+		field: func(c *Config) any { return &c.Storage.MinFreeBytes },
+		def:   uint64(256 << 20),
+	},
+	{
 		name:  "http.port",
 		doc:   "TCP port of the HTTP API; 0 picks a free port (printed at start).",
 		field: func(c *Config) any { return &c.HTTP.Port },
@@ -139,6 +149,51 @@ var keys = []key{
 		def:   uint32(10),
 		check: func(c *Config) string {
 			return nonZero(uint64(c.HTTP.ShutdownTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "http.read_header_timeout_secs",
+		doc:   "A client must send a request's headers within this many seconds of starting it.",
+		field: func(c *Config) any { return &c.HTTP.ReadHeaderTimeoutSecs },
+		def:   uint32(10),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.HTTP.ReadHeaderTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name: "http.body_timeout_secs",
+		doc: "A client must send a request's body within this many seconds, plus one second for every " +
+			"http.body_min_bytes_per_sec bytes it has sent (as Apache's mod_reqtimeout): a client that trickles its body is cut off, " +
+			"a large import at a sane rate is not.",
+		field: func(c *Config) any { return &c.HTTP.BodyTimeoutSecs },
+		def:   uint32(30),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.HTTP.BodyTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "http.body_min_bytes_per_sec",
+		doc:   "Slowest body upload rate that extends http.body_timeout_secs; 0 makes that timeout fixed.",
+		field: func(c *Config) any { return &c.HTTP.BodyMinBytesPerSec },
+		def:   uint64(16 << 10),
+	},
+	{
+		name:  "http.idle_timeout_secs",
+		doc:   "A kept-alive connection with no request for this many seconds is closed.",
+		field: func(c *Config) any { return &c.HTTP.IdleTimeoutSecs },
+		def:   uint32(120),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.HTTP.IdleTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name: "http.max_connections",
+		doc: "Most HTTP connections open at once (kept-alive ones count); further clients wait in the listen queue " +
+			"until one closes.",
+		field: func(c *Config) any { return &c.HTTP.MaxConnections },
+		def:   uint32(1024),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.HTTP.MaxConnections), "a number of connections of at least 1")
 		},
 	},
 	{

@@ -120,6 +120,14 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		RecordCount: uint32(sum.Header.Records()),
 		Checksum:    sum.Checksum,
 	}
+	// A destination that must be made durable (a file renamed into
+	// place) is, before the export is audited: the log never records an
+	// export whose file did not appear.
+	if c, ok := w.(ExportCommitter); ok {
+		if err := c.Commit(); err != nil {
+			return nil, exportFailed(err)
+		}
+	}
 	if err := e.logOnly(ctx, audit.OpExport, map[string]any{
 		"archive_id": resp.ArchiveID, "records": resp.RecordCount, "encrypted": req.Encrypt,
 		"include_raw_journal": req.IncludeRawJournal, "checksum": resp.Checksum,
@@ -127,6 +135,13 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return resp, nil
+}
+
+// ExportCommitter is an export destination with a final step, such as a
+// temporary file that is synced and renamed into place. Export calls
+// Commit after the archive's last byte and before it audits the export.
+type ExportCommitter interface {
+	Commit() error
 }
 
 // exportStores resolves an export's store filter into the curated stores

@@ -181,22 +181,36 @@ func (e *Engine) flushOutbox(replay bool) error {
 	}
 }
 
+// auditRetry is how soon the appender tries again after a failed flush
+// (a full disk): the audit log recovers by itself once space returns.
+const auditRetry = 5 * time.Second
+
 func (e *Engine) runAppender() {
 	a := e.aud
 	defer close(a.done)
+	var retry <-chan time.Time // set while appends fail
 	for {
 		select {
 		case <-a.wake:
+		case <-retry:
 		case <-a.stop:
 			if err := e.flushOutbox(false); err != nil {
 				e.log.Error("audit log", "err", err)
 			}
 			return
 		}
-		if err := e.flushOutbox(false); err != nil {
-			// The events stay in the outbox and are retried on the next
-			// change or at the next start.
-			e.log.Error("audit log", "err", err)
+		// The events stay in the outbox until they are appended: retry
+		// on a timer, and log only when appending stops and resumes.
+		err := e.flushOutbox(false)
+		switch {
+		case err != nil && retry == nil:
+			e.log.Error("audit log: cannot append; retrying every few seconds", "err", err)
+		case err == nil && retry != nil:
+			e.log.Info("audit log: appending again")
+		}
+		retry = nil
+		if err != nil {
+			retry = time.After(auditRetry)
 		}
 	}
 }
@@ -274,9 +288,21 @@ func (t *txn) commitAudited() error {
 }
 
 // LogOperation writes an audit entry for a change made outside the engine
-// (store encryption migration), through the outbox like every other.
-func (e *Engine) LogOperation(ctx context.Context, op string, summary map[string]any) error {
-	return e.logOnly(ctx, op, summary)
+// (store encryption migration), through the outbox like every other. with,
+// when not nil, adds writes of the caller's to the batch that carries the
+// entry, so both are durable or neither is; without an audit log they are
+// committed alone.
+func (e *Engine) LogOperation(ctx context.Context, op string, summary map[string]any, with func(*store.Batch)) error {
+	if with == nil {
+		return e.logOnly(ctx, op, summary)
+	}
+	t := e.begin()
+	defer t.close()
+	with(t.b)
+	if e.aud != nil {
+		t.audit(op, nil, nil, summary)
+	}
+	return t.commit()
 }
 
 // logOnly records an event that changes no data (an export).

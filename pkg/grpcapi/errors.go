@@ -31,7 +31,7 @@ func Code(c memory.Code) codes.Code {
 		return codes.InvalidArgument
 	case memory.CodeForgetUnconfirmed, memory.CodeVersionMismatch:
 		return codes.FailedPrecondition
-	case memory.CodeWorkingMemoryFull, memory.CodeRateLimited:
+	case memory.CodeWorkingMemoryFull, memory.CodeRateLimited, memory.CodeInsufficientStorage:
 		return codes.ResourceExhausted
 	case memory.CodeDecayEngineBusy, memory.CodeConsolidationInProgress:
 		return codes.Unavailable

@@ -109,6 +109,11 @@ func (p *Proxy) describeServer(e *memory.Error) failure {
 		return failure{"busy", slog.LevelWarn, fmt.Sprintf(
 			"The memsvc server is busy (%s: %s). Retry after %d s.", e.Code, msg, max(e.RetryAfter, 1))}
 
+	case memory.CodeInsufficientStorage:
+		return failure{"insufficient_storage", slog.LevelWarn, fmt.Sprintf(
+			"The memsvc server is low on disk space and refused to write: %s. Nothing was changed. "+
+				"Reading (recall, inspect, stats, export) still works; the server's operator must free disk space before writes succeed again.", msg)}
+
 	case memory.CodeExportFailed:
 		return failure{"server_error", slog.LevelError, fmt.Sprintf(
 			"The memsvc server could not build the archive: %s. The server's log has details; retry later.", msg)}

@@ -116,6 +116,7 @@ func TestDescribe(t *testing.T) {
 		{&memory.Error{Code: memory.CodeModalityUnsupported, Message: "no images"}, "invalid_argument", "Not supported"},
 		{&memory.Error{Code: memory.CodeWorkingMemoryFull, Message: "full"}, "busy", "Retry after 1 s"},
 		{&memory.Error{Code: memory.CodeImportConflict, Message: "bad archive"}, "conflict", "Conflict: bad archive"},
+		{&memory.Error{Code: memory.CodeInsufficientStorage, Message: "only 10 MiB free"}, "insufficient_storage", "low on disk space and refused to write: only 10 MiB free. Nothing was changed."},
 		{&localError{"Disk full."}, "local", "Disk full."},
 		{errors.New("nil map"), "internal", "bug in the proxy"},
 	}

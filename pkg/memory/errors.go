@@ -5,8 +5,10 @@ import (
 	"fmt"
 )
 
-// Code is a CMP error code. The fifteen codes and their spellings are part of
-// the wire contract; every transport maps them in one table of its own.
+// Code is a CMP error code. The fifteen codes of the CMP contract and their
+// spellings are part of the wire contract; INSUFFICIENT_STORAGE is memsvc's
+// own addition (an older client reads it as a server error). Every
+// transport maps them in one table of its own.
 type Code string
 
 // The CMP error codes.
@@ -26,6 +28,9 @@ const (
 	CodeUnauthorized            Code = "UNAUTHORIZED"
 	CodeRateLimited             Code = "RATE_LIMITED"
 	CodeInternal                Code = "INTERNAL_ERROR"
+	// CodeInsufficientStorage refuses a write because the server's disk
+	// is below its free-space floor; reads keep working.
+	CodeInsufficientStorage Code = "INSUFFICIENT_STORAGE"
 )
 
 // Codes lists every CMP error code.
@@ -34,7 +39,7 @@ var Codes = []Code{
 	CodeModalityUnsupported, CodeWorkingMemoryFull, CodeDecayEngineBusy,
 	CodeConsolidationInProgress, CodeExportFailed, CodeImportConflict,
 	CodeForgetUnconfirmed, CodeVersionMismatch, CodeUnauthorized,
-	CodeRateLimited, CodeInternal,
+	CodeRateLimited, CodeInternal, CodeInsufficientStorage,
 }
 
 // Error is an error a client may see: a code, a message that says what was
@@ -70,6 +75,7 @@ var (
 	ErrUnauthorized        = &Error{Code: CodeUnauthorized}
 	ErrRateLimited         = &Error{Code: CodeRateLimited}
 	ErrInternal            = &Error{Code: CodeInternal}
+	ErrInsufficientStorage = &Error{Code: CodeInsufficientStorage}
 )
 
 // Errorf builds an Error with a formatted message.

@@ -1,7 +1,9 @@
-// Package server assembles a running memsvc: configuration, the audit
-// log, the data directory, the engine, metrics, the HTTP API and the
-// background loops. Run starts everything and blocks until its context is
-// cancelled, then shuts down in order within a bounded time.
+// Package server assembles a running memsvc. OpenLocal opens the data
+// layer (the data directory, the audit log and the engine, with the disk
+// space guard in front) for serve and for every embedded CLI command; Run
+// adds metrics, the HTTP and gRPC APIs and the background loops, serves
+// until its context is cancelled, then shuts down in a fixed order within
+// a bounded time.
 package server
 
 import (
@@ -22,14 +24,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"memsvc.dev/memsvc/pkg/access"
-	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
-	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/grpcapi"
 	"memsvc.dev/memsvc/pkg/httpapi"
-	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Options are what the command layer provides besides the configuration.
@@ -43,6 +41,9 @@ type Options struct {
 	Version string
 	// Now is the clock; nil selects time.Now.
 	Now func() time.Time
+	// DiskFree replaces the free-space probe of the disk space guard
+	// (LocalOptions.DiskFree); tests use it to fill the disk.
+	DiskFree func(path string) (uint64, error)
 }
 
 // Server is one memsvc server.
@@ -83,10 +84,18 @@ func (s *Server) Ready() <-chan struct{} { return s.ready }
 // without TLS.
 var ErrUnsafeBind = errors.New("refusing to serve")
 
-// Run serves until ctx is cancelled, then shuts down: the API stops taking
-// requests and in-flight ones get http.shutdown_timeout_secs to finish,
-// the background loops stop, and the engine, data directory and audit log
-// are closed. Everything acknowledged before is durable.
+// Run opens the data directory (OpenLocal) and serves until ctx is
+// cancelled or a component fails. It runs the server as a group of actors
+// (see group) and stops them in this order:
+//
+//  1. the shutdown signal (ctx);
+//  2. the HTTP and gRPC servers, together: they stop accepting, and
+//     in-flight requests get http.shutdown_timeout_secs to finish;
+//  3. the background loops (decay, dream, memory trimming), which may be
+//     in the middle of a round;
+//
+// and then closes the data layer (Local.Close: engine, audit log, store).
+// Everything acknowledged before is durable.
 func (s *Server) Run(ctx context.Context) (err error) {
 	cfg := s.cfg
 	if !cfg.Auth.Enabled && !config.IsLoopback(cfg.HTTP.BindAddress) {
@@ -97,52 +106,136 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		return fmt.Errorf("%w gRPC without TLS: API keys or a non-loopback address need grpc.tls_cert_path and grpc.tls_key_path", ErrUnsafeBind)
 	}
 	warnShortKeys(s.log, cfg)
-	var closers []func() error
-	defer func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			if cerr := closers[i](); cerr != nil && err == nil {
-				err = cerr
-			}
-		}
-	}()
 
-	db, err := store.Open(cfg.DataDir, StoreOptions(cfg, s.log))
+	local, err := OpenLocal(ctx, cfg, LocalOptions{Logger: s.log, Now: s.opts.Now, Create: true, DiskFree: s.opts.DiskFree})
 	if err != nil {
 		return err
 	}
-	closers = append(closers, db.Close)
-	var auditLog *audit.Log
-	if cfg.Security.AuditLogEnabled {
-		auditLog, err = audit.Open(cfg.AuditLogPath(), audit.Options{Logger: s.log})
-		if err != nil {
-			return fmt.Errorf("open audit log: %w", err)
+	defer func() {
+		if cerr := local.Close(); cerr != nil && err == nil {
+			err = cerr
 		}
-		closers = append(closers, auditLog.Close)
-	}
-	eng, err := engine.Open(ctx, db, EngineOptions(cfg, s.log, auditLog, s.opts.Now))
-	if err != nil {
-		return fmt.Errorf("open engine: %w", err)
-	}
-	closers = append(closers, eng.Close)
+	}()
+	s.removeStaleExports(local.Dir())
 	// Opening decodes every record once to build the in-memory state; that
 	// garbage would otherwise stay resident until the runtime's scavenger
 	// gets to it, which at 100,000 records is hundreds of MiB. Return it
 	// now, off the start-up path.
 	go debug.FreeOSMemory()
 
+	t, err := s.transports(local)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.httpAddr = t.ln.Addr().String()
+	if t.gln != nil {
+		s.grpcAddr = t.gln.Addr().String()
+	}
+	s.mu.Unlock()
+	s.banner(local.Dir(), s.httpAddr, s.grpcAddr)
+
+	var g group
+	g.stage(s.background(local, t.met)...)
+	g.stage(t.actors(time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second)...)
+	g.stage(s.signalActor(ctx))
+	local.eng.SetBackground(true, true)
+	defer local.eng.SetBackground(false, false)
+	close(s.ready)
+	s.log.Info("memsvc serving", "http", s.httpAddr)
+	if err := g.run(); err != nil {
+		return err
+	}
+	s.log.Info("shutdown complete")
+	return nil
+}
+
+// signalActor ends when ctx is cancelled: the shutdown signal.
+func (s *Server) signalActor(ctx context.Context) actor {
+	stop := make(chan struct{})
+	var once sync.Once
+	return actor{
+		name: "signal",
+		execute: func() error {
+			select {
+			case <-ctx.Done():
+				s.log.Info("shutdown signal received; draining requests", "timeout_secs", s.cfg.HTTP.ShutdownTimeoutSecs)
+			case <-stop:
+			}
+			return nil
+		},
+		interrupt: func(error) { once.Do(func() { close(stop) }) },
+	}
+}
+
+// background returns the actors of the background loops and the memory
+// trimmer. A loop skips its rounds while the disk is below the free-space
+// floor (the guard logs when that starts and ends).
+func (s *Server) background(local *Local, met *metrics.Metrics) []actor {
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := func(error) { cancel() }
+	actors := []actor{{
+		name:      "trim",
+		execute:   func() error { trimWhenIdle(ctx); return nil },
+		interrupt: stop,
+	}}
+	for _, l := range backgroundLoops(s.cfg, local.eng, met, s.log) {
+		work := l.work
+		guarded := func(ctx context.Context) error {
+			if local.guard.check() != nil {
+				return nil
+			}
+			return work(ctx)
+		}
+		actors = append(actors, actor{
+			name:      l.opts.name,
+			execute:   func() error { runLoop(ctx, l.opts, guarded); return nil },
+			interrupt: stop,
+		})
+	}
+	return actors
+}
+
+// removeStaleExports deletes the temporary files of exports that were
+// killed, in the data directory and its exports directory.
+func (s *Server) removeStaleExports(dataDir string) {
+	for _, dir := range []string{dataDir, filepath.Join(dataDir, "exports")} {
+		removed, err := RemoveStaleExports(dir)
+		if err != nil {
+			s.log.Warn("unfinished exports", "err", err)
+		}
+		if len(removed) > 0 {
+			s.log.Info("removed the temporary files of unfinished exports", "dir", dir, "files", removed)
+		}
+	}
+}
+
+// transports are the listening HTTP and gRPC servers.
+type transports struct {
+	hs   *http.Server
+	ln   net.Listener
+	gsrv *grpcapi.Server // nil when gRPC is off
+	gln  net.Listener
+	met  *metrics.Metrics
+}
+
+// transports builds the API servers over local and opens their listeners.
+func (s *Server) transports(local *Local) (*transports, error) {
+	cfg := s.cfg
+	t := &transports{}
 	// The registry holds memsvc's own series and nothing else: /metrics
 	// exposes exactly the spec's set, so no Go runtime or process
 	// collectors.
 	var (
 		reg = prometheus.NewRegistry()
-		met *metrics.Metrics
-		svc memory.Service = eng
+		svc = local.Service()
+		err error
 	)
 	if cfg.HTTP.MetricsEnabled {
-		if met, err = metrics.New(reg); err != nil {
-			return fmt.Errorf("metrics: %w", err)
+		if t.met, err = metrics.New(reg); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
-		svc = met.Instrument(eng)
+		svc = t.met.Instrument(svc)
 	}
 	limiter := s.newLimiter()
 	api, err := httpapi.New(svc, httpapi.Options{
@@ -156,14 +249,14 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		MaxImportBytes:    importWireLimit(cfg.MaxImportBytes),
 		MetricsEnabled:    cfg.HTTP.MetricsEnabled,
 		Gatherer:          reg,
-		Metrics:           met,
+		Metrics:           t.met,
+		Ready:             local.Ready,
 	})
 	if err != nil {
-		return fmt.Errorf("http api: %w", err)
+		return nil, fmt.Errorf("http api: %w", err)
 	}
+	t.hs = newHTTPServer(&cfg.HTTP, api, s.log)
 
-	var gsrv *grpcapi.Server
-	var gln net.Listener
 	if cfg.GRPC.Port != nil {
 		gopts := grpcapi.Options{
 			Logger:          s.log,
@@ -177,94 +270,69 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		if cfg.GRPC.TLSCertPath != nil {
 			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath
 		}
-		if gsrv, err = grpcapi.NewServer(svc, gopts); err != nil {
-			return fmt.Errorf("grpc: %w", err)
+		if t.gsrv, err = grpcapi.NewServer(svc, gopts); err != nil {
+			return nil, fmt.Errorf("grpc: %w", err)
 		}
-		if gln, err = net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(*cfg.GRPC.Port)))); err != nil {
-			return fmt.Errorf("listen for gRPC: %w", err)
+		if t.gln, err = net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(*cfg.GRPC.Port)))); err != nil {
+			return nil, fmt.Errorf("listen for gRPC: %w", err)
 		}
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(cfg.HTTP.Port))))
 	if err != nil {
-		if gln != nil {
-			_ = gln.Close()
+		if t.gln != nil {
+			_ = t.gln.Close()
 		}
-		return fmt.Errorf("listen: %w", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s.mu.Lock()
-	s.httpAddr = ln.Addr().String()
-	if gln != nil {
-		s.grpcAddr = gln.Addr().String()
-	}
-	s.mu.Unlock()
-	s.banner(db.Dir(), ln.Addr().String(), s.grpcAddr)
+	t.ln = limitListener(ln, cfg.HTTP.MaxConnections)
+	return t, nil
+}
 
-	// The background loops.
-	loopCtx, stopLoops := context.WithCancel(context.Background())
-	var loops sync.WaitGroup
-	eng.SetBackground(true, true)
-	loops.Add(1)
-	go func() {
-		defer loops.Done()
-		trimWhenIdle(loopCtx)
-	}()
-	for _, l := range backgroundLoops(cfg, eng, met, s.log) {
-		loops.Add(1)
-		go func() {
-			defer loops.Done()
-			runLoop(loopCtx, l.opts, l.work)
-		}()
+// actors returns the HTTP and gRPC servers as actors. Interrupting one
+// starts its drain in the background; its execute returns when the drain
+// is over or, for requests still running at the deadline, cut off.
+func (t *transports) actors(drain time.Duration) []actor {
+	drained := make(chan struct{})
+	var shutdownOnce sync.Once
+	out := []actor{{
+		name: "http",
+		execute: func() error {
+			if err := t.hs.Serve(t.ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("http server: %w", err)
+			}
+			<-drained
+			return nil
+		},
+		interrupt: func(error) {
+			shutdownOnce.Do(func() {
+				go func() {
+					defer close(drained)
+					ctx, cancel := context.WithTimeout(context.Background(), drain)
+					defer cancel()
+					if err := t.hs.Shutdown(ctx); err != nil {
+						t.hs.ErrorLog.Printf("requests still running at the shutdown deadline were cut off: %v", err)
+						_ = t.hs.Close()
+					}
+				}()
+			})
+		},
+	}}
+	if t.gsrv != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		out = append(out, actor{
+			name: "grpc",
+			execute: func() error {
+				if err := t.gsrv.Serve(ctx, t.gln); err != nil {
+					return fmt.Errorf("grpc server: %w", err)
+				}
+				return nil
+			},
+			// Serve reports NOT_SERVING and drains within its
+			// ShutdownTimeout, in parallel with HTTP.
+			interrupt: func(error) { cancel() },
+		})
 	}
-	closers = append(closers, func() error {
-		stopLoops()
-		loops.Wait()
-		eng.SetBackground(false, false)
-		return nil
-	})
-
-	hs := &http.Server{
-		Handler:           api,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
-	grpcCtx, stopGRPC := context.WithCancel(context.Background())
-	defer stopGRPC()
-	var grpcDone chan error // nil (never ready) when gRPC is off
-	if gsrv != nil {
-		grpcDone = make(chan error, 1)
-		go func() { grpcDone <- gsrv.Serve(grpcCtx, gln) }()
-	}
-	close(s.ready)
-	s.log.Info("memsvc serving", "http", ln.Addr().String())
-
-	select {
-	case err := <-serveErr:
-		return fmt.Errorf("http server: %w", err)
-	case err := <-grpcDone:
-		_ = hs.Close()
-		return fmt.Errorf("grpc server: %w", err)
-	case <-ctx.Done():
-	}
-	s.log.Info("shutdown signal received; draining requests", "timeout_secs", cfg.HTTP.ShutdownTimeoutSecs)
-	if gsrv != nil {
-		stopGRPC() // Serve reports NOT_SERVING and drains in parallel with HTTP, within the same deadline
-	}
-	shCtx, cancel := context.WithTimeout(context.Background(), time.Duration(cfg.HTTP.ShutdownTimeoutSecs)*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(shCtx); err != nil {
-		s.log.Warn("requests still running at the shutdown deadline were cut off", "err", err)
-		_ = hs.Close()
-	}
-	if grpcDone != nil {
-		if err := <-grpcDone; err != nil {
-			s.log.Warn("grpc server stopped with an error", "err", err)
-		}
-	}
-	s.log.Info("shutdown complete")
-	return nil
+	return out
 }
 
 // newLimiter returns the one rate limiter both transports share, so a
@@ -316,38 +384,6 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 		fmt.Fprintf(w, "gRPC   listening on %s%s\n", grpcAddr, tls)
 	}
 	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
-}
-
-// StoreOptions translates the configuration into store options (the
-// encryption passphrase); the CLI uses it too.
-func StoreOptions(cfg *config.Config, log *slog.Logger) store.Options {
-	o := store.Options{Logger: log}
-	if cfg.Security.StoreEncryptionPassphrase != nil {
-		o.Passphrase = []byte(*cfg.Security.StoreEncryptionPassphrase)
-	}
-	return o
-}
-
-// EngineOptions translates the configuration into engine options; the CLI
-// uses it too, so the embedded engine behaves like the server's.
-func EngineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, now func() time.Time) engine.Options {
-	return engine.Options{
-		Logger:          log,
-		Now:             now,
-		WorkingCapacity: int(cfg.Working.Capacity),
-		PersistIndexes:  cfg.PersistSearchIndexes(),
-		Audit:           auditLog,
-		ImportMaxBytes:  cfg.MaxImportBytes,
-		Decay: engine.DecayConfig{
-			PruneBelow: cfg.Decay.PruneBelow,
-			StabilityDays: map[memory.StoreType]float64{
-				memory.StoreEpisodic:   cfg.Decay.StabilityDays.Episodic,
-				memory.StoreSemantic:   cfg.Decay.StabilityDays.Semantic,
-				memory.StoreProcedural: cfg.Decay.StabilityDays.Procedural,
-				memory.StoreEmotional:  cfg.Decay.StabilityDays.Emotional,
-			},
-		},
-	}
 }
 
 // importWireLimit is how many bytes an import stream may carry for an

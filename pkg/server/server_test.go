@@ -317,7 +317,7 @@ func TestDecayDefaultsMatchEngine(t *testing.T) {
 	if config.MaxPruneBelow != engine.DormantBelow {
 		t.Errorf("config.MaxPruneBelow %v, engine.DormantBelow %v", config.MaxPruneBelow, engine.DormantBelow)
 	}
-	opts := EngineOptions(config.Defaults(), nil, nil, nil)
+	opts := engineOptions(config.Defaults(), nil, nil, nil)
 	if opts.Decay.PruneBelow != 0 {
 		t.Errorf("default prune_below %v", opts.Decay.PruneBelow)
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -115,22 +117,79 @@ const defaultMigrateChunk = 256
 // counts what the committed batches saw; a second run reports
 // migrated = 0 and already_encrypted = total.
 func (db *DB) MigrateEncryption(ctx context.Context) (MigrationReport, error) {
+	return db.MigrateEncryptionWith(ctx, MigrateOptions{})
+}
+
+// MigrateOptions configure MigrateEncryptionWith.
+type MigrateOptions struct {
+	// Committed, when set, is called after every chunk that rewrote
+	// values, with the counts committed so far and not yet acknowledged:
+	// the chunk's own, plus those of chunks an earlier run committed
+	// before it was stopped. Every chunk adds its counts to a record kept
+	// under the meta key UnauditedMigrationKey in the same batch as its
+	// values, so the counts survive a kill; Committed acknowledges them
+	// by deleting that record (Batch.ClearUnauditedMigration) in the
+	// batch that records them elsewhere, such as an audit entry. An error
+	// stops the migration.
+	Committed func(unaudited MigrationReport) error
+}
+
+// UnauditedMigrationKey is the meta key under which a migration with
+// MigrateOptions.Committed keeps the counts it has committed and the
+// caller has not yet acknowledged.
+const UnauditedMigrationKey = "migrate_encryption_unaudited"
+
+// UnauditedMigration returns the counts an earlier migration committed and
+// left unacknowledged (it was stopped between a chunk and Committed), and
+// whether there are any.
+func (db *DB) UnauditedMigration() (MigrationReport, bool, error) {
+	var rep MigrationReport
+	v, err := db.GetMeta(UnauditedMigrationKey)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return rep, false, nil
+	case err != nil:
+		return rep, false, err
+	}
+	if err := json.Unmarshal(v, &rep); err != nil {
+		return rep, false, fmt.Errorf("%w: unaudited migration counts: %w", ErrCorrupt, err)
+	}
+	return rep, true, nil
+}
+
+// ClearUnauditedMigration acknowledges the counts UnauditedMigration
+// returns.
+func (b *Batch) ClearUnauditedMigration() { b.Delete(MetaKey(UnauditedMigrationKey)) }
+
+// Add adds the counts of o to every line of r.
+func (r *MigrationReport) Add(o MigrationReport) {
+	r.RawJournal.add(o.RawJournal)
+	r.Episodic.add(o.Episodic)
+	r.Semantic.add(o.Semantic)
+	r.Procedural.add(o.Procedural)
+	r.Emotional.add(o.Emotional)
+	r.VectorIndex.add(o.VectorIndex)
+}
+
+// MigrateEncryptionWith is MigrateEncryption with options.
+func (db *DB) MigrateEncryptionWith(ctx context.Context, opts MigrateOptions) (MigrationReport, error) {
 	var rep MigrationReport
 	if db.keys == nil {
 		return rep, fmt.Errorf("migrate store encryption: %w", ErrNoPassphrase)
 	}
-	err := db.migrateNamespace(ctx, []byte{nsRaw}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
+	m := &migration{db: db, opts: opts, rep: &rep}
+	err := m.namespace(ctx, []byte{nsRaw}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 		return db.migrateRaw(b, k, v, c)
-	}, func(c *chunkCounts) { rep.RawJournal.add(c.store) })
+	}, func(r *MigrationReport, c *chunkCounts) { r.RawJournal.add(c.store) })
 	if err != nil {
 		return rep, fmt.Errorf("migrate raw journal: %w", err)
 	}
 	for _, st := range memory.PersistentStores {
-		err := db.migrateNamespace(ctx, []byte{nsCurated, byte(st)}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
+		err := m.namespace(ctx, []byte{nsCurated, byte(st)}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 			return db.migrateRecord(b, st, k, v, c)
-		}, func(c *chunkCounts) {
-			rep.store(st).add(c.store)
-			rep.VectorIndex.add(c.vectors)
+		}, func(r *MigrationReport, c *chunkCounts) {
+			r.store(st).add(c.store)
+			r.VectorIndex.add(c.vectors)
 		})
 		if err != nil {
 			return rep, fmt.Errorf("migrate %s records: %w", st, err)
@@ -146,12 +205,20 @@ func (db *DB) MigrateEncryption(ctx context.Context) (MigrationReport, error) {
 // the batch is committed.
 type chunkCounts struct{ store, vectors MigrationCounts }
 
-// migrateNamespace walks every value under prefix in chunks. Each chunk is
-// read, rewritten and committed while other commits wait, so no concurrent
-// write can be overwritten by a stale re-encryption.
-func (db *DB) migrateNamespace(ctx context.Context, prefix []byte,
-	each func(b *pebble.Batch, k, v []byte, c *chunkCounts) error, committed func(*chunkCounts)) error {
-	chunk := db.migrateChunk
+// migration is one run of MigrateEncryptionWith.
+type migration struct {
+	db   *DB
+	opts MigrateOptions
+	rep  *MigrationReport
+}
+
+// namespace walks every value under prefix in chunks. Each chunk is read,
+// rewritten and committed while other commits wait, so no concurrent write
+// can be overwritten by a stale re-encryption. line adds a chunk's counts
+// to a report.
+func (m *migration) namespace(ctx context.Context, prefix []byte,
+	each func(b *pebble.Batch, k, v []byte, c *chunkCounts) error, line func(*MigrationReport, *chunkCounts)) error {
+	chunk := m.db.migrateChunk
 	if chunk <= 0 {
 		chunk = defaultMigrateChunk
 	}
@@ -161,27 +228,34 @@ func (db *DB) migrateNamespace(ctx context.Context, prefix []byte,
 			return err
 		}
 		var c chunkCounts
-		resume, err := db.migrateChunkAt(next, upper, chunk, each, &c)
+		resume, unaudited, err := m.chunkAt(next, upper, chunk, each, line, &c)
 		if err != nil {
 			return err
 		}
-		committed(&c)
+		line(m.rep, &c)
+		if unaudited != nil {
+			if err := m.opts.Committed(*unaudited); err != nil {
+				return err
+			}
+		}
 		next = resume
 	}
 	return nil
 }
 
-// migrateChunkAt rewrites up to n values from lower on and returns the key
-// to resume at, or nil at the end of the range.
-func (db *DB) migrateChunkAt(lower, upper []byte, n int,
-	each func(b *pebble.Batch, k, v []byte, c *chunkCounts) error, c *chunkCounts) ([]byte, error) {
+// chunkAt rewrites up to n values from lower on and returns the key to
+// resume at (nil at the end of the range) and, when the chunk committed
+// something and the caller tracks it, the unacknowledged counts.
+func (m *migration) chunkAt(lower, upper []byte, n int,
+	each func(b *pebble.Batch, k, v []byte, c *chunkCounts) error, line func(*MigrationReport, *chunkCounts),
+	c *chunkCounts) (resume []byte, unaudited *MigrationReport, err error) {
+	db := m.db
 	db.commitMu.Lock()
 	defer db.commitMu.Unlock()
 	b := db.pdb.NewBatch()
 	defer b.Close()
-	var resume []byte
 	seen := 0
-	err := scan(db.pdb, lower, upper, false, func(k, v []byte) (bool, error) {
+	err = scan(db.pdb, lower, upper, false, func(k, v []byte) (bool, error) {
 		if seen == n {
 			resume = bytes.Clone(k)
 			return false, nil
@@ -190,17 +264,36 @@ func (db *DB) migrateChunkAt(lower, upper []byte, n int,
 		return true, each(b, k, v, c)
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if db.migrateHook != nil {
 		db.migrateHook()
 	}
-	if !b.Empty() {
-		if err := b.Commit(pebble.Sync); err != nil {
-			return nil, err
-		}
+	if b.Empty() {
+		return resume, nil, nil
 	}
-	return resume, nil
+	if m.opts.Committed != nil {
+		pending, _, err := db.UnauditedMigration()
+		if err != nil {
+			return nil, nil, err
+		}
+		line(&pending, c)
+		v, err := json.Marshal(pending)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := b.Set(MetaKey(UnauditedMigrationKey), v, nil); err != nil {
+			return nil, nil, err
+		}
+		unaudited = &pending
+	}
+	if err := db.space.check(b.Len()); err != nil {
+		return nil, nil, err
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		return nil, nil, err
+	}
+	return resume, unaudited, nil
 }
 
 // openSealed opens an existing envelope during migration; failure means
@@ -283,6 +376,10 @@ func (db *DB) purgePlaintext(ctx context.Context) error {
 	db.plainSessions.Store(false)
 	if err := db.pdb.Flush(); err != nil {
 		return fmt.Errorf("flush: %w", err)
+	}
+	// A full compaction rewrites every table before the old ones go.
+	if err := db.space.check(int(min(db.pdb.Metrics().DiskSpaceUsage(), 1<<40))); err != nil {
+		return fmt.Errorf("compact: %w", err)
 	}
 	// Every key starts with an ASCII namespace byte, so [0x00, 0xff)
 	// covers the whole database.

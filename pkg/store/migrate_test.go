@@ -467,3 +467,82 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 		t.Errorf("%d plaintext values left", plain)
 	}
 }
+
+// TestMigrationCountsEveryChunkOnce: with MigrateOptions.Committed every
+// chunk that rewrote values is reported once, with its counts persisted in
+// the same batch; a run stopped between a chunk's commit and its
+// acknowledgement leaves those counts for the next run, and over both runs
+// the acknowledged counts add up to exactly what was migrated.
+func TestMigrationCountsEveryChunkOnce(t *testing.T) {
+	dir := t.TempDir()
+	s := newSample()
+	db := openPlain(t, dir)
+	commit(t, db, s.put)
+	closeDB(t, db)
+
+	db = openEnc(t, dir, "pw")
+	db.migrateChunk = 2
+	var acked, firstReport MigrationReport
+	calls := 0
+	errKilled := errors.New("killed before acknowledging")
+	ack := func(stopAt int) func(MigrationReport) error {
+		return func(r MigrationReport) error {
+			calls++
+			if calls == 1 {
+				firstReport = r
+			}
+			// Persisted with the chunk, before the caller heard of it.
+			stored, ok, err := db.UnauditedMigration()
+			if err != nil || !ok || stored != r {
+				t.Fatalf("chunk %d: stored counts %+v %v %v, reported %+v", calls, stored, ok, err, r)
+			}
+			if calls == stopAt {
+				return errKilled
+			}
+			b := db.NewBatch()
+			defer b.Close()
+			b.ClearUnauditedMigration()
+			if err := b.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			acked.Add(r)
+			return nil
+		}
+	}
+	first, err := db.MigrateEncryptionWith(t.Context(), MigrateOptions{Committed: ack(3)})
+	if !errors.Is(err, errKilled) || calls != 3 {
+		t.Fatalf("stopped run: %v after %d chunks", err, calls)
+	}
+	left, ok, err := db.UnauditedMigration()
+	if err != nil || !ok || left.RawJournal.Migrated != 2 {
+		t.Fatalf("counts left by the stopped run: %+v %v %v", left, ok, err)
+	}
+	closeDB(t, db)
+
+	db = openEnc(t, dir, "pw")
+	db.migrateChunk = 2
+	calls = 0
+	second, err := db.MigrateEncryptionWith(t.Context(), MigrateOptions{Committed: ack(-1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := db.UnauditedMigration(); ok {
+		t.Fatal("unacknowledged counts left after a complete run")
+	}
+	// The second run's first chunk (the raw journal's last two entries)
+	// was reported together with the stopped run's third.
+	if firstReport.RawJournal.Migrated != 4 {
+		t.Errorf("first report of the second run: %+v, want the 2 left over and its own 2", firstReport)
+	}
+	var migrated MigrationReport
+	migrated.Add(first)
+	migrated.Add(second)
+	for i, l := range acked.Lines() {
+		if want := migrated.Lines()[i].Migrated; l.Migrated != want {
+			t.Errorf("%s: acknowledged %d migrated values, the runs migrated %d", l.Name, l.Migrated, want)
+		}
+	}
+	if acked.RawJournal.Migrated+acked.Episodic.Migrated+acked.Semantic.Migrated+acked.Procedural.Migrated+acked.Emotional.Migrated != uint64(len(s.recs)+len(s.raws)) {
+		t.Errorf("acknowledged %+v, want every one of %d values once", acked, len(s.recs)+len(s.raws))
+	}
+}

@@ -206,6 +206,8 @@ type DB struct {
 	// migrateHook, when set by a test, runs before each migration batch
 	// is committed.
 	migrateHook func()
+	// space refuses commits that would eat into the free-space reserve.
+	space spaceGuard
 
 	closeOnce sync.Once
 	closeErr  error
@@ -226,6 +228,14 @@ type Options struct {
 	Logger *slog.Logger
 	// CacheBytes is the block cache size; 0 selects DefaultCacheBytes.
 	CacheBytes int64
+	// MinFreeBytes is the free space the store keeps on the file system of
+	// its directory: Open refuses a directory with less, and a commit that
+	// would leave less is refused with a *NoSpaceError (matching
+	// ErrNoSpace) before pebble sees it. 0 turns the reserve off.
+	MinFreeBytes uint64
+	// DiskFree reports the bytes available on the file system holding a
+	// path; nil selects DiskFree. Tests use it to simulate a full disk.
+	DiskFree func(path string) (uint64, error)
 	// Passphrase turns on encryption at rest (see the package comment);
 	// nil or empty leaves values in plaintext. White space around it is
 	// ignored and a passphrase of only white space is refused. Open does
@@ -264,6 +274,12 @@ func Open(dir string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(abs, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	// Opening writes (the lock file, a new write-ahead log, the options
+	// file); on a full disk pebble would fail there, possibly fatally.
+	if err := newSpaceGuard(abs, opts).check(0); err != nil {
+		err.(*NoSpaceError).Opening = true
+		return nil, err
+	}
 	lock, err := pebble.LockDirectory(abs, vfs.Default)
 	if err != nil {
 		if isLockErr(err) {
@@ -300,6 +316,7 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 	if err != nil {
 		return nil, err
 	}
+
 	o.Passphrase = passphrase
 	log := o.Logger
 	if log == nil {
@@ -326,7 +343,7 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database in %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb, lock: lock, dir: dir, log: log, manifests: manifests}
+	db := &DB{pdb: pdb, lock: lock, dir: dir, log: log, manifests: manifests, space: newSpaceGuard(dir, o)}
 	if err := db.checkLayout(); err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -342,6 +359,12 @@ func (db *DB) checkLayout() error {
 	v, err := db.Get([]byte{nsFormat})
 	switch {
 	case errors.Is(err, ErrNotFound):
+		// A new directory, unless it holds keys: then another program
+		// wrote this database.
+		if used, err := db.hasPrefix(nil); err != nil || used {
+			return errors.Join(err, fmt.Errorf("%s holds a database that memsvc did not write (no layout version); "+
+				"choose another --data-dir", db.dir))
+		}
 		b := db.NewBatch()
 		defer b.Close()
 		b.Set([]byte{nsFormat}, []byte{layoutVersion})
@@ -512,6 +535,9 @@ func (b *Batch) CommitNoSync() error { return b.commit(pebble.NoSync) }
 func (b *Batch) commit(o *pebble.WriteOptions) error {
 	if b.records && b.db.keys == nil && b.db.hasHeader {
 		return fmt.Errorf("data directory %s is encrypted; not writing records in plaintext: %w", b.db.dir, ErrEncrypted)
+	}
+	if err := b.db.space.check(b.b.Len()); err != nil {
+		return err
 	}
 	b.db.commitMu.RLock()
 	defer b.db.commitMu.RUnlock()

@@ -198,6 +198,8 @@ func Status(code memory.Code) int {
 		return http.StatusConflict
 	case memory.CodeWorkingMemoryFull, memory.CodeDecayEngineBusy, memory.CodeConsolidationInProgress:
 		return http.StatusServiceUnavailable
+	case memory.CodeInsufficientStorage:
+		return http.StatusInsufficientStorage
 	default: // EXPORT_FAILED, INTERNAL_ERROR and anything unknown
 		return http.StatusInternalServerError
 	}

@@ -26,6 +26,7 @@ func TestStatus(t *testing.T) {
 		memory.CodeUnauthorized:            401,
 		memory.CodeRateLimited:             429,
 		memory.CodeInternal:                500,
+		memory.CodeInsufficientStorage:     507,
 	}
 	if len(want) != len(memory.Codes) {
 		t.Fatalf("table has %d codes, memory.Codes %d", len(want), len(memory.Codes))

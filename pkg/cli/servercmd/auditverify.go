@@ -7,8 +7,8 @@ import (
 
 	"github.com/peterbourgon/ff/v4"
 
-	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/server"
 )
 
 func (r *root) auditVerifyCmd() *ff.Command {
@@ -40,6 +40,13 @@ func (r *root) auditVerifyCmd() *ff.Command {
 				if !cfg.Security.AuditLogEnabled {
 					return errors.New("the audit log is disabled (security.audit_log_enabled = false); name a log with --path")
 				}
+				if cfg.Security.AuditLogPath == nil {
+					// The log lives in the data directory: a mistyped
+					// --data-dir is named as such.
+					if err := server.CheckDataDir(cfg, false); err != nil {
+						return err
+					}
+				}
 				p = cfg.AuditLogPath()
 			}
 			if err := cli.CheckVerifiable("audit log", p); err != nil {
@@ -48,11 +55,11 @@ func (r *root) auditVerifyCmd() *ff.Command {
 				}
 				return err
 			}
-			rep, err := audit.VerifyFile(p)
+			rep, err := server.VerifyAuditLog(p)
 			switch {
-			case errors.Is(err, audit.ErrTorn):
+			case server.IsTornAuditTail(err):
 				fmt.Fprintf(r.stderr, "warning: %v (the log is being written; the complete lines verify)\n", err)
-			case errors.As(err, new(*audit.BrokenError)):
+			case server.IsBrokenAuditLog(err):
 				return fmt.Errorf("audit log %s is NOT intact: %w", p, err)
 			case err != nil:
 				return fmt.Errorf("audit log %s: %w", p, err)

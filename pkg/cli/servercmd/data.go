@@ -61,7 +61,7 @@ func (r *root) storeCmd() *ff.Command {
 			content := memory.TextContent(text)
 			content.Blocks[0].Embedding = vec
 			req := &memory.EncodeStoreRequest{Content: content, Store: &st, Meta: meta}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(svc memory.Service) error {
 				resp, err := svc.EncodeStore(ctx, req)
 				if err != nil {
 					return err
@@ -147,7 +147,7 @@ func (r *root) storeRawCmd() *ff.Command {
 			if req.Meta, err = memory.ParseMetaJSON("--meta-json", *metaJSON); err != nil {
 				return &cli.UsageError{Err: err}
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(svc memory.Service) error {
 				resp, err := svc.EncodeStoreRaw(ctx, req)
 				if err != nil {
 					return err

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"memsvc.dev/memsvc/internal/fsutil"
 	"os"
 	"path/filepath"
 
@@ -14,6 +13,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/server"
 )
 
 func (r *root) decayTickCmd() *ff.Command {
@@ -243,44 +243,25 @@ func (r *root) exportCmd() *ff.Command {
 	}
 }
 
-// writeFileAtomic writes a file with mode 0600 through a temporary file in
-// the same directory, synced and renamed into place, so the target is never
-// half written. A failed write leaves no file behind.
+// writeFileAtomic writes path through a server.ExportFile: a locked
+// temporary file next to it (mode 0600), synced and renamed into place once
+// complete, so the target is never half written and a failed write leaves
+// nothing behind. write gets the ExportFile itself, so an export through
+// the embedded engine renames the file before it audits the export. The
+// temporary files that killed exports left in the directory go first.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".part-*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			_ = tmp.Close()
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if err := write(bw); err != nil {
+	if _, err := server.RemoveStaleExports(filepath.Dir(path)); err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	f, err := server.CreateExportFile(path)
+	if err != nil {
+		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	defer f.Abort()
+	if err := write(f); err != nil {
+		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	done = true
-	_ = fsutil.SyncDir(dir) // the file is written; a failed directory sync only risks its name
-	return nil
+	return f.Commit()
 }
 
 // passphrase returns the passphrase of a --X-key / --X-key-stdin pair
@@ -359,7 +340,7 @@ func (r *root) importCmd() *ff.Command {
 			if st, err := f.Stat(); err == nil {
 				size = st.Size()
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(svc memory.Service) error {
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "import", Unit: cli.Bytes, Total: size})
 				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(&cli.ProgressReader{R: f, P: bar}, 1<<20))
 				if err != nil {

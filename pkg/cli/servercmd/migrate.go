@@ -8,11 +8,8 @@ import (
 
 	"github.com/peterbourgon/ff/v4"
 
-	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/cli"
-	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/server"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 func (r *root) migrateCmd() *ff.Command {
@@ -54,22 +51,16 @@ func (r *root) migrateCmd() *ff.Command {
 					return nil
 				}
 			}
-			log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
-			db, err := store.Open(cfg.DataDir, server.StoreOptions(cfg, log))
-			if err != nil {
+			// Each committed chunk is audited as it is committed, so a
+			// run stopped midway leaves a trail of what it did.
+			var rep server.MigrationReport
+			err = r.withLocal(ctx, false, func(l *server.Local) error {
+				var err error
+				rep, err = l.MigrateStoreEncryption(ctx)
 				return err
-			}
-			defer db.Close()
-			rep, err := db.MigrateEncryption(ctx)
+			})
 			if err != nil {
-				return fmt.Errorf("migration stopped (records migrated so far stay encrypted; run it again to finish): %w", err)
-			}
-			// Record it in the audit log through the engine, which first
-			// replays anything a previous run left in the outbox.
-			if cfg.Security.AuditLogEnabled {
-				if err := logMigration(ctx, cfg.AuditLogPath(), db, server.EngineOptions(cfg, log, nil, nil), rep); err != nil {
-					return err
-				}
+				return fmt.Errorf("migration stopped (records migrated so far stay encrypted and are in the audit log; run it again to finish): %w", err)
 			}
 			var b strings.Builder
 			b.WriteString("Store encryption migration completed:\n")
@@ -80,27 +71,4 @@ func (r *root) migrateCmd() *ff.Command {
 			return err
 		},
 	}
-}
-
-func logMigration(ctx context.Context, path string, db *store.DB, opts engine.Options, rep store.MigrationReport) error {
-	log, err := audit.Open(path, audit.Options{Logger: opts.Logger})
-	if err != nil {
-		return fmt.Errorf("open audit log: %w", err)
-	}
-	defer log.Close()
-	opts.Audit = log
-	opts.SimilarLinks = -1
-	eng, err := engine.Open(ctx, db, opts)
-	if err != nil {
-		return fmt.Errorf("open engine: %w", err)
-	}
-	summary := map[string]any{}
-	for _, l := range rep.Lines() {
-		summary[l.Name] = map[string]uint64{"total": l.Total, "migrated": l.Migrated, "already_encrypted": l.AlreadyEncrypted}
-	}
-	err = eng.LogOperation(ctx, audit.OpMigrateStoreEncryption, summary)
-	if cerr := eng.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -113,7 +113,7 @@ func (r *root) setModeCmd() *ff.Command {
 			if req.Scope, err = parseStores("--scope", *scope); err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(svc memory.Service) error {
 				if err := svc.SetMode(ctx, req); err != nil {
 					return err
 				}

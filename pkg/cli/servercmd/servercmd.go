@@ -14,14 +14,11 @@ import (
 
 	"github.com/peterbourgon/ff/v4"
 
-	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/config"
-	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/server"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Main runs memsvc with the process's arguments and returns its exit code.
@@ -129,8 +126,18 @@ func (r *root) env(name string) string { return cli.Getenv(r.environ, name) }
 
 // withService runs fn against a running server when --server-url (or
 // MEMSVC_SERVER_URL) is given, and otherwise against the engine over the
-// data directory, with the audit log as configured.
+// data directory (server.OpenLocal), which must already hold a database.
 func (r *root) withService(ctx context.Context, fn func(memory.Service) error) error {
+	return r.serviceFor(ctx, false, fn)
+}
+
+// withWritingService is withService for the commands that add data: they
+// may create the data directory's database.
+func (r *root) withWritingService(ctx context.Context, fn func(memory.Service) error) error {
+	return r.serviceFor(ctx, true, fn)
+}
+
+func (r *root) serviceFor(ctx context.Context, create bool, fn func(memory.Service) error) error {
 	url := r.serverURL
 	if url == "" {
 		url = strings.TrimSpace(r.env("MEMSVC_SERVER_URL"))
@@ -142,36 +149,23 @@ func (r *root) withService(ctx context.Context, fn func(memory.Service) error) e
 		}
 		return fn(c)
 	}
+	return r.withLocal(ctx, create, func(l *server.Local) error { return fn(l.Service()) })
+}
+
+// withLocal opens the data directory for fn and closes it afterwards.
+func (r *root) withLocal(ctx context.Context, create bool, fn func(*server.Local) error) error {
 	cfg, err := r.loadConfig()
 	if err != nil {
 		return err
 	}
 	log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
-	// The data directory first: its lock error names the directory and
-	// says to use --server-url.
-	db, err := store.Open(cfg.DataDir, server.StoreOptions(cfg, log))
+	l, err := server.OpenLocal(ctx, cfg, server.LocalOptions{Logger: log, Create: create})
 	if err != nil {
 		return err
 	}
-	var auditLog *audit.Log
-	if cfg.Security.AuditLogEnabled {
-		if auditLog, err = audit.Open(cfg.AuditLogPath(), audit.Options{Logger: log}); err != nil {
-			_ = db.Close()
-			return fmt.Errorf("open audit log: %w", err)
-		}
-		defer auditLog.Close()
-	}
-	eng, err := engine.Open(ctx, db, server.EngineOptions(cfg, log, auditLog, nil))
-	if err != nil {
-		_ = db.Close()
-		return fmt.Errorf("open engine: %w", err)
-	}
-	runErr := fn(eng)
-	if err := eng.Close(); err != nil && runErr == nil {
+	runErr := fn(l)
+	if err := l.Close(); err != nil && runErr == nil {
 		runErr = err
-	}
-	if err := db.Close(); err != nil && runErr == nil {
-		runErr = fmt.Errorf("close data directory: %w", err)
 	}
 	return runErr
 }

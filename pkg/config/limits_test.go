@@ -1,0 +1,45 @@
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLimitKeys: the HTTP timeouts, the connection cap and the free-space
+// floor have their documented defaults, load from a file and the
+// environment, and refuse values that would turn a protection off by
+// accident.
+func TestLimitKeys(t *testing.T) {
+	c, err := Load(LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := c.HTTP
+	if h.ReadHeaderTimeoutSecs != 10 || h.BodyTimeoutSecs != 30 || h.BodyMinBytesPerSec != 16<<10 ||
+		h.IdleTimeoutSecs != 120 || h.MaxConnections != 1024 || c.Storage.MinFreeBytes != 256<<20 {
+		t.Fatalf("defaults: %+v %+v", h, c.Storage)
+	}
+
+	file := filepath.Join(t.TempDir(), "memsvc.toml")
+	if err := os.WriteFile(file, []byte("[storage]\nmin_free_bytes = 0\n[http]\nbody_timeout_secs = 5\nmax_connections = 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err = Load(LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__IDLE_TIMEOUT_SECS=7", "MEMSVC_HTTP__BODY_MIN_BYTES_PER_SEC=0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Storage.MinFreeBytes != 0 || c.HTTP.BodyTimeoutSecs != 5 || c.HTTP.MaxConnections != 3 ||
+		c.HTTP.IdleTimeoutSecs != 7 || c.HTTP.BodyMinBytesPerSec != 0 {
+		t.Fatalf("loaded: %+v %+v", c.HTTP, c.Storage)
+	}
+
+	for _, key := range []string{"http.read_header_timeout_secs", "http.body_timeout_secs", "http.idle_timeout_secs", "http.max_connections"} {
+		_, err := Load(LoadOptions{Overrides: []Override{{Key: key, Value: "0", Flag: "--x"}}})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "at least 1") {
+			t.Errorf("%s = 0: %v", key, err)
+		}
+	}
+}
