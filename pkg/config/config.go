@@ -31,16 +31,18 @@ import (
 type Config struct {
 	DataDir        string
 	MaxImportBytes int64
-	HTTP           HTTP
-	GRPC           GRPC
-	Auth           Auth
-	Security       Security
-	LLM            LLM
-	Decay          Decay
-	Dream          Dream
-	RateLimit      RateLimit
-	Log            Log
-	Working        Working
+	// MaxResponseBytes bounds one answer of the API (request bounds).
+	MaxResponseBytes int64
+	HTTP             HTTP
+	GRPC             GRPC
+	Auth             Auth
+	Security         Security
+	LLM              LLM
+	Decay            Decay
+	Dream            Dream
+	RateLimit        RateLimit
+	Log              Log
+	Working          Working
 
 	// File is the config file that was read, or "" for none.
 	File string

@@ -70,6 +70,21 @@ var keys = []key{
 			return ""
 		},
 	},
+	// Request bounds: answer size.
+	{
+		name: "max_response_bytes",
+		doc: "Largest answer of the API, over HTTP and gRPC (estimated as JSON while records are gathered, then measured). " +
+			"A larger answer is refused with 413 CONTENT_TOO_LARGE telling the client to ask for fewer records; lists also have fixed maximum limits " +
+			"(recall and raw recall 1000, associate 256, timeline 1000, graph 1000 nodes). Archives from the streaming export are not bounded by it.",
+		field: func(c *Config) any { return &c.MaxResponseBytes },
+		def:   int64(64 << 20),
+		check: func(c *Config) string {
+			if c.MaxResponseBytes < 1<<20 {
+				return fmt.Sprintf("must be at least 1048576 bytes (1 MiB) (got %d)", c.MaxResponseBytes)
+			}
+			return ""
+		},
+	},
 	{
 		name:  "http.port",
 		doc:   "TCP port of the HTTP API; 0 picks a free port (printed at start).",

@@ -27,7 +27,7 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		return nil, err
 	}
 	if f := strings.ToLower(strings.TrimSpace(req.Format)); f != "cma" && f != "jsonl" {
-		return nil, memory.Invalid("format", "want cma or jsonl (an alias of cma), got %q", req.Format)
+		return nil, memory.Invalid("format", "want cma or jsonl (an alias of cma), got %s", memory.Quote(req.Format))
 	}
 	var enc *archive.EncryptOptions
 	switch {
@@ -174,6 +174,9 @@ func exportFailed(err error) error {
 // replace that crashes half-way leaves the old data intact.
 func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if !req.Strategy.Valid() {

@@ -47,12 +47,12 @@ func checkJSONType(ct string) error {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return memory.Invalid("", "malformed Content-Type %q; send the body as application/json", ct)
+		return memory.Invalid("", "malformed Content-Type %s; send the body as application/json", memory.Quote(ct))
 	}
 	if mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
 		return nil
 	}
-	return memory.Invalid("", "Content-Type %s is not JSON; send the body as application/json", mt)
+	return memory.Invalid("", "Content-Type %s is not JSON; send the body as application/json", memory.Quote(mt))
 }
 
 // tooLarge is the error of a body over its limit.

@@ -167,8 +167,6 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 
-	post := func(path, body string) request { return request{method: http.MethodPost, path: path, body: body} }
-	get := func(path string) request { return request{method: http.MethodGet, path: path} }
 	withType := func(rq request, ct string) request {
 		rq.header = map[string]string{"Content-Type": ct}
 		return rq
@@ -205,7 +203,7 @@ func TestRoutes(t *testing.T) {
 		{name: "encode base64 data", request: post(wire.PathEncode, `{"content":{"blocks":[{"modality":"text","format":"t","data":"aGk="}]}}`), status: 200},
 		{name: "encode charset param", request: withType(post(wire.PathEncode, enc), "application/json; charset=utf-8"), status: 200},
 		{name: "encode +json type", request: withType(post(wire.PathEncode, enc), "application/vnd.cmp+json"), status: 200},
-		{name: "encode wrong content type", request: withType(post(wire.PathEncode, enc), "text/plain"), status: 400, code: memory.CodeValidation, msg: "Content-Type text/plain is not JSON"},
+		{name: "encode wrong content type", request: withType(post(wire.PathEncode, enc), "text/plain"), status: 400, code: memory.CodeValidation, msg: `Content-Type "text/plain" is not JSON`},
 		{name: "encode no content type", request: withType(post(wire.PathEncode, enc), ""), status: 400, code: memory.CodeValidation, msg: "missing Content-Type"},
 		{name: "encode malformed content type", request: withType(post(wire.PathEncode, enc), "application/"), status: 400, code: memory.CodeValidation, msg: "malformed Content-Type"},
 		{name: "encode empty body", request: withType(post(wire.PathEncode, ""), "application/json"), status: 400, code: memory.CodeValidation, msg: "empty"},

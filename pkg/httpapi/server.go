@@ -103,7 +103,10 @@ import (
 const (
 	DefaultMaxBodyBytes   = 64 << 20
 	DefaultMaxImportBytes = 1 << 30
-	DefaultReadyTimeout   = 2 * time.Second
+	// DefaultMaxResponseBytes bounds a JSON answer unless
+	// Options.MaxResponseBytes says otherwise.
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultReadyTimeout     = 2 * time.Second
 )
 
 // Options configure a Server. The zero value serves without
@@ -142,6 +145,13 @@ type Options struct {
 	// MaxImportBytes bounds the archive of the streaming import route; 0
 	// selects 1 GiB.
 	MaxImportBytes int64
+	// MaxResponseBytes bounds a JSON answer; 0 selects 64 MiB. The
+	// service stops collecting records once their estimated size passes
+	// it (memory.AnswerBudget) and the encoded answer is checked too; an
+	// answer over it is 413 CONTENT_TOO_LARGE telling the client to ask
+	// for fewer records. Archives (the export routes) are not answers in
+	// this sense and are not bounded by it.
+	MaxResponseBytes int64
 
 	// MetricsEnabled serves GET /metrics from Gatherer (required then).
 	MetricsEnabled bool
@@ -180,6 +190,7 @@ type Server struct {
 	cors         *corsPolicy
 	maxBody      int64
 	maxImport    int64
+	maxResponse  int64
 	ready        func(ctx context.Context) error
 	readyTimeout time.Duration
 	newID        func() string
@@ -200,6 +211,7 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		metrics:      opts.Metrics,
 		maxBody:      opts.MaxBodyBytes,
 		maxImport:    opts.MaxImportBytes,
+		maxResponse:  opts.MaxResponseBytes,
 		ready:        opts.Ready,
 		readyTimeout: opts.ReadyTimeout,
 		newID:        opts.NewRequestID,
@@ -212,6 +224,9 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 	}
 	if s.maxImport <= 0 {
 		s.maxImport = DefaultMaxImportBytes
+	}
+	if s.maxResponse <= 0 {
+		s.maxResponse = DefaultMaxResponseBytes
 	}
 	if s.ready == nil {
 		s.ready = func(ctx context.Context) error {

@@ -71,6 +71,11 @@ func (p *Proxy) describe(err error) failure {
 // describeServer maps an error the server answered with, by CMP code.
 func (p *Proxy) describeServer(e *memory.Error) failure {
 	msg := strings.TrimSuffix(e.Message, ".")
+	if e.Code == memory.CodeContentTooLarge && strings.HasPrefix(msg, memory.AnswerTooLarge) {
+		// The answer, not the input, was too large; the message says to
+		// ask for less.
+		return failure{"invalid_argument", slog.LevelDebug, fmt.Sprintf("The memsvc server refused to answer: %s.", msg)}
+	}
 	switch e.Code {
 	case memory.CodeNotFound:
 		return failure{"not_found", slog.LevelDebug, fmt.Sprintf(

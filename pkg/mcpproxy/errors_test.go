@@ -75,6 +75,8 @@ func TestErrorMapping(t *testing.T) {
 			[]string{"404 Not Found", "is this a memsvc server"}},
 		{"validation from the server", fakeHTTP(t, 400, `{"code":"VALIDATION_ERROR","message":"limit: too large","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
 			[]string{"rejected the request as invalid: limit: too large"}},
+		{"answer too large", fakeHTTP(t, 413, `{"code":"CONTENT_TOO_LARGE","message":"answer too large: only 3 records fit within the server's limit of 1048576 bytes for one answer; ask for fewer records","details":null,"retry_after":null}`), client.Options{}, "recall", map[string]any{"query": "x"},
+			[]string{"The memsvc server refused to answer: answer too large", "ask for fewer records"}},
 		{"export failed", fakeHTTP(t, 500, `{"code":"EXPORT_FAILED","message":"archive write failed","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
 			[]string{"could not build the archive: archive write failed"}},
 		{"forget unconfirmed from the server", fakeHTTP(t, 400, `{"code":"FORGET_UNCONFIRMED","message":"confirm","details":null,"retry_after":null}`), client.Options{}, "stats", nil,

@@ -33,9 +33,12 @@ var (
 
 // Limits the schemas advertise.
 const (
-	maxRecallLimit = 1000
+	maxRecallLimit = memory.MaxRecallLimit
 	maxGroups      = 1000
 	defaultLimit   = 10
+	// defaultTimelineLimit keeps a timeline from filling a model's context
+	// by default; up to memory.MaxTimelineLimit may be asked for.
+	defaultTimelineLimit = 100
 	// defaultAssociateDepth is the HTTP default (2). Upstream's MCP tool
 	// used 1, a documented inconsistency we do not copy.
 	defaultAssociateDepth = 2
@@ -201,6 +204,7 @@ func (p *Proxy) tools() []tool {
 			mcp.WithString("start", mcp.Description(descTime+" Default: 7 days before end.")),
 			mcp.WithString("end", mcp.Description(descTime+" Default: now.")),
 			mcp.WithString("granularity", mcp.Enum(granularityNames...), mcp.DefaultString("hour"), mcp.Description("Bucket size: minute, hour, day, week or month.")),
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(memory.MaxTimelineLimit), mcp.DefaultNumber(defaultTimelineLimit), mcp.Description("Maximum number of memories to return, oldest first; truncated is true when the range holds more (ask again from a later start).")),
 			annotate(true, false, true),
 		), p.timeline},
 
@@ -587,7 +591,12 @@ func (p *Proxy) timeline(ctx context.Context, a args) (*mcp.CallToolResult, erro
 	if err != nil {
 		return nil, err
 	}
-	req := &memory.RecallTimelineRequest{Range: memory.TemporalRange{Start: *start, End: *end}}
+	limit, err := a.integer("limit", defaultTimelineLimit, 1, memory.MaxTimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	n := uint32(limit)
+	req := &memory.RecallTimelineRequest{Range: memory.TemporalRange{Start: *start, End: *end}, Limit: &n}
 	req.Granularity, _ = memory.ParseTimeGranularity(g)
 	resp, err := p.svc.RecallTimeline(ctx, req)
 	if err != nil {

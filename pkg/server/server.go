@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -154,6 +155,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
 		MaxImportBytes:    importWireLimit(cfg.MaxImportBytes),
+		MaxResponseBytes:  cfg.MaxResponseBytes,
 		MetricsEnabled:    cfg.HTTP.MetricsEnabled,
 		Gatherer:          reg,
 		Metrics:           met,
@@ -173,6 +175,8 @@ func (s *Server) Run(ctx context.Context) (err error) {
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
+			// A protobuf message is under 2 GiB anyway.
+			MaxResponseBytes: int(min(cfg.MaxResponseBytes, math.MaxInt32)),
 		}
 		if cfg.GRPC.TLSCertPath != nil {
 			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath

@@ -24,9 +24,10 @@ type Envelope struct {
 }
 
 // NewEnvelope describes err for the request whose x-request-id is
-// requestID.
+// requestID. The message is cut to memory.MaxMessageBytes, so no error
+// answer echoes a large input back whole.
 func NewEnvelope(err *memory.Error, requestID string) Envelope {
-	env := Envelope{Code: err.Code, Message: err.Message, RequestID: EnvelopeRequestID(requestID)}
+	env := Envelope{Code: err.Code, Message: memory.CutMessage(err.Message), RequestID: EnvelopeRequestID(requestID)}
 	if err.RetryAfter > 0 {
 		s := err.RetryAfter
 		env.RetryAfter = &s
