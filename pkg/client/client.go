@@ -323,14 +323,14 @@ func answerError(req *http.Request, resp *http.Response, data []byte) error {
 	}
 }
 
-// noRoute reports an answer saying the route does not exist: 404 or 405
-// without an envelope.
+// noRoute reports an answer saying the route does not exist
+// (wire.IsNoRoute).
 func noRoute(resp *http.Response, data []byte) bool {
-	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
-		return false
+	env, ok := wire.DecodeEnvelope(data)
+	if !ok {
+		env = nil
 	}
-	_, ok := wire.DecodeEnvelope(data)
-	return !ok
+	return wire.IsNoRoute(resp.StatusCode, env)
 }
 
 func headerRetryAfter(resp *http.Response) uint32 {

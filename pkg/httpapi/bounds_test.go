@@ -183,6 +183,7 @@ func TestErrorsQuoteAPrefix(t *testing.T) {
 	}{
 		{"record path segment", get("/v1/introspect/record/" + big), 400},
 		{"associate path segment", post("/v1/recall/associate/"+big, `{}`), 400},
+		{"unknown route", get("/v1/" + big), 404},
 		{"enum in the body", post(wire.PathEncode, `{"content":{"blocks":[{"modality":"text","format":"t","data":[1]}]},"store":"`+big+`"}`), 400},
 		{"uuid in the body", post(wire.PathDecayForecast, `{"record_ids":["`+big+`"],"forecast_at":"2026-12-01T00:00:00Z"}`), 400},
 		{"content type", request{method: http.MethodPost, path: wire.PathEncode, body: "{}", header: map[string]string{"Content-Type": "application/" + big[:60000]}}, 400},

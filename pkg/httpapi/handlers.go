@@ -298,7 +298,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		me = &memory.Error{Code: memory.CodeInternal, Message: internalMessage}
 	}
-	status := wire.Status(me.Code)
+	s.writeStatus(w, r, wire.Status(me.Code), me)
+}
+
+// writeStatus answers me as the error envelope with the given status.
+func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, status int, me *memory.Error) {
 	if status >= 500 && me.Message != internalMessage {
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "code", me.Code, "err", me.Message)
 	}

@@ -48,12 +48,12 @@
 //     /v1/recall/associate/{record_id} is optional; the path id always wins.
 //   - A malformed include_* query value on GET /v1/introspect/record/{id}
 //     answers a 400 VALIDATION_ERROR envelope (upstream: plain text).
-//   - An unknown path answers 404 with an empty body, as upstream does: a
-//     CMP envelope would have to pick a code, and RECORD_NOT_FOUND would
-//     claim a record is missing. The empty body also lets a client tell "no
-//     such route" (an older server) from "no such record". A known path with
-//     the wrong method answers 405 with an Allow header and an empty body;
-//     on protected paths authentication and rate limiting come first, as
+//   - An unknown path answers 404 and a known path with the wrong method
+//     405 with an Allow header, each with a VALIDATION_ERROR envelope that
+//     names the route (upstream sends empty bodies; the code is not
+//     RECORD_NOT_FOUND, which would claim a record is missing, so a client
+//     still tells "no such route" from "no such record": wire.IsNoRoute).
+//     On protected paths authentication and rate limiting come first, as
 //     upstream.
 //   - GET routes also answer HEAD. Paths are not cleaned or redirected.
 //   - Explicit JSON null is accepted for every field and means "absent",
@@ -278,8 +278,8 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 func (s *Server) buildRouter(opts Options) *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusNotFound)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeStatus(w, r, http.StatusNotFound, wire.NoRoute(r.Method, r.URL.EscapedPath()))
 	})
 	var order []string
 	byPath := map[string][]wire.Route{}
@@ -305,9 +305,9 @@ func (s *Server) buildRouter(opts Options) *mux.Router {
 			r.Handle(path, s.guard(rt.Path, rt.Protected, s.handler(rt, opts))).Methods(methods...)
 		}
 		allowed := strings.Join(allow, ", ")
-		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
-			w.WriteHeader(http.StatusMethodNotAllowed)
+			s.writeStatus(w, r, http.StatusMethodNotAllowed, wire.WrongMethod(r.Method, path, allowed))
 		})))
 	}
 	return r
