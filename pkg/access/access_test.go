@@ -277,7 +277,8 @@ func TestAuthenticate(t *testing.T) {
 	}{
 		{"", hint},
 		{"Basic Zmlyc3Q6a2V5", hint},
-		{"bearer first-key", hint},
+		{"Bearer", hint},
+		{"Bearer\tfirst-key", hint},
 		{"Bearer nope", MsgInvalidKey},
 		{"Bearer first", MsgInvalidKey},
 		{"Bearer  first-key", MsgInvalidKey},
@@ -288,9 +289,11 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, key, err, tc.message)
 		}
 	}
-	key, err := ring.Authenticate("Bearer second-key", hint)
-	if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
-		t.Fatalf("valid key: %q, %v", key, err)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEARER"} {
+		key, err := ring.Authenticate(scheme+" second-key", hint)
+		if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
+			t.Fatalf("valid key with scheme %q: %q, %v", scheme, key, err)
+		}
 	}
 }
 

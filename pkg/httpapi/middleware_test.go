@@ -106,7 +106,9 @@ func TestAuth(t *testing.T) {
 	}{
 		{"no header", http.MethodGet, wire.PathStats, "", 401, msgMissingAuth},
 		{"basic scheme", http.MethodGet, wire.PathStats, "Basic Zmlyc3Q6a2V5", 401, msgMissingAuth},
-		{"lower-case bearer", http.MethodGet, wire.PathStats, "bearer first-key", 401, msgMissingAuth},
+		{"lower-case bearer", http.MethodGet, wire.PathStats, "bearer first-key", 200, ""},
+		{"upper-case bearer", http.MethodGet, wire.PathStats, "BEARER k2", 200, ""},
+		{"mixed-case bearer", http.MethodGet, wire.PathStats, "bEaReR first-key", 200, ""},
 		{"bearer without space", http.MethodGet, wire.PathStats, "Bearerfirst-key", 401, msgMissingAuth},
 		{"wrong key", http.MethodGet, wire.PathStats, "Bearer nope", 401, access.MsgInvalidKey},
 		{"prefix of key", http.MethodGet, wire.PathStats, "Bearer first", 401, access.MsgInvalidKey},
