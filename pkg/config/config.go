@@ -120,6 +120,8 @@ type Dream struct {
 type RateLimit struct {
 	RequestsPerSecond uint64
 	Burst             uint32
+	// LimitLoopback limits clients on this host when auth is off.
+	LimitLoopback bool
 }
 
 // Log is the [log] table.

@@ -341,6 +341,16 @@ var keys = []key{
 		def:   uint32(50),
 		check: func(c *Config) string { return nonZero(uint64(c.RateLimit.Burst), "a burst of at least 1") },
 	},
+	// Rate limits that fit the deployment.
+	{
+		name: "rate_limit.limit_loopback",
+		doc: "Also rate limit clients on this host (loopback addresses) while auth is off. By default they are not limited: " +
+			"they are the agents, proxies and tools of the machine the server runs on, which would otherwise all share one bucket. " +
+			"A request that a reverse proxy on this host forwards (it carries X-Forwarded-For, X-Real-IP or Forwarded) is limited as coming from the client the proxy names when the proxy is in http.trusted_proxy_cidrs, else from the proxy. " +
+			"With auth on, every key has its own bucket wherever it calls from.",
+		field: func(c *Config) any { return &c.RateLimit.LimitLoopback },
+		def:   false,
+	},
 	{
 		name:  "log.level",
 		doc:   "Least severe log level written to stderr: trace, debug, info, warn or error.",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -247,7 +246,10 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
 		return nil
 	}
-	err := s.limiter.Admit(func() netip.Addr { return peerAddr(ctx) }, func() (string, error) { return s.authenticate(ctx) })
+	err := s.limiter.Admit(func() access.Caller {
+		a := peerAddr(ctx)
+		return access.Caller{Addr: a, Local: a.IsLoopback()}
+	}, func() (string, error) { return s.authenticate(ctx) })
 	if err != nil {
 		return s.status(ctx, err)
 	}

@@ -25,7 +25,9 @@
 //   - An authenticated request spends a token of its API key's bucket
 //     (kept as a SHA-256 digest, never the key), so traffic from other
 //     clients cannot drain a legitimate client's bucket. Without
-//     authentication every request spends from its address's bucket.
+//     authentication a request spends from its address's bucket, except
+//     one from this host (a loopback peer that no proxy speaks for), which
+//     is not limited unless RateLimit.LimitLoopback says so.
 //   - A request that fails authentication (no, malformed or wrong key)
 //     spends a token of its client address's bucket and answers 401, or
 //     429 RATE_LIMITED (with Retry-After) once that bucket is empty.
@@ -344,7 +346,7 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.limiter.Admit(func() netip.Addr { return s.clientAddr(r) }, func() (string, error) { return s.authenticate(r) })
+			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) { return s.authenticate(r) })
 			if err != nil {
 				s.writeError(w, r, err)
 				return

@@ -284,7 +284,7 @@ func (s *Server) newLimiter() *access.Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst)}, now)
+	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}, now)
 }
 
 // GRPCAddr is the address the gRPC API listens on ("" when it is off),
