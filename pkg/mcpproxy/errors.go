@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -30,10 +31,11 @@ func (e *localError) Error() string { return e.msg }
 // what to do about it. Nothing becomes a JSON-RPC error.
 func (p *Proxy) describe(err error) failure {
 	var (
-		arg   *argError
-		local *localError
-		down  *client.UnavailableError
-		me    *memory.Error
+		arg       *argError
+		local     *localError
+		down      *client.UnavailableError
+		exhausted *client.RetriesExhaustedError
+		me        *memory.Error
 	)
 	switch {
 	case errors.As(err, &arg):
@@ -58,6 +60,11 @@ func (p *Proxy) describe(err error) failure {
 			"The memsvc server is unreachable at %s (%v). Start it with `memsvc serve` on that machine "+
 				"(or correct --server-url in this MCP server's configuration), then call again. The MCP server keeps running and reconnects by itself.",
 			down.URL, down.Err)}
+
+	case errors.As(err, &exhausted) && errors.As(err, &me):
+		f := p.describeServer(me)
+		f.text = fmt.Sprintf("%s The MCP proxy already retried %d times over %s.", f.text, exhausted.Attempts-1, exhausted.Waited.Round(time.Second))
+		return f
 
 	case errors.As(err, &me):
 		return p.describeServer(me)

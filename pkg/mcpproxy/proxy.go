@@ -85,6 +85,7 @@ type Proxy struct {
 	svc    memory.Service
 	opts   Options
 	log    *slog.Logger
+	ids    *memory.IDSource // record ids of raw stores
 	server *server.MCPServer
 	// maxMessage bounds one input line (maxMessageBytes; tests lower it).
 	maxMessage int
@@ -92,7 +93,7 @@ type Proxy struct {
 
 // New returns a Proxy that calls svc.
 func New(svc memory.Service, opts Options) *Proxy {
-	p := &Proxy{svc: svc, opts: opts, log: opts.Logger, maxMessage: maxMessageBytes}
+	p := &Proxy{svc: svc, opts: opts, log: opts.Logger, ids: memory.NewIDSource(opts.Now, nil), maxMessage: maxMessageBytes}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -333,6 +333,10 @@ func (p *Proxy) storeRaw(ctx context.Context, a args) (*mcp.CallToolResult, erro
 	if err != nil {
 		return nil, err
 	}
+	// A client-made id lets the HTTP client retry the store after a
+	// refusal: the server drops an id it already holds.
+	id := p.ids.New()
+	req.RecordID = &id
 	return jsonAnswer(p.svc.EncodeStoreRaw(ctx, req))
 }
 
@@ -478,6 +482,8 @@ func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*mcp.CallToolResult,
 		if err != nil {
 			return nil, err
 		}
+		id := p.ids.New() // as in storeRaw
+		r.RecordID = &id
 		req.Records[i] = *r
 	}
 	return jsonAnswer(p.svc.EncodeBatchRaw(ctx, req))
