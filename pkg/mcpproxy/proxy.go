@@ -37,6 +37,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -65,9 +67,33 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for timeline's default range; nil selects time.Now.
 	Now func() time.Time
-	// WorkDir resolves relative export paths; empty selects the process's
-	// working directory.
-	WorkDir string
+	// ExportDir is the only directory export writes into, by a name
+	// relative to it (DefaultExportDir is the commands' default). Empty:
+	// export refuses to write anything.
+	ExportDir string
+}
+
+// DefaultExportDir is the export directory of a proxy started without
+// one: memsvc/exports under the user's data directory ($XDG_DATA_HOME, or
+// ~/.local/share; %LOCALAPPDATA% on Windows), found through getenv. It is
+// "" when none of those is set.
+func DefaultExportDir(getenv func(string) string) string {
+	base := getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(base) {
+		base = ""
+	}
+	if base == "" && runtime.GOOS == "windows" {
+		base = getenv("LOCALAPPDATA")
+	}
+	if base == "" {
+		if home := getenv("HOME"); filepath.IsAbs(home) {
+			base = filepath.Join(home, ".local", "share")
+		}
+	}
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, "memsvc", "exports")
 }
 
 const (

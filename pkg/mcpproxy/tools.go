@@ -263,11 +263,11 @@ func (p *Proxy) tools() []tool {
 		), p.stats},
 
 		{newTool("export",
-			"Write a backup archive (CMA format) of every curated memory and the raw journal to a NEW file on the machine running this MCP server. "+
-				"The file must not exist yet (it is never overwritten), its directory must exist, the path must not contain \"..\", and symbolic links are refused. "+
+			"Write a backup archive (CMA format) of every curated memory and the raw journal to a NEW file in this MCP server's export directory ("+p.exportDirName()+"), on the machine running it. "+
+				"The file must not exist yet (it is never overwritten); paths outside the export directory, \"..\" and symbolic links are refused. "+
 				"Returns the archive metadata as JSON (archive_id, size_bytes, record_count, checksum) followed by the absolute path written.",
 			mcp.WithString("output_path", mcp.Required(), mcp.Description(
-				"Path of the new archive file, e.g. /home/me/backups/memsvc-2026-05-01.cma. A relative path is resolved against the MCP server's working directory; ~ is not expanded.")),
+				"Name of the new archive file in the export directory, e.g. memsvc-2026-05-01.cma (or a path inside it).")),
 			mcp.WithString("format", mcp.Enum(formatNames...), mcp.DefaultString("cma"), mcp.Description("cma; jsonl is an alias that writes the same CMA archive.")),
 			mcp.WithBoolean("encrypt", mcp.DefaultBool(false), mcp.Description("Encrypt the archive with a key derived from encryption_key.")),
 			mcp.WithString("encryption_key", mcp.Description("Passphrase, required when encrypt is true (and only then). It is needed to import the archive; keep it safe.")),
@@ -276,6 +276,14 @@ func (p *Proxy) tools() []tool {
 			annotate(false, false, false),
 		), p.export},
 	}
+}
+
+// exportDirName names the export directory in the tool description.
+func (p *Proxy) exportDirName() string {
+	if p.opts.ExportDir == "" {
+		return "none configured: export is unavailable"
+	}
+	return p.opts.ExportDir
 }
 
 // instructions is the initialize result's guide to the tools.
@@ -295,7 +303,7 @@ Tools:
 - forget: delete memories permanently (needs confirm=true).
 - dream_tick: summarise pending raw journal entries into memories.
 - consolidate: turn mature episodic memories into semantic ones, merge duplicates.
-- export: write a backup archive to a new file (needs output_path).
+- export: write a backup archive to a new file in the export directory (needs output_path, a file name).
 - stats: counts, store sizes and decay state.`
 
 // ---- handlers ----
