@@ -185,6 +185,7 @@ func TestErrorsQuoteAPrefix(t *testing.T) {
 		{"associate path segment", post("/v1/recall/associate/"+big, `{}`), 400},
 		{"unknown route", get("/v1/" + big), 404},
 		{"enum in the body", post(wire.PathEncode, `{"content":{"blocks":[{"modality":"text","format":"t","data":[1]}]},"store":"`+big+`"}`), 400},
+		{"huge number in the body", post(wire.PathRecallQuery, `{"cue":{},"limit":`+strings.Repeat("9", 100_000)+`}`), 400},
 		{"uuid in the body", post(wire.PathDecayForecast, `{"record_ids":["`+big+`"],"forecast_at":"2026-12-01T00:00:00Z"}`), 400},
 		{"content type", request{method: http.MethodPost, path: wire.PathEncode, body: "{}", header: map[string]string{"Content-Type": "application/" + big[:60000]}}, 400},
 		{"query value", get("/v1/introspect/record/" + unknownID + "?include_history=" + big), 400},

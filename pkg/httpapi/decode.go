@@ -107,7 +107,11 @@ func jsonError(body []byte, err error) error {
 		if field == "" {
 			field = "body"
 		}
-		return memory.Invalid(field, "want %s, got %s (line %d, column %d)", describeType(te.Type), te.Value, line, col)
+		got := te.Value // "string", "number 12", ...: a number literal can be long
+		if len(got) > memory.MaxQuoteBytes {
+			got = memory.Quote(got)
+		}
+		return memory.Invalid(field, "want %s, got %s (line %d, column %d)", describeType(te.Type), got, line, col)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return memory.Invalid("", "malformed JSON: the body ends in the middle of a value")

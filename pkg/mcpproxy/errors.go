@@ -40,7 +40,7 @@ func (p *Proxy) describe(err error) failure {
 	switch {
 	case errors.As(err, &arg):
 		return failure{"invalid_argument", slog.LevelDebug,
-			fmt.Sprintf("Invalid argument %q: %s. Nothing was sent to the memsvc server; correct the argument and call again.", arg.name, arg.msg)}
+			fmt.Sprintf("Invalid argument %s: %s. Nothing was sent to the memsvc server; correct the argument and call again.", memory.Quote(arg.name), arg.msg)}
 
 	case errors.As(err, &local):
 		return failure{"local", slog.LevelWarn, local.msg}
