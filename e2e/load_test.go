@@ -18,15 +18,17 @@ const sigterm = syscall.SIGTERM
 
 // TestLoad holds a mixed store/recall workload against a real server for
 // 30 seconds from 8 concurrent clients and requires that every request
-// succeeds; then, with the default rate limit, that the only failures are
-// 429s carrying Retry-After. Throughput and latency percentiles are logged
-// (go test -run TestLoad -v ./e2e); the README records them.
+// succeeds. Then, under the default rate limits: clients on the server's
+// own host without auth are not limited, so every request succeeds again;
+// with auth on, the 8 clients share one key's bucket and the only failures
+// are 429s carrying Retry-After. Throughput and latency percentiles are
+// logged (go test -run TestLoad -v ./e2e); the README records them.
 func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir, "MEMSVC_RATE_LIMIT__REQUESTS_PER_SECOND=1000000", "MEMSVC_RATE_LIMIT__BURST=1000000")
 	const workers = 8
 	duration := 30 * time.Second
-	stats := hammer(t, srv, workers, duration)
+	stats := hammer(t, srv, workers, duration, "")
 	for code, n := range stats.codes {
 		if code != 200 {
 			t.Fatalf("%d requests answered %d", n, code)
@@ -39,11 +41,26 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Default limits: 100 requests per second with a burst of 50 per
-	// client. Eight clients hammering from one address get 429s, and
-	// nothing else fails.
+	// Default limits, auth off: the clients are on loopback, which is not
+	// limited by default.
 	srv = startServer(t, dir)
-	stats = hammer(t, srv, workers, 3*time.Second)
+	stats = hammer(t, srv, workers, 3*time.Second, "")
+	for code, n := range stats.codes {
+		if code != 200 {
+			t.Fatalf("loopback clients without auth: %d requests answered %d", n, code)
+		}
+	}
+	t.Logf("default limits, loopback, no auth: %v", stats.codes)
+	if err := srv.stop(sigterm); err != nil {
+		t.Fatal(err)
+	}
+
+	// Default limits with auth: 100 requests per second with a burst of
+	// 50 per key. Eight clients sharing one key get 429s, and nothing
+	// else fails.
+	const key = "load-test-key-0123456789abcdef"
+	srv = startServer(t, dir, "MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_API_KEYS="+key)
+	stats = hammer(t, srv, workers, 3*time.Second, key)
 	if stats.codes[429] == 0 || stats.codes[200] == 0 {
 		t.Fatalf("rate limiting: %v", stats.codes)
 	}
@@ -55,7 +72,7 @@ func TestLoad(t *testing.T) {
 	if !stats.retryAfter {
 		t.Fatal("429 without Retry-After")
 	}
-	t.Logf("rate limited: %v", stats.codes)
+	t.Logf("default limits, one key: %v", stats.codes)
 	if err := srv.stop(sigterm); err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +104,8 @@ func pct(d []time.Duration, p int) time.Duration {
 }
 
 // hammer runs workers that alternate stores (70%) and recalls (30%) until
-// the duration is over.
-func hammer(t *testing.T, srv *server, workers int, duration time.Duration) *loadStats {
+// the duration is over, sending key as a Bearer token unless it is empty.
+func hammer(t *testing.T, srv *server, workers int, duration time.Duration, key string) *loadStats {
 	t.Helper()
 	stats := &loadStats{codes: map[int]int{}}
 	ctx, cancel := context.WithTimeout(t.Context(), duration)
@@ -117,6 +134,9 @@ func hammer(t *testing.T, srv *server, workers int, duration time.Duration) *loa
 				b, _ := json.Marshal(body)
 				req, _ := http.NewRequestWithContext(ctx, "POST", srv.url(path), bytes.NewReader(b))
 				req.Header.Set("Content-Type", "application/json")
+				if key != "" {
+					req.Header.Set("Authorization", "Bearer "+key)
+				}
 				start := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {

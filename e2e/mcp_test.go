@@ -297,7 +297,8 @@ func recordID(t testing.TB, text string) string {
 func TestMCPEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
-	c := startMCP(t, nil, "--server-url", srv.url(""))
+	out := t.TempDir()
+	c := startMCP(t, nil, "--server-url", srv.url(""), "--export-dir", out)
 
 	init := c.initialize()
 	info, _ := init["serverInfo"].(map[string]any)
@@ -392,16 +393,17 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.ok("stats", map[string]any{}, `"raw_journal_records": 2`)
 	c.fails("stats", map[string]any{"verbose": true}, `"verbose": unknown argument`)
 
-	// export to a new file, never over an existing one
-	out := t.TempDir()
+	// export to a new file in the export directory, never over an
+	// existing one, never elsewhere
 	archive := filepath.Join(out, "backup.cma")
-	text = c.ok("export", map[string]any{"output_path": archive}, "Archive written to "+archive, `"record_count"`)
+	text = c.ok("export", map[string]any{"output_path": "backup.cma"}, "Archive written to "+archive, `"record_count"`)
 	st, err := os.Stat(archive)
 	if err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(text, fmt.Sprintf("Size: %d bytes", st.Size())) {
 		t.Fatalf("archive %v %v:\n%s", st, err, text)
 	}
-	c.fails("export", map[string]any{"output_path": archive}, "already exists; export never overwrites")
-	c.fails("export", map[string]any{"output_path": out + "/../x.cma"}, `contains ".."`)
+	c.fails("export", map[string]any{"output_path": archive}, "already exists in the export directory "+out+"; export never overwrites")
+	c.fails("export", map[string]any{"output_path": out + "/../x.cma"}, "is outside the export directory "+out)
+	c.fails("export", map[string]any{"output_path": filepath.Join(t.TempDir(), "x.cma")}, "is outside the export directory "+out)
 
 	// forget, confirmation first
 	c.fails("forget", map[string]any{"record_ids": id, "confirm": false}, "nothing was deleted")

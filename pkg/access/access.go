@@ -55,18 +55,21 @@ const MsgInvalidKey = "invalid API key"
 
 // Authenticate checks credential, the "Bearer <key>" a transport received,
 // and returns the caller's rate limiting key (ClientKey). A nil Keyring
-// (authentication off) admits every caller with "". A credential that is
-// absent or not of the Bearer scheme is UNAUTHORIZED with the message
+// (authentication off) admits every caller with "". The scheme name is
+// matched in any case ("bearer", "BEARER"), as HTTP auth schemes are
+// case-insensitive; one space separates it from the key. A credential that
+// is absent or not of the Bearer scheme is UNAUTHORIZED with the message
 // missing, which tells the caller what to send on that transport; one that
 // names no key is UNAUTHORIZED with MsgInvalidKey.
 func (k *Keyring) Authenticate(credential, missing string) (string, error) {
 	if k == nil {
 		return "", nil
 	}
-	token, ok := strings.CutPrefix(credential, "Bearer ")
-	if !ok {
+	const scheme = "Bearer "
+	if len(credential) < len(scheme) || !strings.EqualFold(credential[:len(scheme)], scheme) {
 		return "", memory.Errorf(memory.CodeUnauthorized, "%s", missing)
 	}
+	token := credential[len(scheme):]
 	d, ok := k.Match(token)
 	if !ok {
 		return "", memory.Errorf(memory.CodeUnauthorized, MsgInvalidKey)

@@ -202,7 +202,7 @@ func TestAdmit(t *testing.T) {
 	for i, s := range steps {
 		clock.Advance(s.advance)
 		asked := 0
-		err := l.Admit(func() netip.Addr { asked++; return s.addr }, func() (string, error) {
+		err := l.Admit(func() Caller { asked++; return Caller{Addr: s.addr} }, func() (string, error) {
 			if s.key == "" {
 				return "", denied
 			}
@@ -277,7 +277,8 @@ func TestAuthenticate(t *testing.T) {
 	}{
 		{"", hint},
 		{"Basic Zmlyc3Q6a2V5", hint},
-		{"bearer first-key", hint},
+		{"Bearer", hint},
+		{"Bearer\tfirst-key", hint},
 		{"Bearer nope", MsgInvalidKey},
 		{"Bearer first", MsgInvalidKey},
 		{"Bearer  first-key", MsgInvalidKey},
@@ -288,11 +289,61 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, key, err, tc.message)
 		}
 	}
-	key, err := ring.Authenticate("Bearer second-key", hint)
-	if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
-		t.Fatalf("valid key: %q, %v", key, err)
+	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEARER"} {
+		key, err := ring.Authenticate(scheme+" second-key", hint)
+		if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
+			t.Fatalf("valid key with scheme %q: %q, %v", scheme, key, err)
+		}
 	}
 }
 
 // at is the address function of a caller at a.
-func at(a netip.Addr) func() netip.Addr { return func() netip.Addr { return a } }
+func at(a netip.Addr) func() Caller { return func() Caller { return Caller{Addr: a} } }
+
+// TestAdmitLoopback: with authentication off, local calls are not limited
+// unless LimitLoopback says so; a loopback address that is not local (a
+// local proxy's clients) and failed authentication from a local caller
+// are limited as before; with authentication on, a valid key spends its
+// own bucket wherever it calls from.
+func TestAdmitLoopback(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	lo := netip.MustParseAddr("127.0.0.1")
+	local := func() Caller { return Caller{Addr: lo, Local: true} }
+	proxied := func() Caller { return Caller{Addr: lo} }
+	open := func() (string, error) { return "", nil }
+	limited := func(err error) bool { return memory.CodeOf(err) == memory.CodeRateLimited && err != nil }
+
+	free := NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	for i := range 100 {
+		if err := free.Admit(local, open); err != nil {
+			t.Fatalf("local call %d: %v", i, err)
+		}
+	}
+	if free.Size() != 0 {
+		t.Errorf("local calls made %d buckets", free.Size())
+	}
+	for i, want := range []bool{false, false, true} {
+		if err := free.Admit(proxied, open); limited(err) != want {
+			t.Fatalf("proxied call %d: %v, want limited=%v", i, err, want)
+		}
+	}
+	denied := memory.Errorf(memory.CodeUnauthorized, "invalid API key")
+	strict := NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	for i, want := range []bool{false, false, true} {
+		if err := strict.Admit(local, func() (string, error) { return "", denied }); limited(err) != want {
+			t.Fatalf("local failure %d: %v, want limited=%v", i, err, want)
+		}
+	}
+	key := ClientKey(sha256.Sum256([]byte("k")))
+	for i, want := range []bool{false, false, true} {
+		if err := strict.Admit(local, func() (string, error) { return key, nil }); limited(err) != want {
+			t.Fatalf("local call with a key %d: %v, want limited=%v", i, err, want)
+		}
+	}
+	limit := NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2, LimitLoopback: true}, clock.Now)
+	for i, want := range []bool{false, false, true} {
+		if err := limit.Admit(local, open); limited(err) != want {
+			t.Fatalf("LimitLoopback, local call %d: %v, want limited=%v", i, err, want)
+		}
+	}
+}

@@ -17,19 +17,34 @@ func AddressKey(a netip.Addr) string {
 	return "ip:" + a.String()
 }
 
-// Admit decides whether a call from addr may proceed. addr is asked only
-// when the address is the key (authentication off or failed): working it
-// out can mean parsing forwarded headers. authenticate checks
-// the call's credentials and returns the caller's rate limiting key
-// (ClientKey), or "" when authentication is off. Both transports admit
-// calls through it, so they do so in the same order:
+// Caller is what a transport knows about the origin of a call.
+type Caller struct {
+	// Addr is the client's address: the TCP peer, or the client a
+	// trusted proxy names.
+	Addr netip.Addr
+	// Local reports a call straight from this host: a loopback peer that
+	// forwards no one else's call (an untrusted local proxy passing on
+	// calls from elsewhere is not local).
+	Local bool
+}
+
+// Admit decides whether a call may proceed. caller is asked only when the
+// address matters (authentication off or failed): working it out can mean
+// parsing forwarded headers. authenticate checks the call's credentials
+// and returns the caller's rate limiting key (ClientKey), or "" when
+// authentication is off. Both transports admit calls through it, so they
+// do so in the same order:
 //
-//  1. An authenticated call spends a token of its key's bucket; with
-//     authentication off, a call spends a token of addr's bucket.
-//  2. A call whose authentication fails spends a token of addr's bucket.
-//     While the bucket has tokens it gets the authentication error; once
-//     it is empty, RATE_LIMITED. A client that keeps sending bad keys is
-//     slowed down like any anonymous client.
+//  1. An authenticated call spends a token of its key's bucket. With
+//     authentication off, a local call (Caller.Local) is not limited
+//     unless RateLimit.LimitLoopback says so: it comes from the agents and
+//     tools of the server's own host, which would otherwise all share the
+//     one bucket of 127.0.0.1. Any other call spends a token of its
+//     address's bucket.
+//  2. A call whose authentication fails spends a token of its address's
+//     bucket, local or not. While the bucket has tokens it gets the
+//     authentication error; once it is empty, RATE_LIMITED. A client that
+//     keeps sending bad keys is slowed down like any anonymous client.
 //
 // A valid key is never held back by failures from its address. Many
 // clients may share one address (a NAT, a reverse proxy whose network is
@@ -41,13 +56,17 @@ func AddressKey(a netip.Addr) string {
 // keys shorter than MinKeyLength.
 //
 // A nil Limiter only authenticates.
-func (l *Limiter) Admit(addr func() netip.Addr, authenticate func() (clientKey string, err error)) error {
+func (l *Limiter) Admit(caller func() Caller, authenticate func() (clientKey string, err error)) error {
 	key, authErr := authenticate()
 	if l == nil {
 		return authErr
 	}
 	if authErr != nil || key == "" {
-		key = AddressKey(addr())
+		c := caller()
+		if authErr == nil && c.Local && !l.limitLoopback {
+			return nil
+		}
+		key = AddressKey(c.Addr)
 	}
 	if ok, wait := l.Allow(key); !ok {
 		return RateLimited(wait)

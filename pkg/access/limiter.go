@@ -17,6 +17,9 @@ type RateLimit struct {
 	// beyond that an arbitrary bucket is forgotten, which at worst lets its
 	// client start afresh.
 	MaxClients int
+	// LimitLoopback limits local calls (Caller.Local) when authentication
+	// is off; by default they are not limited (Admit).
+	LimitLoopback bool
 }
 
 // DefaultMaxClients is the number of client buckets a Limiter keeps unless
@@ -26,10 +29,11 @@ const DefaultMaxClients = 100_000
 // Limiter is a token bucket per client key: Burst tokens, refilled at
 // RequestsPerSecond, one token per call. It is safe for concurrent use.
 type Limiter struct {
-	rate  float64
-	burst float64
-	max   int
-	now   func() time.Time
+	rate          float64
+	burst         float64
+	max           int
+	limitLoopback bool
+	now           func() time.Time
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -46,7 +50,7 @@ const pruneEvery = time.Minute
 
 // NewLimiter returns a limiter reading time from now.
 func NewLimiter(cfg RateLimit, now func() time.Time) *Limiter {
-	l := &Limiter{rate: cfg.RequestsPerSecond, burst: float64(cfg.Burst), max: cfg.MaxClients, now: now, buckets: map[string]*bucket{}}
+	l := &Limiter{rate: cfg.RequestsPerSecond, burst: float64(cfg.Burst), max: cfg.MaxClients, limitLoopback: cfg.LimitLoopback, now: now, buckets: map[string]*bucket{}}
 	if l.burst < 1 {
 		l.burst = 1
 	}

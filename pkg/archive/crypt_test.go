@@ -334,7 +334,7 @@ func TestEncryptedFlips(t *testing.T) {
 		{"memory, high byte", offMemory, 0x80, ErrTooLarge, "exceed the limit"},
 		{"memory, low byte", offMemory + 3, 0x01, ErrWrongKey, "key check"},
 		{"iterations to zero", offIterations + 3, 0x01, ErrCorrupt, "invalid KDF parameters"},
-		{"parallelism", offParallelism, 0x02, ErrWrongKey, "key check"},
+		{"parallelism", offParallelism, 0x02, ErrTooLarge, "exceed the limit"},
 		{"chunk shift", offChunkShift, 0x01, ErrCorrupt, "chunk 0 "},
 		{"chunk shift out of range", offChunkShift, 0x40, ErrCorrupt, "chunk shift"},
 		{"salt", offSalt + 7, 0x10, ErrWrongKey, "key check"},

@@ -79,6 +79,12 @@
 // from the same master key as the payload key, so it costs an attacker as
 // much as trying a chunk would.
 //
+// Key derivation is the expensive step, and its cost is chosen by the
+// header. A reader therefore accepts at most the parameters this package
+// writes (DefaultKDFLimit: 64 MiB, 3 passes, 1 lane) and checks them before
+// deriving anything, and a server runs at most MaxConcurrentKDF derivations
+// at once (KDFGate); the rest wait their turn.
+//
 // What a reader reports:
 //
 //	not the magic, not JSON, no passphrase        ErrNotArchive

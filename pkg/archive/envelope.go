@@ -57,15 +57,16 @@ type KDFParams struct {
 }
 
 // DefaultKDF returns the parameters used when none are given: 64 MiB,
-// 3 passes, 1 lane (the reference values).
+// 3 passes, 1 lane (the reference values, and those of the legacy
+// envelope).
 func DefaultKDF() KDFParams { return KDFParams{MemoryKiB: 64 << 10, Iterations: 3, Parallelism: 1} }
 
 // DefaultKDFLimit returns the largest parameters a Reader accepts from an
-// envelope header unless told otherwise: 256 MiB, 16 passes, 16 lanes. It
-// keeps a hostile header from making the reader allocate gigabytes.
-func DefaultKDFLimit() KDFParams {
-	return KDFParams{MemoryKiB: 256 << 10, Iterations: 16, Parallelism: 16}
-}
+// envelope header unless told otherwise, and the largest a writer uses:
+// DefaultKDF, the most this package ever writes. The header is checked
+// before any key derivation, so a hostile header (71 bytes asking for
+// gigabytes and minutes of Argon2) costs nothing.
+func DefaultKDFLimit() KDFParams { return DefaultKDF() }
 
 func (p KDFParams) isZero() bool { return p == KDFParams{} }
 
@@ -84,7 +85,7 @@ func (p KDFParams) valid() error {
 // within reports whether p stays inside limit.
 func (p KDFParams) within(limit KDFParams) error {
 	if p.MemoryKiB > limit.MemoryKiB || p.Iterations > limit.Iterations || p.Parallelism > limit.Parallelism {
-		return fmt.Errorf("%w: KDF parameters (%s) exceed the limit (%s)", ErrTooLarge, p, limit)
+		return fmt.Errorf("%w: KDF parameters (%s) exceed the limit (%s), the most memsvc writes; no key was derived", ErrTooLarge, p, limit)
 	}
 	return nil
 }
@@ -209,6 +210,9 @@ type EncryptOptions struct {
 	ChunkSize int
 	// Rand supplies the salt and nonce prefix; nil means crypto/rand.
 	Rand io.Reader
+	// KDFSlot, when set, is called before the key derivation and its
+	// release after it (KDFGate.Slot bounds how many run at once).
+	KDFSlot func() (release func(), err error)
 }
 
 // sealer holds the per-archive state shared by both directions.
@@ -222,9 +226,13 @@ type sealer struct {
 
 // newSealer derives the keys from the header fields and passphrase, checks
 // or fills in the key check, and zeroes the key material it made. With
-// check set, a differing key check is ErrWrongKey.
-func newSealer(hdr *[headerSize]byte, passphrase []byte, p KDFParams, check bool) (*sealer, error) {
-	master := p.key(passphrase, hdr[offSalt:offSalt+saltSize])
+// check set, a differing key check is ErrWrongKey. slot, when not nil,
+// admits the derivation.
+func newSealer(hdr *[headerSize]byte, passphrase []byte, p KDFParams, check bool, slot func() (func(), error)) (*sealer, error) {
+	master, err := deriveIn(slot, func() []byte { return p.key(passphrase, hdr[offSalt:offSalt+saltSize]) })
+	if err != nil {
+		return nil, err
+	}
 	defer clear(master)
 	kc, err := hkdf.Key(sha256.New, master, nil, infoKeyCheck, keyCheckSize)
 	if err != nil {
@@ -314,7 +322,7 @@ func NewEncryptWriter(w io.Writer, o EncryptOptions) (*EncryptWriter, error) {
 	if _, err := io.ReadFull(rnd, hdr[offSalt:offKeyCheck]); err != nil {
 		return nil, fmt.Errorf("read random salt: %w", err)
 	}
-	s, err := newSealer(&hdr, o.Passphrase, p, false)
+	s, err := newSealer(&hdr, o.Passphrase, p, false, o.KDFSlot)
 	if err != nil {
 		return nil, err
 	}
@@ -444,7 +452,7 @@ func openEnvelope(br *bufio.Reader, o ReaderOptions) (*decryptReader, error) {
 	if len(o.Passphrase) == 0 {
 		return nil, ErrNeedKey
 	}
-	s, err := newSealer(&hdr, o.Passphrase, p, true)
+	s, err := newSealer(&hdr, o.Passphrase, p, true, o.KDFSlot)
 	if err != nil {
 		return nil, err
 	}

@@ -55,7 +55,7 @@ func legacyArchiveKey(base, salt []byte, label string) [32]byte {
 // plaintext) and decrypts it, trying each spelling of the domain strings.
 // The plaintext goes to a separate buffer because a failed attempt wipes
 // its output, so the peak is twice the blob.
-func openLegacy(r io.Reader, passphrase []byte, p KDFParams, maxPlain int64) ([]byte, error) {
+func openLegacy(r io.Reader, passphrase []byte, p KDFParams, maxPlain int64, slot func() (func(), error)) ([]byte, error) {
 	blob, err := io.ReadAll(io.LimitReader(r, maxPlain+legacyOverhead+1))
 	if err != nil {
 		return nil, fmt.Errorf("read archive: %w", err)
@@ -71,7 +71,10 @@ func openLegacy(r io.Reader, passphrase []byte, p KDFParams, maxPlain int64) ([]
 	ct := blob[legacySaltSize+legacyNonceSize:]
 	out := make([]byte, 0, len(ct)-chacha20poly1305.Overhead)
 	for _, names := range legacyNames() {
-		base := legacyBaseKey(passphrase, names[0], p)
+		base, err := deriveIn(slot, func() []byte { return legacyBaseKey(passphrase, names[0], p) })
+		if err != nil {
+			return nil, err
+		}
 		key := legacyArchiveKey(base, salt, names[1])
 		clear(base)
 		aead, err := chacha20poly1305.New(key[:])

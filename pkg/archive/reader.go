@@ -34,6 +34,9 @@ type ReaderOptions struct {
 	// LegacyKDF replaces the fixed parameters of the legacy envelope. Real
 	// legacy archives always use the defaults; only tests set this.
 	LegacyKDF KDFParams
+	// KDFSlot, when set, is called before each key derivation and its
+	// release after it (KDFGate.Slot bounds how many run at once).
+	KDFSlot func() (release func(), err error)
 	// Now supplies the time used for timestamps missing from a record;
 	// nil means time.Now. It is read once, when the Reader is made.
 	Now func() time.Time
@@ -143,7 +146,7 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 		if err := o.LegacyKDF.valid(); err != nil {
 			return nil, fmt.Errorf("legacy KDF: %w", err)
 		}
-		plain, err := openLegacy(br, o.Passphrase, o.LegacyKDF, o.MaxSize)
+		plain, err := openLegacy(br, o.Passphrase, o.LegacyKDF, o.MaxSize, o.KDFSlot)
 		if err != nil {
 			return nil, err
 		}

@@ -10,6 +10,15 @@
 // mapped by status: 401 unauthorized, 413 content too large, 429 rate
 // limited, everything else INTERNAL_ERROR naming the status.
 //
+// A call refused as rate limited (429), or by a busy server that names a
+// Retry-After, is sent again after the wait the server asks for, with a
+// little jitter, a few times (Options.Retries, Options.MaxRetryWait) —
+// but only calls that are safe to repeat: reads, set-mode, exports, and
+// raw stores whose every entry carries a client-generated record_id (the
+// server drops ids it already holds). Other writes fail at once with the
+// refusal. When every retry was refused the error is a
+// *RetriesExhaustedError around the last refusal.
+//
 // Export and Import stream archives through the routes memsvc adds for
 // that (pkg/wire). Against a server without the streaming export route the
 // client falls back to the JSON route by itself; Options.NoStreaming selects
@@ -55,13 +64,26 @@ type Options struct {
 	// NoStreaming uses the JSON export and import routes (archives as
 	// integer arrays in memory) instead of the streaming ones.
 	NoStreaming bool
+	// Retries bounds how often a refused call that is safe to repeat is
+	// sent again; 0 selects DefaultRetries, a negative value never
+	// retries.
+	Retries int
+	// MaxRetryWait is the longest wait before a retry; a server asking
+	// for longer gets the refusal returned at once. 0 selects
+	// DefaultMaxRetryWait. Waits also end with the call's context.
+	MaxRetryWait time.Duration
+	// Sleep waits between retries; nil waits on a timer. Tests replace it.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Client talks to one server. It is safe for concurrent use.
 type Client struct {
-	base *url.URL
-	opts Options
-	http *http.Client
+	base         *url.URL
+	opts         Options
+	http         *http.Client
+	retries      int
+	maxRetryWait time.Duration
+	sleep        func(ctx context.Context, d time.Duration) error
 }
 
 var _ memory.Service = (*Client)(nil)
@@ -121,7 +143,20 @@ func New(baseURL string, opts Options) (*Client, error) {
 		hc.Transport = http.DefaultTransport.(*http.Transport).Clone()
 	}
 	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Client{base: u, opts: opts, http: &hc}, nil
+	c := &Client{base: u, opts: opts, http: &hc, retries: opts.Retries, maxRetryWait: opts.MaxRetryWait, sleep: opts.Sleep}
+	switch {
+	case c.retries == 0:
+		c.retries = DefaultRetries
+	case c.retries < 0:
+		c.retries = 0
+	}
+	if c.maxRetryWait <= 0 {
+		c.maxRetryWait = DefaultMaxRetryWait
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	return c, nil
 }
 
 // ParseBaseURL validates a server URL the way New does and returns it
@@ -248,18 +283,28 @@ func invalidRequest(err error) error {
 const maxErrorBody = 1 << 20
 
 // call sends a JSON request (in may be nil for none) and decodes a JSON
-// answer into out (nil to expect none).
-func (c *Client) call(ctx context.Context, method, path string, in, out any) error {
+// answer into out (nil to expect none), retrying a refusal when r allows.
+// The per-call timeout covers the retries and their waits.
+func (c *Client) call(ctx context.Context, r retryable, method, path string, in, out any) error {
 	ctx2, cancel := c.context(ctx)
 	defer cancel()
-	var body io.Reader
+	var b []byte
 	ct := ""
 	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(in); err != nil {
 			return invalidRequest(err)
 		}
-		body, ct = bytes.NewReader(b), wire.ContentTypeJSON
+		ct = wire.ContentTypeJSON
+	}
+	return c.withRetries(ctx2, r, func() error { return c.callOnce(ctx, ctx2, method, path, b, ct, out) })
+}
+
+// callOnce is one attempt of call; body is nil for none.
+func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, b []byte, ct string, out any) error {
+	var body io.Reader
+	if b != nil {
+		body = bytes.NewReader(b)
 	}
 	req, err := c.newRequest(ctx2, method, path, nil, body, ct, true)
 	if err != nil {
@@ -323,14 +368,14 @@ func answerError(req *http.Request, resp *http.Response, data []byte) error {
 	}
 }
 
-// noRoute reports an answer saying the route does not exist: 404 or 405
-// without an envelope.
+// noRoute reports an answer saying the route does not exist
+// (wire.IsNoRoute).
 func noRoute(resp *http.Response, data []byte) bool {
-	if resp.StatusCode != http.StatusNotFound && resp.StatusCode != http.StatusMethodNotAllowed {
-		return false
+	env, ok := wire.DecodeEnvelope(data)
+	if !ok {
+		env = nil
 	}
-	_, ok := wire.DecodeEnvelope(data)
-	return !ok
+	return wire.IsNoRoute(resp.StatusCode, env)
 }
 
 func headerRetryAfter(resp *http.Response) uint32 {

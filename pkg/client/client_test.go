@@ -143,7 +143,8 @@ func TestErrorDecoding(t *testing.T) {
 			redirected.Add(1)
 		},
 	})
-	c, err := client.New(ts.URL, client.Options{APIKey: "secret-key"})
+	// Refusals are decoded as they come: no retries here (TestRetries).
+	c, err := client.New(ts.URL, client.Options{APIKey: "secret-key", Retries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 )
 
 // do performs a JSON call and returns the decoded answer.
-func do[Resp any](ctx context.Context, c *Client, method, path string, in any) (*Resp, error) {
+func do[Resp any](ctx context.Context, c *Client, r retryable, method, path string, in any) (*Resp, error) {
 	var out Resp
-	if err := c.call(ctx, method, path, in, &out); err != nil {
+	if err := c.call(ctx, r, method, path, in, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -26,98 +26,98 @@ func do[Resp any](ctx context.Context, c *Client, method, path string, in any) (
 
 // EncodeStore implements memory.Service.
 func (c *Client) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
-	return do[memory.EncodeStoreResponse](ctx, c, http.MethodPost, wire.PathEncode, req)
+	return do[memory.EncodeStoreResponse](ctx, c, once, http.MethodPost, wire.PathEncode, req)
 }
 
 // EncodeBatch implements memory.Service.
 func (c *Client) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
-	return do[memory.EncodeBatchResponse](ctx, c, http.MethodPost, wire.PathEncodeBatch, req)
+	return do[memory.EncodeBatchResponse](ctx, c, once, http.MethodPost, wire.PathEncodeBatch, req)
 }
 
 // EncodeUpdate implements memory.Service.
 func (c *Client) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateRequest) error {
-	return c.call(ctx, http.MethodPatch, wire.RecordPath(wire.PathEncodeUpdate, req.RecordID), req, nil)
+	return c.call(ctx, once, http.MethodPatch, wire.RecordPath(wire.PathEncodeUpdate, req.RecordID), req, nil)
 }
 
 // EncodeStoreRaw implements memory.Service.
 func (c *Client) EncodeStoreRaw(ctx context.Context, req *memory.EncodeStoreRawRequest) (*memory.EncodeStoreRawResponse, error) {
-	return do[memory.EncodeStoreRawResponse](ctx, c, http.MethodPost, wire.PathEncodeRaw, req)
+	return do[memory.EncodeStoreRawResponse](ctx, c, rawRetry(req), http.MethodPost, wire.PathEncodeRaw, req)
 }
 
 // EncodeBatchRaw implements memory.Service.
 func (c *Client) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
-	return do[memory.EncodeBatchStoreRawResponse](ctx, c, http.MethodPost, wire.PathEncodeRawBatch, req)
+	return do[memory.EncodeBatchStoreRawResponse](ctx, c, batchRawRetry(req), http.MethodPost, wire.PathEncodeRawBatch, req)
 }
 
 // RecallQuery implements memory.Service.
 func (c *Client) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return do[memory.RecallQueryResponse](ctx, c, http.MethodPost, wire.PathRecallQuery, req)
+	return do[memory.RecallQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallQuery, req)
 }
 
 // RecallRaw implements memory.Service.
 func (c *Client) RecallRaw(ctx context.Context, req *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
-	return do[memory.RecallRawQueryResponse](ctx, c, http.MethodPost, wire.PathRecallRaw, req)
+	return do[memory.RecallRawQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallRaw, req)
 }
 
 // RecallAssociate implements memory.Service.
 func (c *Client) RecallAssociate(ctx context.Context, req *memory.RecallAssociateRequest) (*memory.RecallAssociateResponse, error) {
-	return do[memory.RecallAssociateResponse](ctx, c, http.MethodPost, wire.RecordPath(wire.PathRecallAssociate, req.RecordID), req)
+	return do[memory.RecallAssociateResponse](ctx, c, repeat, http.MethodPost, wire.RecordPath(wire.PathRecallAssociate, req.RecordID), req)
 }
 
 // RecallTimeline implements memory.Service.
 func (c *Client) RecallTimeline(ctx context.Context, req *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
-	return do[memory.RecallTimelineResponse](ctx, c, http.MethodPost, wire.PathRecallTimeline, req)
+	return do[memory.RecallTimelineResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallTimeline, req)
 }
 
 // RecallGraph implements memory.Service.
 func (c *Client) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest) (*memory.RecallGraphResponse, error) {
-	return do[memory.RecallGraphResponse](ctx, c, http.MethodPost, wire.PathRecallGraph, req)
+	return do[memory.RecallGraphResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallGraph, req)
 }
 
 // Consolidate implements memory.Service.
 func (c *Client) Consolidate(ctx context.Context, req *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
-	return do[memory.ConsolidateResponse](ctx, c, http.MethodPost, wire.PathConsolidate, req)
+	return do[memory.ConsolidateResponse](ctx, c, once, http.MethodPost, wire.PathConsolidate, req)
 }
 
 // DreamTick implements memory.Service.
 func (c *Client) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
-	return do[memory.DreamTickResponse](ctx, c, http.MethodPost, wire.PathDreamTick, req)
+	return do[memory.DreamTickResponse](ctx, c, once, http.MethodPost, wire.PathDreamTick, req)
 }
 
 // DecayTick implements memory.Service.
 func (c *Client) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
-	return do[memory.DecayTickResponse](ctx, c, http.MethodPost, wire.PathDecayTick, req)
+	return do[memory.DecayTickResponse](ctx, c, once, http.MethodPost, wire.PathDecayTick, req)
 }
 
 // SetMode implements memory.Service.
 func (c *Client) SetMode(ctx context.Context, req *memory.SetModeRequest) error {
-	return c.call(ctx, http.MethodPut, wire.PathMode, req, nil)
+	return c.call(ctx, repeat, http.MethodPut, wire.PathMode, req, nil)
 }
 
 // Forget implements memory.Service.
 func (c *Client) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory.ForgetResponse, error) {
-	return do[memory.ForgetResponse](ctx, c, http.MethodDelete, wire.PathForget, req)
+	return do[memory.ForgetResponse](ctx, c, once, http.MethodDelete, wire.PathForget, req)
 }
 
 // Stats implements memory.Service.
 func (c *Client) Stats(ctx context.Context) (*memory.Stats, error) {
-	return do[memory.Stats](ctx, c, http.MethodGet, wire.PathStats, nil)
+	return do[memory.Stats](ctx, c, repeat, http.MethodGet, wire.PathStats, nil)
 }
 
 // Record implements memory.Service. The include flags are not sent; the
 // server returns the full record regardless.
 func (c *Client) Record(ctx context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
-	return do[memory.MemoryRecord](ctx, c, http.MethodGet, wire.RecordPath(wire.PathRecord, req.RecordID), nil)
+	return do[memory.MemoryRecord](ctx, c, repeat, http.MethodGet, wire.RecordPath(wire.PathRecord, req.RecordID), nil)
 }
 
 // DecayForecast implements memory.Service.
 func (c *Client) DecayForecast(ctx context.Context, req *memory.DecayForecastRequest) (*memory.DecayForecastResponse, error) {
-	return do[memory.DecayForecastResponse](ctx, c, http.MethodPost, wire.PathDecayForecast, req)
+	return do[memory.DecayForecastResponse](ctx, c, repeat, http.MethodPost, wire.PathDecayForecast, req)
 }
 
 // Evolution implements memory.Service.
 func (c *Client) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error) {
-	return do[memory.EvolutionMetrics](ctx, c, http.MethodGet, wire.PathEvolution, nil)
+	return do[memory.EvolutionMetrics](ctx, c, repeat, http.MethodGet, wire.PathEvolution, nil)
 }
 
 // Export implements memory.Service: it streams the archive into w. What
@@ -132,27 +132,40 @@ func (c *Client) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	if err != nil {
 		return nil, invalidRequest(err)
 	}
-	hr, err := c.newRequest(ctx2, http.MethodPost, wire.PathExportStream, nil, bytes.NewReader(b), wire.ContentTypeJSON, true)
-	if err != nil {
-		return nil, err
+	// Nothing reaches w before a 200, so a refusal can be retried.
+	var resp *http.Response
+	err = c.withRetries(ctx2, repeat, func() error {
+		hr, err := c.newRequest(ctx2, http.MethodPost, wire.PathExportStream, nil, bytes.NewReader(b), wire.ContentTypeJSON, true)
+		if err != nil {
+			return err
+		}
+		hr.Header.Set("Accept", wire.ContentTypeArchive+", "+wire.ContentTypeJSON)
+		r, err := c.send(ctx, hr)
+		if err != nil {
+			return err
+		}
+		if r.StatusCode == http.StatusOK {
+			resp = r
+			return nil
+		}
+		defer r.Body.Close()
+		data, err := io.ReadAll(io.LimitReader(r.Body, maxErrorBody))
+		if err != nil {
+			return c.transportError(ctx, err)
+		}
+		if noRoute(r, data) {
+			return errNoStreamRoute
+		}
+		return answerError(hr, r, data)
+	})
+	if errors.Is(err, errNoStreamRoute) {
+		// A server without the streaming route: use the JSON one.
+		return c.exportJSON(ctx, req, w)
 	}
-	hr.Header.Set("Accept", wire.ContentTypeArchive+", "+wire.ContentTypeJSON)
-	resp, err := c.send(ctx, hr)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		data, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		if err != nil {
-			return nil, c.transportError(ctx, err)
-		}
-		if noRoute(resp, data) {
-			// A server without the streaming route: use the JSON one.
-			return c.exportJSON(ctx, req, w)
-		}
-		return nil, answerError(hr, resp, data)
-	}
 	body := &readTracker{r: resp.Body}
 	n, err := io.Copy(w, body)
 	if err != nil {
@@ -175,8 +188,11 @@ func (c *Client) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	return out, nil
 }
 
+// errNoStreamRoute reports a server without the streaming export route.
+var errNoStreamRoute = errors.New("no streaming export route")
+
 func (c *Client) exportJSON(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
-	out, err := do[wire.ExportArchiveResponse](ctx, c, http.MethodPost, wire.PathExport, req)
+	out, err := do[wire.ExportArchiveResponse](ctx, c, repeat, http.MethodPost, wire.PathExport, req)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +212,7 @@ func (c *Client) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 		}
 		jr := *req
 		jr.ArchiveData = data
-		return do[memory.ImportResponse](ctx, c, http.MethodPost, wire.PathImport, &jr)
+		return do[memory.ImportResponse](ctx, c, once, http.MethodPost, wire.PathImport, &jr)
 	}
 	ctx2, cancel := c.context(ctx)
 	defer cancel()
@@ -263,4 +279,18 @@ func (t *readTracker) Read(p []byte) (int, error) {
 		t.err = err
 	}
 	return n, err
+}
+
+// rawRetry: a raw store may be repeated when it names its record id.
+func rawRetry(req *memory.EncodeStoreRawRequest) retryable { return req.RecordID != nil }
+
+// batchRawRetry: a raw batch may be repeated when every entry names its
+// record id.
+func batchRawRetry(req *memory.EncodeBatchStoreRawRequest) retryable {
+	for i := range req.Records {
+		if req.Records[i].RecordID == nil {
+			return once
+		}
+	}
+	return repeat
 }

@@ -31,17 +31,19 @@ import (
 type Config struct {
 	DataDir        string
 	MaxImportBytes int64
-	Storage        Storage
-	HTTP           HTTP
-	GRPC           GRPC
-	Auth           Auth
-	Security       Security
-	LLM            LLM
-	Decay          Decay
-	Dream          Dream
-	RateLimit      RateLimit
-	Log            Log
-	Working        Working
+	// MaxResponseBytes bounds one answer of the API (request bounds).
+	MaxResponseBytes int64
+	Storage          Storage
+	HTTP             HTTP
+	GRPC             GRPC
+	Auth             Auth
+	Security         Security
+	LLM              LLM
+	Decay            Decay
+	Dream            Dream
+	RateLimit        RateLimit
+	Log              Log
+	Working          Working
 
 	// File is the config file that was read, or "" for none.
 	File string
@@ -139,6 +141,8 @@ type Dream struct {
 type RateLimit struct {
 	RequestsPerSecond uint64
 	Burst             uint32
+	// LimitLoopback limits clients on this host when auth is off.
+	LimitLoopback bool
 }
 
 // Log is the [log] table.

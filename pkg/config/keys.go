@@ -70,6 +70,21 @@ var keys = []key{
 			return ""
 		},
 	},
+	// Request bounds: answer size.
+	{
+		name: "max_response_bytes",
+		doc: "Largest answer of the API, over HTTP and gRPC (estimated as JSON while records are gathered, then measured). " +
+			"A larger answer is refused with 413 CONTENT_TOO_LARGE telling the client to ask for fewer records; lists also have fixed maximum limits " +
+			"(recall and raw recall 1000, associate 256, timeline 1000, graph 1000 nodes). Archives from the streaming export are not bounded by it.",
+		field: func(c *Config) any { return &c.MaxResponseBytes },
+		def:   int64(64 << 20),
+		check: func(c *Config) string {
+			if c.MaxResponseBytes < 1<<20 {
+				return fmt.Sprintf("must be at least 1048576 bytes (1 MiB) (got %d)", c.MaxResponseBytes)
+			}
+			return ""
+		},
+	},
 	{
 		name: "storage.min_free_bytes",
 		doc: "Free-space floor, in the manner of etcd's NOSPACE alarm. While the file system of data_dir (or of the audit log) " +
@@ -380,6 +395,16 @@ var keys = []key{
 		field: func(c *Config) any { return &c.RateLimit.Burst },
 		def:   uint32(50),
 		check: func(c *Config) string { return nonZero(uint64(c.RateLimit.Burst), "a burst of at least 1") },
+	},
+	// Rate limits that fit the deployment.
+	{
+		name: "rate_limit.limit_loopback",
+		doc: "Also rate limit clients on this host (loopback addresses) while auth is off. By default they are not limited: " +
+			"they are the agents, proxies and tools of the machine the server runs on, which would otherwise all share one bucket. " +
+			"A request that a reverse proxy on this host forwards (it carries X-Forwarded-For, X-Real-IP or Forwarded) is limited as coming from the client the proxy names when the proxy is in http.trusted_proxy_cidrs, else from the proxy. " +
+			"With auth on, every key has its own bucket wherever it calls from.",
+		field: func(c *Config) any { return &c.RateLimit.LimitLoopback },
+		def:   false,
 	},
 	{
 		name:  "log.level",

@@ -27,7 +27,7 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		return nil, err
 	}
 	if f := strings.ToLower(strings.TrimSpace(req.Format)); f != "cma" && f != "jsonl" {
-		return nil, memory.Invalid("format", "want cma or jsonl (an alias of cma), got %q", req.Format)
+		return nil, memory.Invalid("format", "want cma or jsonl (an alias of cma), got %s", memory.Quote(req.Format))
 	}
 	var enc *archive.EncryptOptions
 	switch {
@@ -36,7 +36,7 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	case !req.Encrypt && req.EncryptionKey != nil && *req.EncryptionKey != "":
 		return nil, memory.Invalid("encryption_key", "given but encrypt is false: set encrypt to true, or leave the key out for a plaintext archive")
 	case req.Encrypt:
-		enc = &archive.EncryptOptions{Passphrase: []byte(*req.EncryptionKey), KDF: e.opts.ArchiveKDF}
+		enc = &archive.EncryptOptions{Passphrase: []byte(*req.EncryptionKey), KDF: e.opts.ArchiveKDF, KDFSlot: e.opts.KDFGate.Slot(ctx)}
 	}
 	stores, err := exportStores(req)
 	if err != nil {
@@ -191,6 +191,9 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	if !req.Strategy.Valid() {
 		return nil, memory.Invalid("strategy", "want merge or replace")
 	}
@@ -200,7 +203,7 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	if r == nil {
 		return nil, memory.Invalid("archive_data", "required: the archive to import")
 	}
-	opts := archive.ReaderOptions{Now: e.now, MaxSize: e.opts.ImportMaxBytes}
+	opts := archive.ReaderOptions{Now: e.now, MaxSize: e.opts.ImportMaxBytes, KDFSlot: e.opts.KDFGate.Slot(ctx)}
 	if req.DecryptionKey != nil {
 		opts.Passphrase = []byte(*req.DecryptionKey)
 	}
@@ -402,8 +405,8 @@ func settleImported(rec *memory.MemoryRecord, clock float64, cfg DecayConfig, no
 // message that says what is wrong with it.
 func (e *Engine) importConflict(err error) error {
 	var me *memory.Error
-	if errors.As(err, &me) {
-		return err
+	if errors.As(err, &me) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err // a cancelled import (waiting for a key derivation) is not the archive's fault
 	}
 	msg := "archive rejected: " + err.Error()
 	if errors.Is(err, archive.ErrSizeLimit) {

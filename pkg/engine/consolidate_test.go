@@ -148,7 +148,7 @@ func TestConsolidateDuplicatesAndStrategies(t *testing.T) {
 	// Full prunes dormant sources whose content lives in an up-to-date
 	// copy: age everything 400 days (an episodic record is dormant after
 	// about 399 days without reinforcement).
-	if _, err := h.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(400 * 24 * 3600))}); err != nil {
+	if _, err := h.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(400 * 24 * 3600)), AllowLong: true}); err != nil {
 		t.Fatal(err)
 	}
 	r = consolidate(t, h, func(r *memory.ConsolidateRequest) { r.Strategy = memory.ConsolidateFull })

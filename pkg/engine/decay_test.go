@@ -17,7 +17,7 @@ const day = 24 * 3600
 
 func tick(t *testing.T, h *harness, seconds uint32) *memory.DecayTickResponse {
 	t.Helper()
-	resp, err := h.e.DecayTick(context.Background(), &memory.DecayTickRequest{TickDurationSeconds: &seconds})
+	resp, err := h.e.DecayTick(context.Background(), &memory.DecayTickRequest{TickDurationSeconds: &seconds, AllowLong: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,9 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	e.big.RLock()
 	defer e.big.RUnlock()
 	rec, err := e.buildRecord(req, e.now())
@@ -33,6 +36,9 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 // any is written, and the batch is committed atomically.
 func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if len(req.Records) > memory.MaxBatchRecords {
@@ -276,6 +282,9 @@ func (e *Engine) promote(rec *memory.MemoryRecord) *memory.MemoryRecord {
 // EncodeUpdate implements memory.Service.
 func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateRequest) error {
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := req.Validate(); err != nil {
 		return err
 	}
 	if req.Content == nil && req.Emotion == nil && req.Metadata == nil && req.Meta == nil {

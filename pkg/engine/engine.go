@@ -49,6 +49,10 @@ type Options struct {
 	// ArchiveKDF sets the passphrase hashing cost of encrypted exports;
 	// zero fields take the archive package's defaults.
 	ArchiveKDF archive.KDFParams
+	// KDFGate bounds the archive key derivations (encrypted exports and
+	// imports) that run at once; nil selects a gate of
+	// archive.MaxConcurrentKDF for this engine.
+	KDFGate *archive.KDFGate
 	// ImportMaxBytes bounds the size of an imported archive; 0 selects
 	// the archive package's default (512 MiB).
 	ImportMaxBytes int64
@@ -130,6 +134,9 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		vectors: newVectorIndex(),
 	}
 	e.ids = memory.NewIDSource(e.now, nil)
+	if e.opts.KDFGate == nil {
+		e.opts.KDFGate = archive.NewKDFGate(archive.MaxConcurrentKDF)
+	}
 	if err := e.loadClock(); err != nil {
 		return nil, fmt.Errorf("load decay clock: %w", err)
 	}

@@ -58,9 +58,13 @@ func (e *Engine) RecallAssociate(ctx context.Context, req *memory.RecallAssociat
 	if len(acts) > int(req.Limit) {
 		acts = acts[:req.Limit]
 	}
+	budget := memory.AnswerBudgetOf(ctx)
 	for _, a := range acts {
 		rec, err := e.get(a.id)
 		if err != nil {
+			return nil, err
+		}
+		if err := budget.Recalled(rec); err != nil {
 			return nil, err
 		}
 		e.present(rec)
@@ -76,6 +80,9 @@ func (e *Engine) RecallAssociate(ctx context.Context, req *memory.RecallAssociat
 // Monday 00:00 UTC (ISO weeks); months are calendar months in UTC.
 func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if !req.Granularity.Valid() {
@@ -116,6 +123,8 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		return 1
 	})
 	resp := &memory.RecallTimelineResponse{Buckets: []memory.TimelineBucket{}}
+	limit, returned := req.TimelineLimit(), 0
+	budget := memory.AnswerBudgetOf(ctx)
 	for _, h := range hits {
 		rec, err := e.get(h.id)
 		if err != nil {
@@ -124,6 +133,14 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		if req.EmotionFilter != nil && !emotionMatches(rec.Emotion, *req.EmotionFilter) {
 			continue
 		}
+		if returned == limit {
+			resp.Truncated = true
+			break
+		}
+		if err := budget.Recalled(rec); err != nil {
+			return nil, err
+		}
+		returned++
 		e.present(rec)
 		start, end := bucket(h.created, req.Granularity)
 		if n := len(resp.Buckets); n == 0 || !resp.Buckets[n-1].Start.Equal(start) {
@@ -179,6 +196,9 @@ func emotionMatches(rec, filter memory.EmotionVector) bool {
 // record, or around the first records of each persistent store.
 func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest) (*memory.RecallGraphResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	limit := int(req.LimitNodes)

@@ -187,6 +187,9 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	if err := memory.ValidateTemporalRange("temporal", req.Temporal); err != nil {
 		return nil, err
 	}
@@ -209,6 +212,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 	}
 	needle := strings.ToLower(query)
 	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}}
+	budget := memory.AnswerBudgetOf(ctx)
 	err := e.db.ScanRawNewest(rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
@@ -229,6 +233,9 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 		}
 		resp.TotalCandidates++
 		if uint32(len(resp.Records)) < req.Limit {
+			if err := budget.Raw(rec); err != nil {
+				return false, err
+			}
 			resp.Records = append(resp.Records, *rec)
 		}
 		return true, ctx.Err()
@@ -300,6 +307,9 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		if rng.Session != nil && rec.SessionID != *rng.Session {
 			resp.TotalCandidates-- // a 64-bit session hash collision
 			continue
+		}
+		if err := memory.AnswerBudgetOf(ctx).Raw(rec); err != nil {
+			return nil, err
 		}
 		resp.Records = append(resp.Records, *rec)
 	}

@@ -55,6 +55,9 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	p, err := e.planRecall(req)
 	if err != nil {
 		return nil, err
@@ -75,7 +78,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if len(cands) > p.limit {
 		cands = cands[:p.limit]
 	}
-	recs, err := e.finishRecall(req.Reconsolidate, cands)
+	recs, err := e.finishRecall(memory.AnswerBudgetOf(ctx), req.Reconsolidate, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -403,7 +406,7 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate, eligible func(
 // and human mode renders, what was remembered, while the counters and
 // stability show this recall's reinforcement. Reinforcement applies to the
 // stored record, so the next read sees the restored score.
-func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
+func (e *Engine) finishRecall(budget *memory.AnswerBudget, reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
 		ids[i] = c.id
@@ -413,6 +416,9 @@ func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.
 		for i, id := range ids {
 			rec, err := e.get(id)
 			if err != nil {
+				return nil, err
+			}
+			if err := budget.Recalled(rec); err != nil {
 				return nil, err
 			}
 			e.present(rec)
@@ -427,6 +433,9 @@ func (e *Engine) finishRecall(reconsolidate bool, cands []candidate) ([]*memory.
 	for i, id := range ids {
 		rec, err := e.get(id)
 		if err != nil {
+			return nil, err
+		}
+		if err := budget.Recalled(rec); err != nil {
 			return nil, err
 		}
 		e.present(rec) // as recalled: before reinforce moves its clock

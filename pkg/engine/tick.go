@@ -20,6 +20,9 @@ const pruneBatch = 256
 // DecayTick implements memory.Service: it advances every record's decay
 // clock by the given span (default an hour) at once.
 func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
 	d := uint32(DefaultTickSeconds)
 	if req.TickDurationSeconds != nil {
 		d = *req.TickDurationSeconds
@@ -139,6 +142,9 @@ func (e *Engine) prune(ctx context.Context, ids []memory.ID, clock float64) (uin
 // background loop makes it), and when it will become dormant.
 func (e *Engine) DecayForecast(ctx context.Context, req *memory.DecayForecastRequest) (*memory.DecayForecastResponse, error) {
 	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
 	if req.ForecastAt.IsZero() {

@@ -286,11 +286,12 @@ func toModelRecallTimelineRequest(d *decoder, f string, in *pb.RecallTimelineReq
 	r.Granularity = enumOr(d, join(f, "granularity"), in.GetGranularity(), r.Granularity)
 	r.MinFidelity = clone(in.MinFidelity)
 	r.EmotionFilter = optEmotion(in.GetEmotionFilter())
+	r.Limit = clone(in.Limit)
 	return &r
 }
 
 func toProtoRecallTimelineResponse(e *encoder, r *memory.RecallTimelineResponse) *pb.RecallTimelineResponse {
-	out := &pb.RecallTimelineResponse{}
+	out := &pb.RecallTimelineResponse{Truncated: r.Truncated}
 	if r.Buckets != nil {
 		out.Buckets = make([]*pb.TimelineBucket, len(r.Buckets))
 		for i := range r.Buckets {
@@ -383,7 +384,7 @@ func toProtoDreamTickResponse(_ *encoder, r *memory.DreamTickResponse) *pb.Dream
 }
 
 func toModelDecayTickRequest(d *decoder, f string, in *pb.DecayTickRequest) *memory.DecayTickRequest {
-	return &memory.DecayTickRequest{Header: d.header(join(f, "header"), in.GetHeader()), TickDurationSeconds: clone(in.TickDurationSeconds)}
+	return &memory.DecayTickRequest{Header: d.header(join(f, "header"), in.GetHeader()), TickDurationSeconds: clone(in.TickDurationSeconds), AllowLong: in.GetAllowLong()}
 }
 
 func toProtoDecayTickResponse(_ *encoder, r *memory.DecayTickResponse) *pb.DecayTickResponse {

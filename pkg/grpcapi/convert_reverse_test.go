@@ -256,11 +256,12 @@ func toProtoRecallTimelineRequest(_ *encoder, r *memory.RecallTimelineRequest) *
 		Granularity:   pb.TimeGranularity(r.Granularity),
 		MinFidelity:   clone(r.MinFidelity),
 		EmotionFilter: pbEmotion(r.EmotionFilter),
+		Limit:         clone(r.Limit),
 	}
 }
 
 func toModelRecallTimelineResponse(d *decoder, f string, in *pb.RecallTimelineResponse) *memory.RecallTimelineResponse {
-	r := &memory.RecallTimelineResponse{}
+	r := &memory.RecallTimelineResponse{Truncated: in.GetTruncated()}
 	if n := len(in.GetBuckets()); n > 0 {
 		r.Buckets = make([]memory.TimelineBucket, n)
 		for i, b := range in.GetBuckets() {
@@ -355,7 +356,7 @@ func toModelDreamTickResponse(_ *decoder, _ string, in *pb.DreamTickResponse) *m
 }
 
 func toProtoDecayTickRequest(_ *encoder, r *memory.DecayTickRequest) *pb.DecayTickRequest {
-	return &pb.DecayTickRequest{Header: pbHeader(r.Header), TickDurationSeconds: clone(r.TickDurationSeconds)}
+	return &pb.DecayTickRequest{Header: pbHeader(r.Header), TickDurationSeconds: clone(r.TickDurationSeconds), AllowLong: r.AllowLong}
 }
 
 func toModelDecayTickResponse(_ *decoder, _ string, in *pb.DecayTickResponse) *memory.DecayTickResponse {

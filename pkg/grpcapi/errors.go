@@ -65,7 +65,7 @@ func statusOf(err error) (*status.Status, bool) {
 	if !ok {
 		me = &memory.Error{Code: memory.CodeInternal, Message: msgInternal}
 	}
-	st := status.New(Code(me.Code), me.Message)
+	st := status.New(Code(me.Code), memory.CutMessage(me.Message))
 	details := []protoadapt.MessageV1{&errdetails.ErrorInfo{Reason: string(me.Code), Domain: ErrorDomain}}
 	if me.RetryAfter > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(me.RetryAfter) * time.Second)})

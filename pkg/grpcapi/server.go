@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -30,7 +29,10 @@ import (
 const (
 	DefaultMaxRecvMsgBytes = 64 << 20
 	DefaultMaxImportBytes  = 1 << 30
-	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultMaxResponseBytes bounds an answer unless
+	// Options.MaxResponseBytes says otherwise.
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultShutdownTimeout  = 10 * time.Second
 )
 
 // ServiceName is the full name of the CMP service, as health checks and
@@ -73,6 +75,12 @@ type Options struct {
 	// MaxImportBytes bounds the archive an import stream carries; 0
 	// selects 1 GiB.
 	MaxImportBytes int64
+	// MaxResponseBytes bounds one answer message; 0 selects 64 MiB. The
+	// service stops collecting records once their estimated size (that of
+	// the JSON answer, larger than the protobuf one) passes it
+	// (memory.AnswerBudget), answering INVALID_ARGUMENT with reason
+	// CONTENT_TOO_LARGE; it is also the largest message the server sends.
+	MaxResponseBytes int
 
 	// ShutdownTimeout bounds the graceful stop of Serve; calls still
 	// running then are cut off. 0 selects 10 s.
@@ -95,6 +103,7 @@ type Server struct {
 	keys            *access.Keyring
 	limiter         *access.Limiter
 	maxImport       int64
+	maxResponse     int
 	shutdownTimeout time.Duration
 	grpc            *grpc.Server
 	health          *health.Server
@@ -120,6 +129,10 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 	}
 	if s.maxImport <= 0 {
 		s.maxImport = DefaultMaxImportBytes
+	}
+	s.maxResponse = opts.MaxResponseBytes
+	if s.maxResponse <= 0 {
+		s.maxResponse = DefaultMaxResponseBytes
 	}
 	if s.shutdownTimeout <= 0 {
 		s.shutdownTimeout = DefaultShutdownTimeout
@@ -147,6 +160,7 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 	}
 	serverOpts := []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.MaxSendMsgSize(s.maxResponse),
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 	}
@@ -232,7 +246,10 @@ func (s *Server) admit(ctx context.Context, fullMethod string) error {
 	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
 		return nil
 	}
-	err := s.limiter.Admit(func() netip.Addr { return peerAddr(ctx) }, func() (string, error) { return s.authenticate(ctx) })
+	err := s.limiter.Admit(func() access.Caller {
+		a := peerAddr(ctx)
+		return access.Caller{Addr: a, Local: a.IsLoopback()}
+	}, func() (string, error) { return s.authenticate(ctx) })
 	if err != nil {
 		return s.status(ctx, err)
 	}
@@ -250,7 +267,7 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 	if err := s.admit(ctx, info.FullMethod); err != nil {
 		return nil, err
 	}
-	return handler(ctx, req)
+	return handler(memory.WithAnswerLimit(ctx, int64(s.maxResponse)), req)
 }
 
 func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {

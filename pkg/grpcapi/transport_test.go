@@ -164,7 +164,8 @@ func TestAuth(t *testing.T) {
 	}{
 		{"missing", nil, codes.Unauthenticated, msgMissingAuth},
 		{"other scheme", []string{"Basic azE6"}, codes.Unauthenticated, msgMissingAuth},
-		{"lower-case scheme", []string{"bearer k1"}, codes.Unauthenticated, msgMissingAuth},
+		{"lower-case scheme", []string{"bearer k1"}, codes.OK, ""},
+		{"upper-case scheme", []string{"BEARER k1"}, codes.OK, ""},
 		{"two values", []string{"Bearer k1", "Bearer k1"}, codes.Unauthenticated, msgMissingAuth},
 		{"wrong key", []string{"Bearer k2"}, codes.Unauthenticated, access.MsgInvalidKey},
 		{"key with padding", []string{"Bearer  k1"}, codes.Unauthenticated, access.MsgInvalidKey},

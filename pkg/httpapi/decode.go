@@ -47,12 +47,12 @@ func checkJSONType(ct string) error {
 	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
-		return memory.Invalid("", "malformed Content-Type %q; send the body as application/json", ct)
+		return memory.Invalid("", "malformed Content-Type %s; send the body as application/json", memory.Quote(ct))
 	}
 	if mt == "application/json" || strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json") {
 		return nil
 	}
-	return memory.Invalid("", "Content-Type %s is not JSON; send the body as application/json", mt)
+	return memory.Invalid("", "Content-Type %s is not JSON; send the body as application/json", memory.Quote(mt))
 }
 
 // tooLarge is the error of a body over its limit.
@@ -107,7 +107,11 @@ func jsonError(body []byte, err error) error {
 		if field == "" {
 			field = "body"
 		}
-		return memory.Invalid(field, "want %s, got %s (line %d, column %d)", describeType(te.Type), te.Value, line, col)
+		got := te.Value // "string", "number 12", ...: a number literal can be long
+		if len(got) > memory.MaxQuoteBytes {
+			got = memory.Quote(got)
+		}
+		return memory.Invalid(field, "want %s, got %s (line %d, column %d)", describeType(te.Type), got, line, col)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return memory.Invalid("", "malformed JSON: the body ends in the middle of a value")

@@ -25,6 +25,7 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) (any, error)
 // one) or into the error envelope.
 func (s *Server) api(status int, f apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.WithContext(memory.WithAnswerLimit(r.Context(), s.maxResponse))
 		res, err := f(w, r)
 		if err != nil {
 			s.writeError(w, r, serviceError(err))
@@ -38,7 +39,16 @@ func (s *Server) api(status int, f apiFunc) http.Handler {
 			s.writeError(w, r, errors.New("service returned neither a result nor an error"))
 			return
 		}
-		s.writeJSON(w, r, status, res)
+		b, err := marshal(res)
+		if err != nil {
+			s.writeError(w, r, fmt.Errorf("encode response: %w", err))
+			return
+		}
+		if err := memory.AnswerBudgetOf(r.Context()).Check(len(b)); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeBody(w, status, b)
 	})
 }
 
@@ -127,7 +137,7 @@ func pathID(r *http.Request) (memory.ID, error) {
 	v := mux.Vars(r)[wire.ParamRecordID]
 	id, err := memory.ParseID(v)
 	if err != nil {
-		return memory.ID{}, memory.Invalid("record_id", "path segment %q is not a UUID", v)
+		return memory.ID{}, memory.Invalid("record_id", "path segment %s is not a UUID", memory.Quote(v))
 	}
 	return id, nil
 }
@@ -180,7 +190,7 @@ func (s *Server) record(_ http.ResponseWriter, r *http.Request) (any, error) {
 			case "false":
 				*p.dst = false
 			default:
-				return nil, memory.Invalid(p.name, "query value %q: want true or false", v)
+				return nil, memory.Invalid(p.name, "query value %s: want true or false", memory.Quote(v))
 			}
 		}
 	}
@@ -192,8 +202,14 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	resp, err := s.svc.Export(r.Context(), &req, &buf)
+	// The archive travels as an integer array, up to four bytes per
+	// archive byte: stop writing it once that would pass the answer limit.
+	buf := &cappedBuffer{max: s.maxResponse / 4}
+	resp, err := s.svc.Export(r.Context(), &req, buf)
+	if buf.over {
+		return nil, memory.Errorf(memory.CodeContentTooLarge, "%s: the archive passes %d bytes, which as a JSON integer array exceeds the server's limit of %d bytes for one answer; use the streaming route %s (memsvc clients do by default)",
+			memory.AnswerTooLarge, buf.max, s.maxResponse, wire.PathExportStream)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +217,24 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, errors.New("export returned no result")
 	}
 	return &wire.ExportArchiveResponse{ExportResponse: *resp, ArchiveData: buf.Bytes()}, nil
+}
+
+// errArchiveTooLarge stops an export whose archive does not fit an answer.
+var errArchiveTooLarge = errors.New("archive exceeds the answer limit")
+
+// cappedBuffer is a buffer that refuses to grow past max bytes.
+type cappedBuffer struct {
+	bytes.Buffer
+	max  int64
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if int64(c.Len()+len(p)) > c.max {
+		c.over = true
+		return 0, errArchiveTooLarge
+	}
+	return c.Buffer.Write(p)
 }
 
 func (s *Server) importJSON(w http.ResponseWriter, r *http.Request) (any, error) {
@@ -264,7 +298,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		}
 		me = &memory.Error{Code: memory.CodeInternal, Message: internalMessage}
 	}
-	status := wire.Status(me.Code)
+	s.writeStatus(w, r, wire.Status(me.Code), me)
+}
+
+// writeStatus answers me as the error envelope with the given status.
+func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, status int, me *memory.Error) {
 	if status >= 500 && me.Message != internalMessage {
 		s.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "code", me.Code, "err", me.Message)
 	}
@@ -282,6 +320,11 @@ func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v
 		status = http.StatusInternalServerError
 		b, _ = json.Marshal(wire.NewEnvelope(&memory.Error{Code: memory.CodeInternal, Message: internalMessage}, requestID(r)))
 	}
+	writeBody(w, status, b)
+}
+
+// writeBody writes the JSON body b with the given status.
+func writeBody(w http.ResponseWriter, status int, b []byte) {
 	h := w.Header()
 	h.Set("Content-Type", wire.ContentTypeJSON)
 	h.Set("Content-Length", strconv.Itoa(len(b)))

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
 )
 
@@ -169,7 +170,7 @@ func requestBucketsForTest() []float64 {
 func TestMetricsDisabled(t *testing.T) {
 	f := newFixture(t, &stubService{}, Options{})
 	resp, body := f.do(t, request{method: http.MethodGet, path: wire.PathMetrics})
-	if resp.StatusCode != 404 || len(body) != 0 {
+	if resp.StatusCode != 404 || memory.Code(jsonString(t, envelope(t, resp, body)["code"])) != memory.CodeValidation {
 		t.Errorf("metrics disabled: %d %q", resp.StatusCode, body)
 	}
 }

@@ -106,7 +106,9 @@ func TestAuth(t *testing.T) {
 	}{
 		{"no header", http.MethodGet, wire.PathStats, "", 401, msgMissingAuth},
 		{"basic scheme", http.MethodGet, wire.PathStats, "Basic Zmlyc3Q6a2V5", 401, msgMissingAuth},
-		{"lower-case bearer", http.MethodGet, wire.PathStats, "bearer first-key", 401, msgMissingAuth},
+		{"lower-case bearer", http.MethodGet, wire.PathStats, "bearer first-key", 200, ""},
+		{"upper-case bearer", http.MethodGet, wire.PathStats, "BEARER k2", 200, ""},
+		{"mixed-case bearer", http.MethodGet, wire.PathStats, "bEaReR first-key", 200, ""},
 		{"bearer without space", http.MethodGet, wire.PathStats, "Bearerfirst-key", 401, msgMissingAuth},
 		{"wrong key", http.MethodGet, wire.PathStats, "Bearer nope", 401, access.MsgInvalidKey},
 		{"prefix of key", http.MethodGet, wire.PathStats, "Bearer first", 401, access.MsgInvalidKey},
@@ -661,5 +663,54 @@ func TestStreaming(t *testing.T) {
 	}
 	if r := gotImport.req; r.ArchiveID != "a3" || r.Strategy != memory.ImportMerge || r.ConflictResolution != memory.KeepNewer || r.DecryptionKey != nil {
 		t.Errorf("defaults: %+v", r)
+	}
+}
+
+// TestRateLimitLoopback: with authentication off, clients on this host are
+// not limited by default, whatever their number; a local proxy passing on
+// other clients' requests, and every client with LimitLoopback, are.
+func TestRateLimitLoopback(t *testing.T) {
+	newServer := func(limitLoopback bool) *Server {
+		srv, err := New(&stubService{}, Options{
+			RateLimit: RateLimit{RequestsPerSecond: 1, Burst: 2, LimitLoopback: limitLoopback},
+			Now:       testkit.NewClock(t0).Now,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return srv
+	}
+	call := func(srv *Server, remote string, hdr map[string]string) int {
+		r := httptest.NewRequest(http.MethodGet, wire.PathStats, nil)
+		r.RemoteAddr = remote
+		for k, v := range hdr {
+			r.Header.Set(k, v)
+		}
+		w := httptest.NewRecorder()
+		srv.ServeHTTP(w, r)
+		return w.Code
+	}
+	srv := newServer(false)
+	for i := range 200 {
+		remote := []string{"127.0.0.1:40000", "[::1]:40001", "127.0.0.2:40002"}[i%3]
+		if got := call(srv, remote, nil); got != 200 {
+			t.Fatalf("local call %d from %s: %d", i, remote, got)
+		}
+	}
+	for i, want := range []int{200, 200, 429} {
+		if got := call(srv, "127.0.0.1:40000", map[string]string{"X-Forwarded-For": "198.51.100.7"}); got != want {
+			t.Fatalf("call %d through a local proxy: %d, want %d", i, got, want)
+		}
+	}
+	for i, want := range []int{200, 200, 429} {
+		if got := call(srv, "192.0.2.1:1000", nil); got != want {
+			t.Fatalf("remote call %d: %d, want %d", i, got, want)
+		}
+	}
+	srv = newServer(true)
+	for i, want := range []int{200, 200, 429} {
+		if got := call(srv, "127.0.0.1:40000", nil); got != want {
+			t.Fatalf("LimitLoopback, local call %d: %d, want %d", i, got, want)
+		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"memsvc.dev/memsvc/pkg/access"
 )
 
 // clientAddr identifies the client of r for rate limiting (when
@@ -40,6 +42,32 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 		return a
 	}
 	return peer
+}
+
+// caller describes the client of r for access.Limiter.Admit: its address
+// (clientAddr), and whether it is local: a loopback client that no proxy
+// speaks for. A request from a loopback peer that carries forwarding
+// headers came through a proxy on this host; unless that proxy is trusted
+// (and names a loopback client), its clients are elsewhere and share the
+// proxy's bucket.
+func (s *Server) caller(r *http.Request) access.Caller {
+	a := s.clientAddr(r)
+	local := a.IsLoopback()
+	if peer, ok := parsePeer(r.RemoteAddr); ok && local && !s.isTrusted(peer) && forwarded(r) {
+		local = false
+	}
+	return access.Caller{Addr: a, Local: local}
+}
+
+// forwarded reports whether r carries a header a proxy adds to name the
+// client it speaks for.
+func forwarded(r *http.Request) bool {
+	for _, h := range []string{"X-Forwarded-For", "X-Real-IP", "Forwarded"} {
+		if len(r.Header.Values(h)) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func parsePeer(remote string) (netip.Addr, bool) {

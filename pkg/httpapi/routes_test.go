@@ -125,7 +125,6 @@ func TestRoutes(t *testing.T) {
 	allow := func(want string) func(t *testing.T, resp *http.Response, body []byte) {
 		return func(t *testing.T, resp *http.Response, body []byte) {
 			t.Helper()
-			emptyBody(t, resp, body)
 			if got := resp.Header.Get("Allow"); got != want {
 				t.Errorf("Allow = %q, want %q", got, want)
 			}
@@ -167,8 +166,6 @@ func TestRoutes(t *testing.T) {
 		}
 	}
 
-	post := func(path, body string) request { return request{method: http.MethodPost, path: path, body: body} }
-	get := func(path string) request { return request{method: http.MethodGet, path: path} }
 	withType := func(rq request, ct string) request {
 		rq.header = map[string]string{"Content-Type": ct}
 		return rq
@@ -185,7 +182,7 @@ func TestRoutes(t *testing.T) {
 			}
 		}},
 		{name: "health HEAD", request: request{method: http.MethodHead, path: wire.PathHealth}, status: 200, check: emptyBody},
-		{name: "health POST", request: post(wire.PathHealth, `{}`), status: 405, check: allow("GET, HEAD")},
+		{name: "health POST", request: post(wire.PathHealth, `{}`), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("GET, HEAD")},
 		{name: "readiness", request: get(wire.PathReadiness), status: 200, check: func(t *testing.T, _ *http.Response, body []byte) {
 			if string(body) != `{"status":"ready"}` {
 				t.Errorf("body = %s", body)
@@ -196,7 +193,7 @@ func TestRoutes(t *testing.T) {
 				t.Errorf("metrics answer %q: %.200s", resp.Header.Get("Content-Type"), body)
 			}
 		}},
-		{name: "metrics DELETE", request: request{method: http.MethodDelete, path: wire.PathMetrics}, status: 405, check: allow("GET, HEAD")},
+		{name: "metrics DELETE", request: request{method: http.MethodDelete, path: wire.PathMetrics}, status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("GET, HEAD")},
 
 		// POST /v1/encode and the generic decoding rules.
 		{name: "encode", request: post(wire.PathEncode, enc), status: 200, check: isJSONObject("record_id", "store", "initial_fidelity", "associations_created")},
@@ -205,7 +202,7 @@ func TestRoutes(t *testing.T) {
 		{name: "encode base64 data", request: post(wire.PathEncode, `{"content":{"blocks":[{"modality":"text","format":"t","data":"aGk="}]}}`), status: 200},
 		{name: "encode charset param", request: withType(post(wire.PathEncode, enc), "application/json; charset=utf-8"), status: 200},
 		{name: "encode +json type", request: withType(post(wire.PathEncode, enc), "application/vnd.cmp+json"), status: 200},
-		{name: "encode wrong content type", request: withType(post(wire.PathEncode, enc), "text/plain"), status: 400, code: memory.CodeValidation, msg: "Content-Type text/plain is not JSON"},
+		{name: "encode wrong content type", request: withType(post(wire.PathEncode, enc), "text/plain"), status: 400, code: memory.CodeValidation, msg: `Content-Type "text/plain" is not JSON`},
 		{name: "encode no content type", request: withType(post(wire.PathEncode, enc), ""), status: 400, code: memory.CodeValidation, msg: "missing Content-Type"},
 		{name: "encode malformed content type", request: withType(post(wire.PathEncode, enc), "application/"), status: 400, code: memory.CodeValidation, msg: "malformed Content-Type"},
 		{name: "encode empty body", request: withType(post(wire.PathEncode, ""), "application/json"), status: 400, code: memory.CodeValidation, msg: "empty"},
@@ -222,9 +219,9 @@ func TestRoutes(t *testing.T) {
 		{name: "encode no blocks", request: post(wire.PathEncode, `{"content":{"blocks":[]}}`), status: 400, code: memory.CodeValidation},
 		{name: "encode over-size body", request: post(wire.PathEncode, tooBig), status: 413, code: memory.CodeContentTooLarge, msg: "exceeds the limit of 262144 bytes"},
 		{name: "encode over-size chunked body", request: request{method: http.MethodPost, path: wire.PathEncode, body: tooBig, header: map[string]string{"Content-Type": "application/json", "Transfer-Encoding": "chunked"}}, status: 413, code: memory.CodeContentTooLarge},
-		{name: "encode GET", request: get(wire.PathEncode), status: 405, check: allow("POST")},
-		{name: "encode trailing slash", request: post(wire.PathEncode+"/", enc), status: 404, check: emptyBody},
-		{name: "encode unclean path", request: post("/v1//encode", enc), status: 404, check: emptyBody},
+		{name: "encode GET", request: get(wire.PathEncode), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("POST")},
+		{name: "encode trailing slash", request: post(wire.PathEncode+"/", enc), status: 404, code: memory.CodeValidation, msg: "no route"},
+		{name: "encode unclean path", request: post("/v1//encode", enc), status: 404, code: memory.CodeValidation, msg: "no route"},
 
 		// Batches.
 		{name: "batch", request: post(wire.PathEncodeBatch, batch(3)), status: 200, check: listLen("results", 3)},
@@ -244,7 +241,7 @@ func TestRoutes(t *testing.T) {
 		{name: "raw bad speaker", request: post(wire.PathEncodeRaw, strings.Replace(raw, `"user"`, `"narrator"`, 1)), status: 400, code: memory.CodeValidation, msg: `invalid speaker "narrator"`},
 		{name: "raw batch", request: post(wire.PathEncodeRawBatch, `{"records":[`+raw+`,`+raw+`]}`), status: 200, check: listLen("results", 2)},
 		{name: "raw batch malformed", request: post(wire.PathEncodeRawBatch, `{"records":[`), status: 400, code: memory.CodeValidation},
-		{name: "raw batch PUT", request: request{method: http.MethodPut, path: wire.PathEncodeRawBatch, body: `{}`}, status: 405, check: allow("POST")},
+		{name: "raw batch PUT", request: request{method: http.MethodPut, path: wire.PathEncodeRawBatch, body: `{}`}, status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("POST")},
 
 		// PATCH /v1/encode/{record_id}.
 		{name: "update without body id", request: request{method: http.MethodPatch, path: updatePath, body: `{"metadata":{"k":"v"}}`}, status: 204, check: emptyBody},
@@ -260,7 +257,7 @@ func TestRoutes(t *testing.T) {
 		{name: "update bad path id before body", request: request{method: http.MethodPatch, path: "/v1/encode/not-a-uuid", body: `{{{`, header: map[string]string{"Content-Type": "text/plain"}}, status: 400, code: memory.CodeValidation, msg: "is not a UUID"},
 		{name: "update malformed body", request: request{method: http.MethodPatch, path: updatePath, body: `{"metadata":`}, status: 400, code: memory.CodeValidation},
 		{name: "update bad body id", request: request{method: http.MethodPatch, path: updatePath, body: `{"record_id":"nope"}`}, status: 400, code: memory.CodeValidation, msg: `invalid UUID "nope"`},
-		{name: "update GET", request: get(updatePath), status: 405, check: allow("PATCH")},
+		{name: "update GET", request: get(updatePath), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("PATCH")},
 
 		// Recall.
 		{name: "recall text", request: post(wire.PathRecallQuery, `{"cue":{"text":"cat"}}`), status: 200, check: isJSONObject("memories", "activation_trace", "total_candidates")},
@@ -331,7 +328,7 @@ func TestRoutes(t *testing.T) {
 		{name: "set mode back", request: request{method: http.MethodPut, path: wire.PathMode, body: `{"mode":"human"}`}, status: 204},
 		{name: "set mode bad", request: request{method: http.MethodPut, path: wire.PathMode, body: `{"mode":"dreamy"}`}, status: 400, code: memory.CodeValidation},
 		{name: "set mode missing", request: request{method: http.MethodPut, path: wire.PathMode, body: `{}`}, status: 400, code: memory.CodeValidation, msg: "mode"},
-		{name: "set mode POST", request: post(wire.PathMode, `{"mode":"human"}`), status: 405, check: allow("PUT")},
+		{name: "set mode POST", request: post(wire.PathMode, `{"mode":"human"}`), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("PUT")},
 		{name: "forget unknown", request: request{method: http.MethodDelete, path: wire.PathForget, body: `{"record_ids":["` + unknownID + `"],"confirm":true}`}, status: 200, check: func(t *testing.T, _ *http.Response, body []byte) {
 			if string(body) != `{"records_deleted":0}` {
 				t.Errorf("body = %s", body)
@@ -361,12 +358,12 @@ func TestRoutes(t *testing.T) {
 		}},
 		{name: "import not an archive", request: post(wire.PathImport, `{"archive_id":"a","archive_data":[123,125]}`), status: 409, code: memory.CodeImportConflict, msg: "not a CMA archive"},
 		{name: "import stream bad strategy", request: request{method: http.MethodPost, path: wire.PathImportStream + "?strategy=overwrite", body: "x", header: map[string]string{"Content-Type": wire.ContentTypeArchive}}, status: 400, code: memory.CodeValidation, msg: "strategy"},
-		{name: "import stream GET", request: get(wire.PathImportStream), status: 405, check: allow("POST")},
+		{name: "import stream GET", request: get(wire.PathImportStream), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("POST")},
 
 		// Introspection.
 		{name: "stats", request: get(wire.PathStats), status: 200, check: isJSONObject("total_records", "records_by_store", "avg_fidelity_by_store", "vector_search_backend")},
 		{name: "stats HEAD", request: request{method: http.MethodHead, path: wire.PathStats}, status: 200, check: emptyBody},
-		{name: "stats POST", request: post(wire.PathStats, `{}`), status: 405, check: allow("GET, HEAD")},
+		{name: "stats POST", request: post(wire.PathStats, `{}`), status: 405, code: memory.CodeValidation, msg: "is not allowed on", check: allow("GET, HEAD")},
 		{name: "record", request: get(recordPath), status: 200, check: isJSONObject("id", "store", "content", "fidelity", "associations", "meta")},
 		{name: "record include flags", request: get(recordPath + "?include_history=true&include_associations=false&include_versions=true"), status: 200},
 		{name: "record bad include flag", request: get(recordPath + "?include_history=1"), status: 400, code: memory.CodeValidation, msg: `include_history: query value "1"`},
@@ -379,8 +376,8 @@ func TestRoutes(t *testing.T) {
 		{name: "evolution", request: get(wire.PathEvolution), status: 200, check: isJSONObject("parameter_adjustments", "detected_patterns", "schema_adaptations")},
 
 		// Unknown paths.
-		{name: "unknown path", request: get("/v1/nothing"), status: 404, check: emptyBody},
-		{name: "unknown root path", request: get("/"), status: 404, check: emptyBody},
+		{name: "unknown path", request: get("/v1/nothing"), status: 404, code: memory.CodeValidation, msg: "no route"},
+		{name: "unknown root path", request: get("/"), status: 404, code: memory.CodeValidation, msg: "no route"},
 	}
 
 	covered := map[string]bool{}

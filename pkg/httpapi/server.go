@@ -25,7 +25,9 @@
 //   - An authenticated request spends a token of its API key's bucket
 //     (kept as a SHA-256 digest, never the key), so traffic from other
 //     clients cannot drain a legitimate client's bucket. Without
-//     authentication every request spends from its address's bucket.
+//     authentication a request spends from its address's bucket, except
+//     one from this host (a loopback peer that no proxy speaks for), which
+//     is not limited unless RateLimit.LimitLoopback says so.
 //   - A request that fails authentication (no, malformed or wrong key)
 //     spends a token of its client address's bucket and answers 401, or
 //     429 RATE_LIMITED (with Retry-After) once that bucket is empty.
@@ -48,12 +50,12 @@
 //     /v1/recall/associate/{record_id} is optional; the path id always wins.
 //   - A malformed include_* query value on GET /v1/introspect/record/{id}
 //     answers a 400 VALIDATION_ERROR envelope (upstream: plain text).
-//   - An unknown path answers 404 with an empty body, as upstream does: a
-//     CMP envelope would have to pick a code, and RECORD_NOT_FOUND would
-//     claim a record is missing. The empty body also lets a client tell "no
-//     such route" (an older server) from "no such record". A known path with
-//     the wrong method answers 405 with an Allow header and an empty body;
-//     on protected paths authentication and rate limiting come first, as
+//   - An unknown path answers 404 and a known path with the wrong method
+//     405 with an Allow header, each with a VALIDATION_ERROR envelope that
+//     names the route (upstream sends empty bodies; the code is not
+//     RECORD_NOT_FOUND, which would claim a record is missing, so a client
+//     still tells "no such route" from "no such record": wire.IsNoRoute).
+//     On protected paths authentication and rate limiting come first, as
 //     upstream.
 //   - GET routes also answer HEAD. Paths are not cleaned or redirected.
 //   - Explicit JSON null is accepted for every field and means "absent",
@@ -103,7 +105,10 @@ import (
 const (
 	DefaultMaxBodyBytes   = 64 << 20
 	DefaultMaxImportBytes = 1 << 30
-	DefaultReadyTimeout   = 2 * time.Second
+	// DefaultMaxResponseBytes bounds a JSON answer unless
+	// Options.MaxResponseBytes says otherwise.
+	DefaultMaxResponseBytes = 64 << 20
+	DefaultReadyTimeout     = 2 * time.Second
 )
 
 // Options configure a Server. The zero value serves without
@@ -142,6 +147,13 @@ type Options struct {
 	// MaxImportBytes bounds the archive of the streaming import route; 0
 	// selects 1 GiB.
 	MaxImportBytes int64
+	// MaxResponseBytes bounds a JSON answer; 0 selects 64 MiB. The
+	// service stops collecting records once their estimated size passes
+	// it (memory.AnswerBudget) and the encoded answer is checked too; an
+	// answer over it is 413 CONTENT_TOO_LARGE telling the client to ask
+	// for fewer records. Archives (the export routes) are not answers in
+	// this sense and are not bounded by it.
+	MaxResponseBytes int64
 
 	// MetricsEnabled serves GET /metrics from Gatherer (required then).
 	MetricsEnabled bool
@@ -180,6 +192,7 @@ type Server struct {
 	cors         *corsPolicy
 	maxBody      int64
 	maxImport    int64
+	maxResponse  int64
 	ready        func(ctx context.Context) error
 	readyTimeout time.Duration
 	newID        func() string
@@ -200,6 +213,7 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		metrics:      opts.Metrics,
 		maxBody:      opts.MaxBodyBytes,
 		maxImport:    opts.MaxImportBytes,
+		maxResponse:  opts.MaxResponseBytes,
 		ready:        opts.Ready,
 		readyTimeout: opts.ReadyTimeout,
 		newID:        opts.NewRequestID,
@@ -212,6 +226,9 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 	}
 	if s.maxImport <= 0 {
 		s.maxImport = DefaultMaxImportBytes
+	}
+	if s.maxResponse <= 0 {
+		s.maxResponse = DefaultMaxResponseBytes
 	}
 	if s.ready == nil {
 		s.ready = func(ctx context.Context) error {
@@ -263,8 +280,8 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 func (s *Server) buildRouter(opts Options) *mux.Router {
 	r := mux.NewRouter()
 	r.SkipClean(true)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusNotFound)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeStatus(w, r, http.StatusNotFound, wire.NoRoute(r.Method, r.URL.EscapedPath()))
 	})
 	var order []string
 	byPath := map[string][]wire.Route{}
@@ -290,9 +307,9 @@ func (s *Server) buildRouter(opts Options) *mux.Router {
 			r.Handle(path, s.guard(rt.Path, rt.Protected, s.handler(rt, opts))).Methods(methods...)
 		}
 		allowed := strings.Join(allow, ", ")
-		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", allowed)
-			w.WriteHeader(http.StatusMethodNotAllowed)
+			s.writeStatus(w, r, http.StatusMethodNotAllowed, wire.WrongMethod(r.Method, path, allowed))
 		})))
 	}
 	return r
@@ -329,7 +346,7 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.limiter.Admit(func() netip.Addr { return s.clientAddr(r) }, func() (string, error) { return s.authenticate(r) })
+			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) { return s.authenticate(r) })
 			if err != nil {
 				s.writeError(w, r, err)
 				return

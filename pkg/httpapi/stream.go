@@ -78,7 +78,7 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request) (any, erro
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || mt != wire.ContentTypeArchive {
-			return nil, memory.Invalid("", "Content-Type %q: send the archive as %s", ct, wire.ContentTypeArchive)
+			return nil, memory.Invalid("", "Content-Type %s: send the archive as %s", memory.Quote(ct), wire.ContentTypeArchive)
 		}
 	}
 	req := memory.DefaultImportRequest()

@@ -20,7 +20,9 @@ type argError struct {
 	msg  string
 }
 
-func (e *argError) Error() string { return fmt.Sprintf("invalid argument %q: %s", e.name, e.msg) }
+func (e *argError) Error() string {
+	return fmt.Sprintf("invalid argument %s: %s", memory.Quote(e.name), e.msg)
+}
 
 func badArg(name, format string, a ...any) error {
 	return &argError{name: name, msg: fmt.Sprintf(format, a...)}
@@ -123,7 +125,7 @@ func (a args) integer(n string, def, lo, hi int64) (int64, error) {
 	case string:
 		p, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 		if err != nil {
-			return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %q", lo, hi, x)
+			return 0, badArg(a.name(n), "must be a whole number between %d and %d, got %s", lo, hi, memory.Quote(x))
 		}
 		f = p
 	default:
@@ -169,7 +171,7 @@ func (a args) choice(n, def string, values []string) (string, error) {
 	if slices.Contains(values, t) {
 		return t, nil
 	}
-	return "", badArg(a.name(n), "%q is not accepted; use one of: %s", s, strings.Join(values, ", "))
+	return "", badArg(a.name(n), "%s is not accepted; use one of: %s", memory.Quote(s), strings.Join(values, ", "))
 }
 
 // list returns the items of a comma-separated list (or a JSON array of
@@ -243,7 +245,7 @@ func (a args) id(n string) (memory.ID, error) {
 func parseID(name, s string) (memory.ID, error) {
 	id, err := memory.ParseID(strings.TrimSpace(s))
 	if err != nil {
-		return memory.ID{}, badArg(name, "%q is not a record id; want a UUID such as 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f", s)
+		return memory.ID{}, badArg(name, "%s is not a record id; want a UUID such as 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f", memory.Quote(s))
 	}
 	return id, nil
 }
@@ -256,7 +258,7 @@ func (a args) timestamp(n string) (*time.Time, error) {
 	}
 	t, perr := time.Parse(time.RFC3339Nano, strings.TrimSpace(s))
 	if perr != nil {
-		return nil, badArg(a.name(n), "%q is not an RFC 3339 time; want e.g. 2026-05-01T09:30:00Z", s)
+		return nil, badArg(a.name(n), "%s is not an RFC 3339 time; want e.g. 2026-05-01T09:30:00Z", memory.Quote(s))
 	}
 	return &t, nil
 }
@@ -284,7 +286,7 @@ func (a args) stores(n string) ([]memory.StoreType, error) {
 	for _, it := range items {
 		st, perr := memory.ParseStoreType(strings.ToLower(it))
 		if perr != nil {
-			return nil, badArg(a.name(n), "%q is not a store; use a comma-separated list of: %s", it, strings.Join(storeNames, ", "))
+			return nil, badArg(a.name(n), "%s is not a store; use a comma-separated list of: %s", memory.Quote(it), strings.Join(storeNames, ", "))
 		}
 		out = append(out, st)
 	}
@@ -302,7 +304,7 @@ func (a args) secrecyLevels(n string) ([]memory.SecrecyLevel, error) {
 	for _, it := range items {
 		l, perr := memory.ParseSecrecyLevel(strings.ToLower(it))
 		if perr != nil {
-			return nil, badArg(a.name(n), "%q is not a secrecy level; use a comma-separated list of: %s", it, strings.Join(secrecyNames, ", "))
+			return nil, badArg(a.name(n), "%s is not a secrecy level; use a comma-separated list of: %s", memory.Quote(it), strings.Join(secrecyNames, ", "))
 		}
 		out = append(out, l)
 	}
@@ -317,7 +319,7 @@ func (a args) emotion(n string) (*memory.EmotionVector, error) {
 	}
 	v, perr := memory.ParseEmotionLabel(s)
 	if perr != nil {
-		return nil, badArg(a.name(n), "%q is not an emotion label; use one of: %s", s, strings.Join(emotionNames, ", "))
+		return nil, badArg(a.name(n), "%s is not an emotion label; use one of: %s", memory.Quote(s), strings.Join(emotionNames, ", "))
 	}
 	return &v, nil
 }

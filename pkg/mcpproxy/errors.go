@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -30,15 +31,16 @@ func (e *localError) Error() string { return e.msg }
 // what to do about it. Nothing becomes a JSON-RPC error.
 func (p *Proxy) describe(err error) failure {
 	var (
-		arg   *argError
-		local *localError
-		down  *client.UnavailableError
-		me    *memory.Error
+		arg       *argError
+		local     *localError
+		down      *client.UnavailableError
+		exhausted *client.RetriesExhaustedError
+		me        *memory.Error
 	)
 	switch {
 	case errors.As(err, &arg):
 		return failure{"invalid_argument", slog.LevelDebug,
-			fmt.Sprintf("Invalid argument %q: %s. Nothing was sent to the memsvc server; correct the argument and call again.", arg.name, arg.msg)}
+			fmt.Sprintf("Invalid argument %s: %s. Nothing was sent to the memsvc server; correct the argument and call again.", memory.Quote(arg.name), arg.msg)}
 
 	case errors.As(err, &local):
 		return failure{"local", slog.LevelWarn, local.msg}
@@ -59,6 +61,11 @@ func (p *Proxy) describe(err error) failure {
 				"(or correct --server-url in this MCP server's configuration), then call again. The MCP server keeps running and reconnects by itself.",
 			down.URL, down.Err)}
 
+	case errors.As(err, &exhausted) && errors.As(err, &me):
+		f := p.describeServer(me)
+		f.text = fmt.Sprintf("%s The MCP proxy already retried %d times over %s.", f.text, exhausted.Attempts-1, exhausted.Waited.Round(time.Second))
+		return f
+
 	case errors.As(err, &me):
 		return p.describeServer(me)
 
@@ -71,6 +78,11 @@ func (p *Proxy) describe(err error) failure {
 // describeServer maps an error the server answered with, by CMP code.
 func (p *Proxy) describeServer(e *memory.Error) failure {
 	msg := strings.TrimSuffix(e.Message, ".")
+	if e.Code == memory.CodeContentTooLarge && strings.HasPrefix(msg, memory.AnswerTooLarge) {
+		// The answer, not the input, was too large; the message says to
+		// ask for less.
+		return failure{"invalid_argument", slog.LevelDebug, fmt.Sprintf("The memsvc server refused to answer: %s.", msg)}
+	}
 	switch e.Code {
 	case memory.CodeNotFound:
 		return failure{"not_found", slog.LevelDebug, fmt.Sprintf(

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,10 +64,12 @@ func TestErrorMapping(t *testing.T) {
 			[]string{"Unauthorized", "No API key is configured", "MEMSVC_SERVER_API_KEY", "restart the MCP server"}},
 		{"unauthorized with wrong key", authed, client.Options{APIKey: "wrong-key"}, "stats", nil,
 			[]string{"Unauthorized", "The API key configured for this MCP server was refused", "MEMSVC_SERVER_API_KEY"}},
-		{"rate limited", fakeHTTP(t, 429, `{"code":"RATE_LIMITED","message":"too many requests","details":null,"retry_after":7}`), client.Options{}, "stats", nil,
-			[]string{"Rate limited by the memsvc server (too many requests). Retry after 7 s."}},
-		{"rate limited by a proxy", fakeHTTP(t, 429, `slow down`), client.Options{}, "stats", nil,
-			[]string{"Rate limited", "Retry after 1 s."}},
+		{"rate limited after the retries", fakeHTTP(t, 429, `{"code":"RATE_LIMITED","message":"too many requests","details":null,"retry_after":7}`), client.Options{Sleep: noSleep}, "stats", nil,
+			[]string{"Rate limited by the memsvc server (too many requests). Retry after 7 s.", "The MCP proxy already retried 3 times"}},
+		{"rate limited by a proxy, after the retries", fakeHTTP(t, 429, `slow down`), client.Options{Sleep: noSleep}, "stats", nil,
+			[]string{"Rate limited", "Retry after 1 s.", "already retried 3 times"}},
+		{"rate limited store, not repeatable", fakeHTTP(t, 429, `{"code":"RATE_LIMITED","message":"too many requests","details":null,"retry_after":2}`), client.Options{Sleep: noSleep}, "store", map[string]any{"content": "x"},
+			[]string{"Rate limited by the memsvc server (too many requests). Retry after 2 s."}},
 		{"busy", fakeHTTP(t, 503, `{"code":"DECAY_ENGINE_BUSY","message":"decay tick running","details":null,"retry_after":3}`), client.Options{}, "consolidate", nil,
 			[]string{"The memsvc server is busy (DECAY_ENGINE_BUSY: decay tick running). Retry after 3 s."}},
 		{"internal", fakeHTTP(t, 500, `{"code":"INTERNAL_ERROR","message":"storage failure","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
@@ -75,6 +78,8 @@ func TestErrorMapping(t *testing.T) {
 			[]string{"404 Not Found", "is this a memsvc server"}},
 		{"validation from the server", fakeHTTP(t, 400, `{"code":"VALIDATION_ERROR","message":"limit: too large","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
 			[]string{"rejected the request as invalid: limit: too large"}},
+		{"answer too large", fakeHTTP(t, 413, `{"code":"CONTENT_TOO_LARGE","message":"answer too large: only 3 records fit within the server's limit of 1048576 bytes for one answer; ask for fewer records","details":null,"retry_after":null}`), client.Options{}, "recall", map[string]any{"query": "x"},
+			[]string{"The memsvc server refused to answer: answer too large", "ask for fewer records"}},
 		{"export failed", fakeHTTP(t, 500, `{"code":"EXPORT_FAILED","message":"archive write failed","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
 			[]string{"could not build the archive: archive write failed"}},
 		{"forget unconfirmed from the server", fakeHTTP(t, 400, `{"code":"FORGET_UNCONFIRMED","message":"confirm","details":null,"retry_after":null}`), client.Options{}, "stats", nil,
@@ -95,6 +100,52 @@ func TestErrorMapping(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// noSleep lets a client retry without waiting.
+func noSleep(context.Context, time.Duration) error { return nil }
+
+// TestRetriedUntilServed: a read refused by the server's rate limit is
+// retried by the client and the tool call succeeds without an error
+// reaching the model; a raw store carries a client-made id, so it is
+// retried too.
+func TestRetriedUntilServed(t *testing.T) {
+	eng := newEngine(t)
+	srv, err := httpapi.New(eng, httpapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refusals atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refusals.Add(1)%2 == 1 {
+			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = io.WriteString(w, `{"code":"RATE_LIMITED","message":"rate limit exceeded","details":null,"retry_after":1}`)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	p := newProxy(t, ts.URL, client.Options{Sleep: noSleep}, Options{})
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"store_raw", map[string]any{"content": "kept despite a refusal", "session_id": "s1"}, `"duplicate": false`},
+		{"batch_store_raw", map[string]any{"records_json": `[{"content":"one","session_id":"s1"},{"content":"two","session_id":"s1"}]`}, `"results"`},
+		{"stats", nil, `"raw_journal_records": 3`},
+		{"recall_raw", map[string]any{"session_id": "s1"}, `"total_candidates": 3`},
+	} {
+		text, isErr := callTool(t, p, call.tool, call.args)
+		if isErr || !strings.Contains(text, call.want) {
+			t.Fatalf("%s: error=%v %s", call.tool, isErr, text)
+		}
+	}
+	if n := refusals.Load(); n != 8 {
+		t.Errorf("%d requests, want 8 (each call refused once)", n)
 	}
 }
 

@@ -10,25 +10,29 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// export writes an archive to a new file on the proxy's machine. The path
-// rules are checked before the server is called; the file is created
-// exclusively (never overwriting, never following a symbolic link, mode
-// 0600), the archive streams into it, and a failed export leaves no file.
+// export writes an archive to a new file in the proxy's export directory
+// (Options.ExportDir), on the machine the proxy runs on. The path rules
+// are checked before the server is called; the file is created through an
+// os.Root of the directory, exclusively (never overwriting, never
+// following a symbolic link out of it, mode 0600), the archive streams
+// into it, and a failed export leaves no file.
 func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error) {
 	raw, _, err := a.str("output_path")
 	if err != nil {
 		return nil, err
 	}
-	path, err := p.exportPath(raw)
+	root, name, err := p.exportTarget(raw)
 	if err != nil {
 		return nil, err
 	}
+	defer root.Close()
 	format, err := a.choice("format", "cma", formatNames)
 	if err != nil {
 		return nil, err
@@ -58,13 +62,10 @@ func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error)
 		return nil, err
 	}
 
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	path := filepath.Join(root.Name(), name)
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			// Created by someone else since the check.
-			return nil, badArg("output_path", "%s already exists; export never overwrites: choose a new file name", path)
-		}
-		return nil, &localError{fmt.Sprintf("Cannot create the archive file %s: %v. Choose a path this MCP server may write to. Nothing was exported.", path, err)}
+		return nil, p.createError(raw, path, err)
 	}
 	w := &fileWriter{f: f}
 	resp, err := p.svc.Export(ctx, &req, w)
@@ -77,12 +78,11 @@ func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error)
 		err, w.err = cerr, cerr
 	}
 	if err != nil {
-		rmErr := os.Remove(path)
-		if rmErr != nil {
+		if rmErr := root.Remove(name); rmErr != nil {
 			p.log.Error("remove partial export", "path", path, "err", rmErr)
 		}
 		if w.err != nil {
-			return nil, &localError{fmt.Sprintf("Writing the archive to %s failed: %v. The partial file was removed; free some space or choose another path, then call again.", path, w.err)}
+			return nil, &localError{fmt.Sprintf("Writing the archive to %s failed: %v. The partial file was removed; free some space or choose another name, then call again.", path, w.err)}
 		}
 		return nil, err
 	}
@@ -94,65 +94,72 @@ func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error)
 	return mcp.NewToolResultText(fmt.Sprintf("%s\n\nArchive written to %s\nSize: %d bytes", meta, path, w.n)), nil
 }
 
-// exportPath applies the path rules and returns the absolute path to
-// create, with its directory resolved to its real location.
-func (p *Proxy) exportPath(raw string) (string, error) {
+// exportTarget applies the path rules to output_path and returns the
+// export directory, opened as an os.Root, and the name to create in it.
+// Only names inside the directory are accepted: a relative name without
+// "..", or an absolute path that lies inside the directory. The root keeps
+// symbolic links from leading anywhere else while the file is created. The
+// directory is made (0700) when it does not exist yet.
+func (p *Proxy) exportTarget(raw string) (*os.Root, string, error) {
+	dir := p.opts.ExportDir
+	if dir == "" {
+		return nil, "", &localError{"This MCP server has no export directory, so it cannot write archives. Start it with --export-dir DIR (or with HOME set, for the default). Nothing was exported."}
+	}
 	s := strings.TrimSpace(raw)
 	switch {
 	case s == "":
-		return "", badArg("output_path", "required: the path of a new archive file, e.g. /home/me/backups/memsvc.cma")
-	case strings.HasPrefix(s, "~"):
-		return "", badArg("output_path", "%q starts with ~, which is not expanded; give an absolute path such as /home/me/backups/memsvc.cma", raw)
+		return nil, "", badArg("output_path", "required: the name of a new archive file in the export directory %s, e.g. memsvc-backup.cma", dir)
 	case strings.ContainsRune(s, 0):
-		return "", badArg("output_path", "must not contain a NUL character")
+		return nil, "", badArg("output_path", "must not contain a NUL character")
+	case strings.HasSuffix(filepath.ToSlash(s), "/") || filepath.Base(s) == ".":
+		return nil, "", badArg("output_path", "%s names a directory; give the name of a new file, e.g. memsvc-backup.cma", memory.Quote(raw))
 	}
-	for _, part := range strings.Split(filepath.ToSlash(s), "/") {
-		if part == ".." {
-			return "", badArg("output_path", "%q contains \"..\", which is not allowed; give the path without it", raw)
+	name := s
+	if filepath.IsAbs(s) || strings.HasPrefix(s, "~") {
+		rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(s))
+		if strings.HasPrefix(s, "~") || err != nil || !filepath.IsLocal(rel) {
+			return nil, "", badArg("output_path", "%s is outside the export directory %s; export writes only there: give a file name such as memsvc-backup.cma (the proxy's --export-dir flag chooses the directory)", memory.Quote(raw), dir)
 		}
+		name = rel
 	}
-	if strings.HasSuffix(filepath.ToSlash(s), "/") || filepath.Base(s) == "." {
-		return "", badArg("output_path", "%q names a directory; give the path of a new file inside it, e.g. %s", raw, filepath.Join(s, "memsvc.cma"))
+	if !filepath.IsLocal(name) {
+		return nil, "", badArg("output_path", "%s leaves the export directory %s (\"..\" is not allowed); give a file name such as memsvc-backup.cma", memory.Quote(raw), dir)
 	}
-	abs := s
-	if !filepath.IsAbs(abs) {
-		wd := p.opts.WorkDir
-		if wd == "" {
-			var err error
-			if wd, err = os.Getwd(); err != nil {
-				return "", &localError{fmt.Sprintf("Cannot resolve the relative path %q: the MCP server's working directory is unknown (%v). Give an absolute path.", raw, err)}
-			}
-		}
-		abs = filepath.Join(wd, abs)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, "", &localError{fmt.Sprintf("Cannot create the export directory %s: %v. Create it, or start the MCP server with another --export-dir. Nothing was exported.", dir, err)}
 	}
-	abs = filepath.Clean(abs)
-	dir, base := filepath.Dir(abs), filepath.Base(abs)
-	st, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", badArg("output_path", "the directory %s does not exist; create it first or choose an existing directory", dir)
-	case err != nil:
-		return "", badArg("output_path", "cannot use the directory %s: %v", dir, err)
-	case !st.IsDir():
-		return "", badArg("output_path", "%s is not a directory", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
+	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return "", badArg("output_path", "cannot resolve the directory %s: %v", dir, err)
+		return nil, "", &localError{fmt.Sprintf("Cannot open the export directory %s: %v. Nothing was exported.", dir, err)}
 	}
-	target := filepath.Join(real, base)
-	fi, err := os.Lstat(target)
+	if fi, err := root.Lstat(name); err == nil {
+		_ = root.Close()
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return nil, "", badArg("output_path", "%s is a symbolic link in the export directory %s; export never follows links: choose a new file name", memory.Quote(name), dir)
+		case fi.IsDir():
+			return nil, "", badArg("output_path", "%s is a directory in the export directory %s; give the name of a new file", memory.Quote(name), dir)
+		default:
+			return nil, "", badArg("output_path", "%s already exists in the export directory %s; export never overwrites: choose a new file name", memory.Quote(name), dir)
+		}
+	}
+	return root, name, nil
+}
+
+// createError explains why the archive file could not be created in the
+// export directory.
+func (p *Proxy) createError(raw, path string, err error) error {
+	dir := p.opts.ExportDir
 	switch {
-	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
-		return "", badArg("output_path", "%s is a symbolic link; export never follows links: choose a new file name", target)
-	case err == nil && fi.IsDir():
-		return "", badArg("output_path", "%s is a directory; give the path of a new file inside it", target)
-	case err == nil:
-		return "", badArg("output_path", "%s already exists; export never overwrites: choose a new file name", target)
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", badArg("output_path", "cannot check %s: %v", target, err)
+	case errors.Is(err, fs.ErrExist):
+		// Created by someone else since the check.
+		return badArg("output_path", "%s already exists; export never overwrites: choose a new file name", path)
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return badArg("output_path", "%s names a directory that does not exist in the export directory %s; create it first or give a plain file name", memory.Quote(raw), dir)
+	case strings.Contains(err.Error(), "escapes from parent"):
+		return badArg("output_path", "%s leads out of the export directory %s through a symbolic link; export writes only inside it", memory.Quote(raw), dir)
 	}
-	return target, nil
+	return &localError{fmt.Sprintf("Cannot create the archive file %s: %v. Choose a name this MCP server may write in %s. Nothing was exported.", path, err, dir)}
 }
 
 // fileWriter counts the bytes written and keeps the first write error,

@@ -37,6 +37,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -65,9 +67,33 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for timeline's default range; nil selects time.Now.
 	Now func() time.Time
-	// WorkDir resolves relative export paths; empty selects the process's
-	// working directory.
-	WorkDir string
+	// ExportDir is the only directory export writes into, by a name
+	// relative to it (DefaultExportDir is the commands' default). Empty:
+	// export refuses to write anything.
+	ExportDir string
+}
+
+// DefaultExportDir is the export directory of a proxy started without
+// one: memsvc/exports under the user's data directory ($XDG_DATA_HOME, or
+// ~/.local/share; %LOCALAPPDATA% on Windows), found through getenv. It is
+// "" when none of those is set.
+func DefaultExportDir(getenv func(string) string) string {
+	base := getenv("XDG_DATA_HOME")
+	if !filepath.IsAbs(base) {
+		base = ""
+	}
+	if base == "" && runtime.GOOS == "windows" {
+		base = getenv("LOCALAPPDATA")
+	}
+	if base == "" {
+		if home := getenv("HOME"); filepath.IsAbs(home) {
+			base = filepath.Join(home, ".local", "share")
+		}
+	}
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(base, "memsvc", "exports")
 }
 
 const (
@@ -85,6 +111,7 @@ type Proxy struct {
 	svc    memory.Service
 	opts   Options
 	log    *slog.Logger
+	ids    *memory.IDSource // record ids of raw stores
 	server *server.MCPServer
 	// maxMessage bounds one input line (maxMessageBytes; tests lower it).
 	maxMessage int
@@ -92,7 +119,7 @@ type Proxy struct {
 
 // New returns a Proxy that calls svc.
 func New(svc memory.Service, opts Options) *Proxy {
-	p := &Proxy{svc: svc, opts: opts, log: opts.Logger, maxMessage: maxMessageBytes}
+	p := &Proxy{svc: svc, opts: opts, log: opts.Logger, ids: memory.NewIDSource(opts.Now, nil), maxMessage: maxMessageBytes}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
 	}

@@ -234,11 +234,12 @@ type bucketView struct {
 }
 
 type timelineResult struct {
-	Buckets []bucketView `json:"buckets"`
+	Buckets   []bucketView `json:"buckets"`
+	Truncated bool         `json:"truncated,omitempty"`
 }
 
 func readableTimeline(r *memory.RecallTimelineResponse) timelineResult {
-	out := timelineResult{Buckets: make([]bucketView, 0, len(r.Buckets))}
+	out := timelineResult{Buckets: make([]bucketView, 0, len(r.Buckets)), Truncated: r.Truncated}
 	for _, b := range r.Buckets {
 		out.Buckets = append(out.Buckets, bucketView{Start: b.Start, End: b.End, Memories: readableRecalled(b.Memories), Count: b.Count})
 	}

@@ -33,9 +33,12 @@ var (
 
 // Limits the schemas advertise.
 const (
-	maxRecallLimit = 1000
+	maxRecallLimit = memory.MaxRecallLimit
 	maxGroups      = 1000
 	defaultLimit   = 10
+	// defaultTimelineLimit keeps a timeline from filling a model's context
+	// by default; up to memory.MaxTimelineLimit may be asked for.
+	defaultTimelineLimit = 100
 	// defaultAssociateDepth is the HTTP default (2). Upstream's MCP tool
 	// used 1, a documented inconsistency we do not copy.
 	defaultAssociateDepth = 2
@@ -201,6 +204,7 @@ func (p *Proxy) tools() []tool {
 			mcp.WithString("start", mcp.Description(descTime+" Default: 7 days before end.")),
 			mcp.WithString("end", mcp.Description(descTime+" Default: now.")),
 			mcp.WithString("granularity", mcp.Enum(granularityNames...), mcp.DefaultString("hour"), mcp.Description("Bucket size: minute, hour, day, week or month.")),
+			mcp.WithInteger("limit", mcp.Min(1), mcp.Max(memory.MaxTimelineLimit), mcp.DefaultNumber(defaultTimelineLimit), mcp.Description("Maximum number of memories to return, oldest first; truncated is true when the range holds more (ask again from a later start).")),
 			annotate(true, false, true),
 		), p.timeline},
 
@@ -259,11 +263,11 @@ func (p *Proxy) tools() []tool {
 		), p.stats},
 
 		{newTool("export",
-			"Write a backup archive (CMA format) of every curated memory and the raw journal to a NEW file on the machine running this MCP server. "+
-				"The file must not exist yet (it is never overwritten), its directory must exist, the path must not contain \"..\", and symbolic links are refused. "+
+			"Write a backup archive (CMA format) of every curated memory and the raw journal to a NEW file in this MCP server's export directory ("+p.exportDirName()+"), on the machine running it. "+
+				"The file must not exist yet (it is never overwritten); paths outside the export directory, \"..\" and symbolic links are refused. "+
 				"Returns the archive metadata as JSON (archive_id, size_bytes, record_count, checksum) followed by the absolute path written.",
 			mcp.WithString("output_path", mcp.Required(), mcp.Description(
-				"Path of the new archive file, e.g. /home/me/backups/memsvc-2026-05-01.cma. A relative path is resolved against the MCP server's working directory; ~ is not expanded.")),
+				"Name of the new archive file in the export directory, e.g. memsvc-2026-05-01.cma (or a path inside it).")),
 			mcp.WithString("format", mcp.Enum(formatNames...), mcp.DefaultString("cma"), mcp.Description("cma; jsonl is an alias that writes the same CMA archive.")),
 			mcp.WithBoolean("encrypt", mcp.DefaultBool(false), mcp.Description("Encrypt the archive with a key derived from encryption_key.")),
 			mcp.WithString("encryption_key", mcp.Description("Passphrase, required when encrypt is true (and only then). It is needed to import the archive; keep it safe.")),
@@ -272,6 +276,14 @@ func (p *Proxy) tools() []tool {
 			annotate(false, false, false),
 		), p.export},
 	}
+}
+
+// exportDirName names the export directory in the tool description.
+func (p *Proxy) exportDirName() string {
+	if p.opts.ExportDir == "" {
+		return "none configured: export is unavailable"
+	}
+	return p.opts.ExportDir
 }
 
 // instructions is the initialize result's guide to the tools.
@@ -291,7 +303,7 @@ Tools:
 - forget: delete memories permanently (needs confirm=true).
 - dream_tick: summarise pending raw journal entries into memories.
 - consolidate: turn mature episodic memories into semantic ones, merge duplicates.
-- export: write a backup archive to a new file (needs output_path).
+- export: write a backup archive to a new file in the export directory (needs output_path, a file name).
 - stats: counts, store sizes and decay state.`
 
 // ---- handlers ----
@@ -329,6 +341,10 @@ func (p *Proxy) storeRaw(ctx context.Context, a args) (*mcp.CallToolResult, erro
 	if err != nil {
 		return nil, err
 	}
+	// A client-made id lets the HTTP client retry the store after a
+	// refusal: the server drops an id it already holds.
+	id := p.ids.New()
+	req.RecordID = &id
 	return jsonAnswer(p.svc.EncodeStoreRaw(ctx, req))
 }
 
@@ -474,6 +490,8 @@ func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*mcp.CallToolResult,
 		if err != nil {
 			return nil, err
 		}
+		id := p.ids.New() // as in storeRaw
+		r.RecordID = &id
 		req.Records[i] = *r
 	}
 	return jsonAnswer(p.svc.EncodeBatchRaw(ctx, req))
@@ -587,7 +605,12 @@ func (p *Proxy) timeline(ctx context.Context, a args) (*mcp.CallToolResult, erro
 	if err != nil {
 		return nil, err
 	}
-	req := &memory.RecallTimelineRequest{Range: memory.TemporalRange{Start: *start, End: *end}}
+	limit, err := a.integer("limit", defaultTimelineLimit, 1, memory.MaxTimelineLimit)
+	if err != nil {
+		return nil, err
+	}
+	n := uint32(limit)
+	req := &memory.RecallTimelineRequest{Range: memory.TemporalRange{Start: *start, End: *end}, Limit: &n}
 	req.Granularity, _ = memory.ParseTimeGranularity(g)
 	resp, err := p.svc.RecallTimeline(ctx, req)
 	if err != nil {

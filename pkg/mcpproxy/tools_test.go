@@ -121,6 +121,7 @@ func TestToolArguments(t *testing.T) {
 		{"timeline default", "timeline", map[string]any{}, false, []string{`"buckets": [`, `"text": "the deploy key rotates on Fridays"`}},
 		{"timeline range", "timeline", map[string]any{"start": "2026-04-01T00:00:00Z", "end": "2026-06-01T00:00:00Z", "granularity": "Day"}, false, []string{`"start": "2026-05-01T00:00:00Z"`}},
 		{"timeline bad granularity", "timeline", map[string]any{"granularity": "year"}, true, []string{`"granularity": "year" is not accepted; use one of: minute, hour, day, week, month`}},
+		{"timeline limit over the maximum", "timeline", map[string]any{"limit": 1001}, true, []string{`"limit": must be between 1 and 1000, got 1001`}},
 		{"timeline reversed", "timeline", map[string]any{"start": "2026-06-01T00:00:00Z", "end": "2026-05-01T00:00:00Z"}, true, []string{`"start": 2026-06-01T00:00:00Z is after end`}},
 
 		// associate
@@ -222,7 +223,7 @@ func TestToolCatalogue(t *testing.T) {
 		"batch_store_raw": {"records_json": {typ: "string", required: true}},
 		"recall":          {"query": {typ: "string"}, "limit": {typ: "integer", def: 10.0}, "stores": {typ: "string"}, "reconsolidate": {typ: "boolean", def: true}, "activation_depth": {typ: "integer", def: 2.0}},
 		"recall_raw":      {"session_id": {typ: "string"}, "query": {typ: "string"}, "start": {typ: "string"}, "end": {typ: "string"}, "limit": {typ: "integer", def: 10.0}, "include_private_scratch": {typ: "boolean", def: false}, "include_sealed": {typ: "boolean", def: false}, "secrecy_levels": {typ: "string"}},
-		"timeline":        {"start": {typ: "string"}, "end": {typ: "string"}, "granularity": {typ: "string", enum: granularityNames, def: "hour"}},
+		"timeline":        {"start": {typ: "string"}, "end": {typ: "string"}, "granularity": {typ: "string", enum: granularityNames, def: "hour"}, "limit": {typ: "integer", def: 100.0}},
 		"associate":       {"record_id": {typ: "string", required: true}, "depth": {typ: "integer", def: 2.0}, "limit": {typ: "integer", def: 10.0}},
 		"inspect":         {"record_id": {typ: "string", required: true}},
 		"forget":          {"record_ids": {typ: "string", required: true}, "cascade": {typ: "boolean", def: false}, "confirm": {typ: "boolean", required: true}},

@@ -298,13 +298,16 @@ type RecallAssociateResponse struct {
 	TotalCandidates uint32           `json:"total_candidates"`
 }
 
-// RecallTimelineRequest is recall.timeline.
+// RecallTimelineRequest is recall.timeline. Limit (an addition to the
+// upstream request) bounds the memories returned across all buckets,
+// oldest first; nil means MaxTimelineLimit.
 type RecallTimelineRequest struct {
 	Header        *CMPHeader      `json:"header"`
 	Range         TemporalRange   `json:"range"`
 	Granularity   TimeGranularity `json:"granularity"`
 	MinFidelity   *float64        `json:"min_fidelity"`
 	EmotionFilter *EmotionVector  `json:"emotion_filter"`
+	Limit         *uint32         `json:"limit"`
 }
 
 // DefaultRecallTimelineRequest: hourly buckets.
@@ -331,9 +334,14 @@ type TimelineBucket struct {
 	Count    uint32           `json:"count"`
 }
 
-// RecallTimelineResponse answers recall.timeline.
+// RecallTimelineResponse answers recall.timeline. Truncated (an addition
+// to the upstream answer) reports that the range holds more memories than
+// the limit let through: ask again with a range that starts after the last
+// one returned. It is sent only when true, so a complete answer has
+// upstream's shape.
 type RecallTimelineResponse struct {
-	Buckets []TimelineBucket `json:"buckets"`
+	Buckets   []TimelineBucket `json:"buckets"`
+	Truncated bool             `json:"truncated,omitempty"`
 }
 
 // RecallGraphRequest is recall.graph.
@@ -458,9 +466,12 @@ type DreamTickResponse struct {
 }
 
 // DecayTickRequest is lifecycle.decay_tick. Nil duration means 3600 s.
+// A duration over MaxDecayTickSeconds needs AllowLong (an addition to the
+// upstream request).
 type DecayTickRequest struct {
 	Header              *CMPHeader `json:"header"`
 	TickDurationSeconds *uint32    `json:"tick_duration_seconds"`
+	AllowLong           bool       `json:"allow_long"`
 }
 
 // DecayTickResponse reports a decay tick.

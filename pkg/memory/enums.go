@@ -30,7 +30,7 @@ func (e enumNames) parse(s string) (uint8, error) {
 			return uint8(i), nil
 		}
 	}
-	return 0, &Error{Code: CodeValidation, Message: fmt.Sprintf("invalid %s %q: want one of %s", e.kind, s, e.list())}
+	return 0, &Error{Code: CodeValidation, Message: fmt.Sprintf("invalid %s %s: want one of %s", e.kind, Quote(s), e.list())}
 }
 
 func (e enumNames) list() string { return strings.Join(e.names[1:], ", ") }

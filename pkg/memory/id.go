@@ -48,7 +48,7 @@ func ParseID(s string) (ID, error) {
 
 // badUUID is a validation error: ids come from clients.
 func badUUID(s string) error {
-	return &Error{Code: CodeValidation, Message: fmt.Sprintf("invalid UUID %q: want the form 01890a5d-ac96-774b-bcce-b302099a8057", s)}
+	return &Error{Code: CodeValidation, Message: fmt.Sprintf("invalid UUID %s: want the form 01890a5d-ac96-774b-bcce-b302099a8057", Quote(s))}
 }
 
 // MustParseID is ParseID for constants in tests and examples; it panics on

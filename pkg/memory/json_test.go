@@ -374,6 +374,7 @@ func TestResponseJSONShapes(t *testing.T) {
 			`{"buckets":[{"start":"2025-03-01T12:00:00Z","end":"2025-03-01T12:30:15.5Z","memories":[` + recalledJSON + `],"count":1},
 			 {"start":"2025-03-01T12:30:15.5Z","end":"2025-03-01T12:30:15.5Z","memories":[],"count":0}]}`},
 		{"RecallTimelineResponse empty", RecallTimelineResponse{}, `{"buckets":[]}`},
+		{"RecallTimelineResponse truncated", RecallTimelineResponse{Truncated: true}, `{"buckets":[],"truncated":true}`},
 		{"RecallTimelineResponse", RecallTimelineResponse{Buckets: []TimelineBucket{{Start: t0, End: t1, Count: 0}}},
 			`{"buckets":[{"start":"2025-03-01T12:00:00Z","end":"2025-03-01T12:30:15.5Z","memories":[],"count":0}]}`},
 		{"RecallGraphResponse", RecallGraphResponse{

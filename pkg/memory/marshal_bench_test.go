@@ -99,7 +99,7 @@ func TestRecallAnswerFields(t *testing.T) {
 		answer.Memories[0],
 		RecallAssociateResponse{Memories: answer.Memories},
 		TimelineBucket{Memories: answer.Memories},
-		RecallTimelineResponse{Buckets: []TimelineBucket{{}}},
+		RecallTimelineResponse{Buckets: []TimelineBucket{{}}, Truncated: true},
 	} {
 		b, err := v.MarshalJSON()
 		if err != nil {

@@ -273,7 +273,7 @@ func ParseMetaJSON(field, text string) (*MetaMemory, error) {
 	}
 	for k := range fields {
 		if !slices.Contains(metaFieldNames(), k) {
-			return nil, Invalid(field, "unknown field %q; meta-memory fields are: %s", k, strings.Join(metaFieldNames(), ", "))
+			return nil, Invalid(field, "unknown field %s; meta-memory fields are: %s", Quote(k), strings.Join(metaFieldNames(), ", "))
 		}
 	}
 	var m MetaMemory

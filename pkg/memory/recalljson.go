@@ -175,6 +175,10 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 		}
 		w.bucket(&r.Buckets[i])
 	}
-	w.raw(`]}`)
+	w.raw(`]`)
+	if r.Truncated {
+		w.raw(`,"truncated":true`)
+	}
+	w.raw(`}`)
 	return w.done()
 }

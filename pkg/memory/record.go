@@ -163,7 +163,7 @@ func ParseEmotionLabel(label string) (EmotionVector, error) {
 			return v, nil
 		}
 	}
-	return EmotionVector{}, Invalid("emotion", "unknown label %q: want one of %s", label, EmotionLabels)
+	return EmotionVector{}, Invalid("emotion", "unknown label %s: want one of %s", Quote(label), EmotionLabels)
 }
 
 // Label names the strongest axis, or "" when intensity is zero.

@@ -57,6 +57,10 @@ func NewClient(serverURL string, opts ClientOptions) (*client.Client, error) {
 		Timeout:    opts.Timeout,
 		HTTPClient: &http.Client{Transport: statusTransport{rt}},
 		UserAgent:  RecorderName,
+		// The recorder answers a refusal itself: it spools the batch and
+		// holds further sends for the server's Retry-After, so a hook
+		// never waits on a busy server.
+		Retries: -1,
 	})
 }
 

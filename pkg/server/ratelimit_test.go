@@ -70,9 +70,11 @@ func TestRateLimitSharedAcrossTransports(t *testing.T) {
 	})
 
 	// Without authentication both transports key the bucket on the client
-	// address, and must name 127.0.0.1 the same way.
+	// address, and must name 127.0.0.1 the same way. Loopback clients are
+	// limited only when rate_limit.limit_loopback asks for it.
 	t.Run("per address", func(t *testing.T) {
 		cfg := rateLimitedConfig(t, burst)
+		cfg.RateLimit.LimitLoopback = true
 		_, s, stop := startWith(t, cfg, Options{Version: "test", Now: frozen})
 		runCalls(t, s, insecure.NewCredentials(), []transportCall{
 			{grpc: true, allowed: true},
@@ -81,6 +83,21 @@ func TestRateLimitSharedAcrossTransports(t *testing.T) {
 			{grpc: false, allowed: false},
 			{grpc: true, allowed: false},
 		})
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// By default, with authentication off, the agents and tools of the
+	// server's own host are not limited, over either transport.
+	t.Run("loopback by default", func(t *testing.T) {
+		cfg := rateLimitedConfig(t, burst)
+		_, s, stop := startWith(t, cfg, Options{Version: "test", Now: frozen})
+		var calls []transportCall
+		for i := range 4 * burst {
+			calls = append(calls, transportCall{grpc: i%2 == 0, allowed: true})
+		}
+		runCalls(t, s, insecure.NewCredentials(), calls)
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}

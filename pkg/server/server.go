@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -247,6 +248,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
 		MaxImportBytes:    importWireLimit(cfg.MaxImportBytes),
+		MaxResponseBytes:  cfg.MaxResponseBytes,
 		MetricsEnabled:    cfg.HTTP.MetricsEnabled,
 		Gatherer:          reg,
 		Metrics:           t.met,
@@ -266,6 +268,8 @@ func (s *Server) transports(local *Local) (*transports, error) {
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
+			// A protobuf message is under 2 GiB anyway.
+			MaxResponseBytes: int(min(cfg.MaxResponseBytes, math.MaxInt32)),
 		}
 		if cfg.GRPC.TLSCertPath != nil {
 			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath
@@ -348,7 +352,7 @@ func (s *Server) newLimiter() *access.Limiter {
 	if now == nil {
 		now = time.Now
 	}
-	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst)}, now)
+	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}, now)
 }
 
 // GRPCAddr is the address the gRPC API listens on ("" when it is off),

@@ -296,7 +296,7 @@ func TestDecayFromConfig(t *testing.T) {
 	// 1500 days: the episodic record (S = 3) is at (1+500)^-0.5 = 0.045,
 	// under 0.05; the semantic one (S = 7) at (1+214)^-0.5 = 0.068.
 	d := uint32(1500 * 86400)
-	resp, err := c.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d})
+	resp, err := c.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: true})
 	if err != nil {
 		t.Fatal(err)
 	}

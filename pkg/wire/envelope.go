@@ -2,6 +2,8 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"strings"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -24,9 +26,10 @@ type Envelope struct {
 }
 
 // NewEnvelope describes err for the request whose x-request-id is
-// requestID.
+// requestID. The message is cut to memory.MaxMessageBytes, so no error
+// answer echoes a large input back whole.
 func NewEnvelope(err *memory.Error, requestID string) Envelope {
-	env := Envelope{Code: err.Code, Message: err.Message, RequestID: EnvelopeRequestID(requestID)}
+	env := Envelope{Code: err.Code, Message: memory.CutMessage(err.Message), RequestID: EnvelopeRequestID(requestID)}
 	if err.RetryAfter > 0 {
 		s := err.RetryAfter
 		env.RetryAfter = &s
@@ -78,4 +81,29 @@ func EnvelopeRequestID(v string) string {
 		return ""
 	}
 	return v
+}
+
+// NoRoute is the error of a request for a path the API does not have. It
+// is answered with status 404 and, unlike other VALIDATION_ERRORs, not 400.
+func NoRoute(method, path string) *memory.Error {
+	return &memory.Error{Code: memory.CodeValidation, Message: fmt.Sprintf(
+		"no route %s %s: the path is not part of this server's API (a typo, a missing /v1 prefix, or a trailing slash?)", method, memory.Quote(path))}
+}
+
+// WrongMethod is the error of a request for a known path with a method it
+// does not serve. It is answered with status 405 and an Allow header.
+func WrongMethod(method, path, allowed string) *memory.Error {
+	return &memory.Error{Code: memory.CodeValidation, Message: fmt.Sprintf(
+		"%s is not allowed on %s; use %s", memory.Quote(method), path, allowed)}
+}
+
+// IsNoRoute reports whether an answer says that the server has no such
+// route: a 404 or 405 without an envelope (upstream servers, older memsvc
+// servers) or with the VALIDATION_ERROR envelope of NoRoute and
+// WrongMethod. A 404 with RECORD_NOT_FOUND is about a record, not a route.
+func IsNoRoute(status int, env *Envelope) bool {
+	if status != http.StatusNotFound && status != http.StatusMethodNotAllowed {
+		return false
+	}
+	return env == nil || env.Code == memory.CodeValidation
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -38,7 +39,8 @@ const LongHelp = "Runs an MCP server on stdin and stdout (JSON-RPC, one message 
 	"The API key comes from --server-api-key or " + EnvAPIKey + " (prefer the\n" +
 	"environment: command lines are visible to other users). A key is only sent over\n" +
 	"https, or over http to a loopback address. MEMSVC_SERVER_URL and the memsvc\n" +
-	"configuration are not read: everything the proxy needs is on its command line.\n\n" +
+	"configuration are not read: everything the proxy needs is on its command line.\n" +
+	"The export tool writes archives only into --export-dir, by file name.\n\n" +
 	"Examples:\n" +
 	"  memsvc-mcp --server-url http://127.0.0.1:8420\n" +
 	"  " + EnvAPIKey + "=... memsvc-mcp --server-url https://memory.example.com\n" +
@@ -61,7 +63,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	version := fs.BoolLong("version", "print the version and exit")
 	root := &ff.Command{
 		Name:      "memsvc-mcp",
-		Usage:     "memsvc-mcp --server-url URL [--server-api-key KEY] [--server-timeout-secs SECONDS]",
+		Usage:     "memsvc-mcp --server-url URL [--server-api-key KEY] [--server-timeout-secs SECONDS] [--export-dir DIR]",
 		ShortHelp: "MCP stdio proxy to a running memsvc server",
 		LongHelp:  LongHelp,
 		Flags:     fs,
@@ -85,6 +87,7 @@ type Flags struct {
 	APIKey      string
 	TimeoutSecs uint
 	LogLevel    string
+	ExportDir   string
 
 	timeout interface{ IsSet() bool }
 }
@@ -110,6 +113,7 @@ func (f *Flags) Register(fs *ff.FlagSet) {
 		panic(err) // a programming error: the flag set already has it
 	}
 	fs.StringVar(&f.LogLevel, 0, "log-level", "info", "least severe stderr log level: debug, info, warn or error")
+	fs.StringVar(&f.ExportDir, 0, "export-dir", "", "the only directory the export tool writes archives into (default: $XDG_DATA_HOME/memsvc/exports, else ~/.local/share/memsvc/exports)")
 }
 
 // Options checks the flags and returns the proxy's options. Every
@@ -150,6 +154,15 @@ func (f *Flags) Options(environ []string) (mcpproxy.Options, error) {
 	case "trace", "debug", "info", "warn", "error":
 	default:
 		return opts, cli.Usagef("--log-level %q: want debug, info, warn or error", f.LogLevel)
+	}
+
+	opts.ExportDir = mcpproxy.DefaultExportDir(func(k string) string { return env(environ, k) })
+	if d := strings.TrimSpace(f.ExportDir); d != "" {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			return opts, cli.Usagef("--export-dir %q: %v", f.ExportDir, err)
+		}
+		opts.ExportDir = abs
 	}
 	return opts, nil
 }

@@ -18,14 +18,16 @@ import (
 
 func (r *root) decayTickCmd() *ff.Command {
 	fs := r.subFlags("decay-tick")
-	duration := fs.UintLong("duration", 3600, "seconds to advance every record's decay clock")
+	duration := fs.UintLong("duration", 3600, "seconds to advance every record's decay clock (at most 2592000, 30 days, without --allow-long)")
+	allowLong := fs.BoolLong("allow-long", "allow a --duration over 30 days, which can make every memory dormant at once")
 	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "decay-tick",
-		Usage:     "memsvc decay-tick [--duration SECONDS]",
+		Usage:     "memsvc decay-tick [--duration SECONDS] [--allow-long]",
 		ShortHelp: "advance the decay clock by a duration",
 		LongHelp: "Ages every memory by --duration seconds, as if that much time had passed.\n" +
-			"The server does this on its own as real time passes; use this to simulate time.\n\n" +
+			"The server does this on its own as real time passes; use this to simulate time.\n" +
+			"One tick covers at most 30 days unless --allow-long is given.\n\n" +
 			"Example:\n" +
 			"  memsvc decay-tick --duration 86400   # one day",
 		Flags: fs,
@@ -37,8 +39,11 @@ func (r *root) decayTickCmd() *ff.Command {
 				return cli.Usagef("--duration: %d seconds is too long (at most %d)", *duration, uint32(math.MaxUint32))
 			}
 			d := uint32(*duration)
+			if d > memory.MaxDecayTickSeconds && !*allowLong {
+				return cli.Usagef("--duration %d: more than %d seconds (30 days) in one tick can make every memory dormant at once; add --allow-long if that is what you want", d, memory.MaxDecayTickSeconds)
+			}
 			return r.withService(ctx, func(svc memory.Service) error {
-				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d})
+				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: *allowLong})
 				if err != nil {
 					return err
 				}

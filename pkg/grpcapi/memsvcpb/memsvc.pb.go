@@ -3971,6 +3971,9 @@ type RecallTimelineRequest struct {
 	Granularity   TimeGranularity `protobuf:"varint,3,opt,name=granularity,proto3,enum=memsvc.v1.TimeGranularity" json:"granularity,omitempty"`
 	MinFidelity   *float64        `protobuf:"fixed64,4,opt,name=min_fidelity,json=minFidelity,proto3,oneof" json:"min_fidelity,omitempty"`
 	EmotionFilter *EmotionVector  `protobuf:"bytes,5,opt,name=emotion_filter,json=emotionFilter,proto3" json:"emotion_filter,omitempty"`
+	// Memories returned across all buckets, oldest first; unset: 1000, the
+	// maximum.
+	Limit         *uint32 `protobuf:"varint,6,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4038,6 +4041,13 @@ func (x *RecallTimelineRequest) GetEmotionFilter() *EmotionVector {
 		return x.EmotionFilter
 	}
 	return nil
+}
+
+func (x *RecallTimelineRequest) GetLimit() uint32 {
+	if x != nil && x.Limit != nil {
+		return *x.Limit
+	}
+	return 0
 }
 
 // TimelineBucket is one non-empty time bucket.
@@ -4111,8 +4121,10 @@ func (x *TimelineBucket) GetCount() uint32 {
 
 // RecallTimelineResponse answers RecallTimeline.
 type RecallTimelineResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Buckets       []*TimelineBucket      `protobuf:"bytes,1,rep,name=buckets,proto3" json:"buckets,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Buckets []*TimelineBucket      `protobuf:"bytes,1,rep,name=buckets,proto3" json:"buckets,omitempty"`
+	// The range holds more memories than the limit let through.
+	Truncated     bool `protobuf:"varint,2,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4152,6 +4164,13 @@ func (x *RecallTimelineResponse) GetBuckets() []*TimelineBucket {
 		return x.Buckets
 	}
 	return nil
+}
+
+func (x *RecallTimelineResponse) GetTruncated() bool {
+	if x != nil {
+		return x.Truncated
+	}
+	return false
 }
 
 // RecallGraphRequest asks for the association graph around a record.
@@ -4789,8 +4808,9 @@ func (x *DreamTickResponse) GetSemanticNodesCreated() uint32 {
 type DecayTickRequest struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	Header *CmpHeader             `protobuf:"bytes,1,opt,name=header,proto3" json:"header,omitempty"`
-	// Unset: 3600.
+	// Unset: 3600. At most 2592000 (30 days) unless allow_long is set.
 	TickDurationSeconds *uint32 `protobuf:"varint,2,opt,name=tick_duration_seconds,json=tickDurationSeconds,proto3,oneof" json:"tick_duration_seconds,omitempty"`
+	AllowLong           bool    `protobuf:"varint,3,opt,name=allow_long,json=allowLong,proto3" json:"allow_long,omitempty"`
 	unknownFields       protoimpl.UnknownFields
 	sizeCache           protoimpl.SizeCache
 }
@@ -4837,6 +4857,13 @@ func (x *DecayTickRequest) GetTickDurationSeconds() uint32 {
 		return *x.TickDurationSeconds
 	}
 	return 0
+}
+
+func (x *DecayTickRequest) GetAllowLong() bool {
+	if x != nil {
+		return x.AllowLong
+	}
+	return false
 }
 
 // DecayTickResponse reports a decay tick.
@@ -6635,21 +6662,24 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x06_limit\"{\n" +
 	"\x17RecallAssociateResponse\x125\n" +
 	"\bmemories\x18\x01 \x03(\v2\x19.memsvc.v1.RecalledMemoryR\bmemories\x12)\n" +
-	"\x10total_candidates\x18\x02 \x01(\rR\x0ftotalCandidates\"\xad\x02\n" +
+	"\x10total_candidates\x18\x02 \x01(\rR\x0ftotalCandidates\"\xd2\x02\n" +
 	"\x15RecallTimelineRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12.\n" +
 	"\x05range\x18\x02 \x01(\v2\x18.memsvc.v1.TemporalRangeR\x05range\x12<\n" +
 	"\vgranularity\x18\x03 \x01(\x0e2\x1a.memsvc.v1.TimeGranularityR\vgranularity\x12&\n" +
 	"\fmin_fidelity\x18\x04 \x01(\x01H\x00R\vminFidelity\x88\x01\x01\x12?\n" +
-	"\x0eemotion_filter\x18\x05 \x01(\v2\x18.memsvc.v1.EmotionVectorR\remotionFilterB\x0f\n" +
-	"\r_min_fidelity\"\xbd\x01\n" +
+	"\x0eemotion_filter\x18\x05 \x01(\v2\x18.memsvc.v1.EmotionVectorR\remotionFilter\x12\x19\n" +
+	"\x05limit\x18\x06 \x01(\rH\x01R\x05limit\x88\x01\x01B\x0f\n" +
+	"\r_min_fidelityB\b\n" +
+	"\x06_limit\"\xbd\x01\n" +
 	"\x0eTimelineBucket\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
 	"\x03end\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\x125\n" +
 	"\bmemories\x18\x03 \x03(\v2\x19.memsvc.v1.RecalledMemoryR\bmemories\x12\x14\n" +
-	"\x05count\x18\x04 \x01(\rR\x05count\"M\n" +
+	"\x05count\x18\x04 \x01(\rR\x05count\"k\n" +
 	"\x16RecallTimelineResponse\x123\n" +
-	"\abuckets\x18\x01 \x03(\v2\x19.memsvc.v1.TimelineBucketR\abuckets\"\xa6\x02\n" +
+	"\abuckets\x18\x01 \x03(\v2\x19.memsvc.v1.TimelineBucketR\abuckets\x12\x1c\n" +
+	"\ttruncated\x18\x02 \x01(\bR\ttruncated\"\xa6\x02\n" +
 	"\x12RecallGraphRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12 \n" +
 	"\tcenter_id\x18\x02 \x01(\tH\x00R\bcenterId\x88\x01\x01\x12\x19\n" +
@@ -6713,10 +6743,12 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x10groups_processed\x18\x01 \x01(\rR\x0fgroupsProcessed\x122\n" +
 	"\x15raw_records_processed\x18\x02 \x01(\rR\x13rawRecordsProcessed\x12<\n" +
 	"\x1aepisodic_summaries_created\x18\x03 \x01(\rR\x18episodicSummariesCreated\x124\n" +
-	"\x16semantic_nodes_created\x18\x04 \x01(\rR\x14semanticNodesCreated\"\x93\x01\n" +
+	"\x16semantic_nodes_created\x18\x04 \x01(\rR\x14semanticNodesCreated\"\xb2\x01\n" +
 	"\x10DecayTickRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x127\n" +
-	"\x15tick_duration_seconds\x18\x02 \x01(\rH\x00R\x13tickDurationSeconds\x88\x01\x01B\x18\n" +
+	"\x15tick_duration_seconds\x18\x02 \x01(\rH\x00R\x13tickDurationSeconds\x88\x01\x01\x12\x1d\n" +
+	"\n" +
+	"allow_long\x18\x03 \x01(\bR\tallowLongB\x18\n" +
 	"\x16_tick_duration_seconds\"\x9b\x01\n" +
 	"\x11DecayTickResponse\x12'\n" +
 	"\x0frecords_updated\x18\x01 \x01(\rR\x0erecordsUpdated\x126\n" +
