@@ -226,6 +226,16 @@ type ProgressWriter struct {
 	n int64
 }
 
+// Commit passes a destination's final step through (an export file that
+// is renamed into place before the export is audited); it does nothing for
+// a destination without one.
+func (w *ProgressWriter) Commit() error {
+	if c, ok := w.W.(interface{ Commit() error }); ok {
+		return c.Commit()
+	}
+	return nil
+}
+
 func (w *ProgressWriter) Write(b []byte) (int, error) {
 	n, err := w.W.Write(b)
 	w.n += int64(n)

@@ -187,7 +187,7 @@ func TestAuditVerify(t *testing.T) {
 	}
 	nowhere := filepath.Join(t.TempDir(), "nowhere")
 	out, errOut, code = run(t, nowhere, "audit-verify")
-	if code != 1 || out != "" || !strings.Contains(errOut, "no audit log at "+filepath.Join(nowhere, "audit.jsonl")) || !strings.Contains(errOut, "--path") {
+	if code != 1 || out != "" || !strings.Contains(errOut, "data directory "+nowhere) || !strings.Contains(errOut, "--data-dir") {
 		t.Errorf("data dir without a log: exit %d, out %q, err %q", code, out, errOut)
 	}
 }
