@@ -19,6 +19,13 @@
 //	go run ./e2e/cmd/memsvc-bench --sizes 1000,10000,100000 --embeddings
 //	go run ./e2e/cmd/memsvc-bench --quick --sizes 1000 --skip-peer
 //
+// The recall-quality subcommand measures what recall finds rather than how
+// fast: it stores a dataset of conversations (e2e/testdata/recall), asks
+// its questions and scores the answers against the turns that hold the
+// evidence, beside a plain BM25 index of the same turns (see recall.go):
+//
+//	go run ./e2e/cmd/memsvc-bench recall-quality --dataset e2e/testdata/recall/dialogue.jsonl
+//
 // Exit codes: 0 success, 1 the run failed (the report of what was measured
 // is still printed), 2 the command line was wrong.
 package main
@@ -62,6 +69,9 @@ func exitCode(err error, stderr io.Writer) int {
 
 // run is the whole program: parse, validate, measure, report.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "recall-quality" {
+		return runRecall(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
