@@ -321,6 +321,8 @@ func keepQuoted(class keyClass, v string) bool {
 	switch class {
 	case keyWeak:
 		return !credentialLike(v, 8) || isPlaceholder(v)
+	case keyRandom:
+		return !randomish(v)
 	case keyAuthorization:
 		if w := schemeWord(v); w > 0 {
 			return isPlaceholder(v[w:])
@@ -454,11 +456,16 @@ func (a *assigner) unquoted(k keyInfo, class keyClass, sepEnd, v int, sep sepKin
 			return sepEnd // Go and JS literals: Config{Token: tokens, PrivateKey: priv}
 		}
 	}
-	if class == keyWeak {
+	switch {
+	case class == keyWeak:
 		if !credentialLike(val, 8) {
 			return sepEnd
 		}
-	} else if len(val) < minBareValue || isKeyword(val) || (sep != sepEnv && a.prose(k, val, end)) {
+	case class == keyRandom:
+		if !randomish(val) {
+			return sepEnd
+		}
+	case len(val) < minBareValue || isKeyword(val) || (sep != sepEnv && a.prose(k, val, end)):
 		return sepEnd
 	}
 	return a.redact(v, end, a.marker(k))
@@ -582,7 +589,11 @@ func (a *assigner) flag(i int) int {
 	for k < len(s) && isKeyChar(s[k]) {
 		k++
 	}
-	if k >= len(s) || !isBlank(s[k]) || classifyKey(s[i:k]) == keyPlain {
+	class := keyPlain
+	if k < len(s) && isBlank(s[k]) {
+		class = classifyKey(s[i:k])
+	}
+	if class == keyPlain {
 		return k
 	}
 	v := k
@@ -598,14 +609,15 @@ func (a *assigner) flag(i int) int {
 			q, cs, esc = '"', v+2, true
 		}
 		ce, _ := closingQuote(s, cs, q, esc)
-		if val := s[cs:ce]; isPlaceholder(val) || !credentialLike(val, minFlagValue) {
+		if val := s[cs:ce]; isPlaceholder(val) || !credentialLike(val, minFlagValue) || class == keyRandom && !randomish(val) {
 			return v
 		}
 		return a.redact(cs, ce, Marker)
 	}
 	end, code := a.valueRun(v)
 	val := s[v:end]
-	if code || isPlaceholder(val) || strings.IndexByte("&*!@#", s[v]) >= 0 || !credentialLike(val, minFlagValue) {
+	if code || isPlaceholder(val) || strings.IndexByte("&*!@#", s[v]) >= 0 || !credentialLike(val, minFlagValue) ||
+		class == keyRandom && !randomish(val) {
 		return v
 	}
 	return a.redact(v, end, Marker)
@@ -635,7 +647,7 @@ func (a *assigner) xmlElement(i int) int {
 	}
 	v, end = trimXML(s, v, end)
 	val := s[v:end]
-	if len(val) < minBareValue || isPlaceholder(val) || (class == keyWeak && !credentialLike(val, 8)) {
+	if len(val) < minBareValue || isPlaceholder(val) || (class == keyWeak && !credentialLike(val, 8)) || (class == keyRandom && !randomish(val)) {
 		return i + 1
 	}
 	return a.redact(v, end, Marker)
@@ -704,7 +716,7 @@ func isReference(v, key string) bool {
 	if segs >= 2 {
 		return true
 	}
-	if classifyKey(v) == keyPlain {
+	if c := classifyKey(v); c == keyPlain || c == keyRandom {
 		return false
 	}
 	var kb, vb [maxKeyNorm]byte

@@ -145,10 +145,13 @@ func (r *jsonRedactor) object() error {
 		}
 		red := Text(key)
 		r.emitString(key, red, start, end)
-		if IsSecretKey(red) {
-			err = r.secretValue()
-		} else {
+		switch classifyKey(red) {
+		case keyPlain:
 			err = r.value()
+		case keyRandom:
+			err = r.randomValue()
+		default:
+			err = r.secretValue()
 		}
 		if err != nil {
 			return err
@@ -232,6 +235,22 @@ func (r *jsonRedactor) secretValue() error {
 	r.out = append(r.out, quotedMarker...)
 	r.pos = end
 	return nil
+}
+
+// randomValue replaces the value of a name that holds a secret only
+// sometimes (keyRandom) when it is a string that looks machine-made, and
+// redacts it as any other value otherwise.
+func (r *jsonRedactor) randomValue() error {
+	tok, start, end, err := r.next()
+	if err != nil {
+		return err
+	}
+	if str, ok := tok.(string); ok && randomish(str) {
+		r.out = append(r.out, quotedMarker...)
+		r.pos = end
+		return nil
+	}
+	return r.valueFrom(tok, start, end)
 }
 
 // skip consumes the rest of a compound value whose opening delimiter has
@@ -323,7 +342,7 @@ func Value(v any) any {
 		out := make(map[string]any, len(t))
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			rk := Text(k)
-			if e := t[k]; IsSecretKey(rk) && mayHoldSecret(e) {
+			if e := t[k]; secretMember(rk, e) {
 				out[rk] = Marker
 			} else {
 				out[rk] = Value(e)
@@ -344,7 +363,7 @@ func Value(v any) any {
 		out := make(map[string]string, len(t))
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			rk := Text(k)
-			if e := t[k]; IsSecretKey(rk) && e != "" {
+			if e := t[k]; secretMember(rk, e) {
 				out[rk] = Marker
 			} else {
 				out[rk] = Text(e)
@@ -359,6 +378,19 @@ func Value(v any) any {
 		return json.RawMessage(b)
 	}
 	return v
+}
+
+// secretMember reports whether the member k: v of a decoded object is a
+// secret to replace whole, as JSON decides for the same member.
+func secretMember(k string, v any) bool {
+	switch classifyKey(k) {
+	case keyPlain:
+		return false
+	case keyRandom:
+		s, ok := v.(string)
+		return ok && randomish(s)
+	}
+	return mayHoldSecret(v)
 }
 
 // mayHoldSecret reports whether a decoded value could carry a secret.
