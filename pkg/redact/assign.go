@@ -86,8 +86,56 @@ func (a *assigner) at(i int) int {
 		if i+1 < len(s) && s[i+1] == '-' && (i == 0 || !isKeyChar(s[i-1])) {
 			return a.flag(i)
 		}
+		if i+5 < len(s) && isLetter(s[i+1]) && (i == 0 || isBlank(s[i-1])) {
+			return a.flag(i) // -password value, -token value (single-dash long flags)
+		}
+	case ',':
+		return a.callPair(i)
 	}
 	return i + 1
+}
+
+// callPair handles a call whose first argument names a secret and whose
+// second is a quoted string, at the ',' between them:
+// os.Setenv("API_TOKEN", "..."), define('AUTH_KEY', '...'),
+// env('APP_KEY', '...'), System.setProperty("db.password", "...").
+func (a *assigner) callPair(i int) int {
+	s := a.s
+	j := i
+	for j > 0 && isBlank(s[j-1]) {
+		j--
+	}
+	if j < 2 || (s[j-1] != '"' && s[j-1] != '\'') {
+		return i + 1
+	}
+	q := s[j-1]
+	k := j - 1
+	for k > 0 && j-1-k < maxQuotedKey && isKeyChar(s[k-1]) {
+		k--
+	}
+	open := k - 1
+	if k == j-1 || open < 1 || s[open] != q || open < a.consumed {
+		return i + 1
+	}
+	p := open
+	for p > 0 && isBlank(s[p-1]) {
+		p--
+	}
+	if p == 0 || s[p-1] != '(' {
+		return i + 1
+	}
+	class := classifyKey(s[k : j-1])
+	if class == keyPlain {
+		return i + 1
+	}
+	v := i + 1
+	for v < len(s) && isBlank(s[v]) {
+		v++
+	}
+	if v >= len(s) || (s[v] != '"' && s[v] != '\'') {
+		return i + 1
+	}
+	return a.quoted(keyInfo{name: s[k : j-1], start: open, quote: q}, class, v)
 }
 
 func (a *assigner) separator(i int) int {
@@ -185,6 +233,19 @@ func (a *assigner) keyBefore(sep int) (keyInfo, bool) {
 	}
 	if j == 0 {
 		return keyInfo{}, false
+	}
+	if j >= 3 && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') {
+		// A quoted key in brackets: os.environ['API_KEY'] = ...,
+		// ENV["TOKEN"] = ..., $_ENV['SECRET'] = ...
+		q, end := s[j-2], j-2
+		k := end
+		for k > 0 && end-k < maxQuotedKey && isKeyChar(s[k-1]) {
+			k--
+		}
+		if k == end || k < 2 || s[k-1] != q || s[k-2] != '[' {
+			return keyInfo{}, false
+		}
+		return keyInfo{name: s[k:end], start: k - 2}, true
 	}
 	if q := s[j-1]; q == '"' || q == '\'' {
 		end := j - 1
