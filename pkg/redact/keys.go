@@ -1,7 +1,5 @@
 package redact
 
-import "strings"
-
 // keyClass says what a key name tells about its value.
 type keyClass uint8
 
@@ -117,10 +115,10 @@ func classifyKey(name string) keyClass {
 		return keySecret
 	case n >= 2 && foldIn(last, "key", "keys"):
 		prev := name[segs[n-2].a:segs[n-2].b]
-		switch {
-		case foldIn(prev, keyQualifiers...) || foldIn(name[segs[0].a:segs[0].b], "x"):
+		switch q := keyQualifier(prev); {
+		case q == 2 || foldIn(name[segs[0].a:segs[0].b], "x"):
 			return keySecret
-		case foldIn(prev, weakKeyQualifiers...):
+		case q == 1:
 			return keyRandom
 		}
 	}
@@ -135,13 +133,13 @@ func classifyKey(name string) keyClass {
 		}
 	}
 	plainTail := isPlainTail(last)
-	if !plainTail && (containsSecretWord(k) || hasSegment(name, segs[:n], "auth")) {
+	if !plainTail && (secretWordIn(name, segs[:n]) || hasSegment(name, segs[:n], "auth")) {
 		return keyRandom
 	}
 	if plainTail && n >= 2 && foldIn(last, "id") && foldIn(name[segs[n-2].a:segs[n-2].b], "client", "app", "access") {
 		plainTail = false // a provider's client id: DISCORD_CLIENT_ID
 	}
-	if !plainTail && hasProvider(name, segs[:n], k) {
+	if !plainTail && hasProvider(name, segs[:n]) {
 		return keyRandom
 	}
 	return keyPlain
@@ -169,20 +167,25 @@ func classifyNorm(k []byte) keyClass {
 	return keyPlain
 }
 
-// keyQualifiers are the words before "key" that make it a credential;
-// weakKeyQualifiers those that make it one when the value looks machine-made
-// (primary_key: "id" is a column, PrimaryKey: "k3J9..." an Azure key).
-var (
-	keyQualifiers = []string{
-		"app", "auth", "license", "licence", "consumer", "shared", "sas", "subscription", "ingest",
+// keyQualifier reports the words before "key" that make it a credential
+// (2) or one when the value looks machine-made (1): primary_key: "id" is a
+// column, PrimaryKey: "k3J9..." an Azure key.
+func keyQualifier(w string) int {
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return 0
+	}
+	switch string(appendLower(buf[:0], w)) {
+	case "app", "auth", "license", "licence", "consumer", "shared", "sas", "subscription", "ingest",
 		"deploy", "integration", "webhook", "jwt", "crypto", "cipher", "aes", "enc", "decryption",
-		"wrapping", "nonce",
+		"wrapping", "nonce":
+		return 2
+	case "client", "storage", "session", "service", "server", "admin", "write", "root", "function",
+		"host", "primary", "secondary":
+		return 1
 	}
-	weakKeyQualifiers = []string{
-		"client", "storage", "session", "service", "server", "admin", "write", "root", "function",
-		"host", "primary", "secondary",
-	}
-)
+	return 0
+}
 
 // isQualifier reports words that qualify a name without changing what it
 // names: SECRET_KEY_BASE, api_key_prod, PASSWORD_2.
@@ -193,17 +196,30 @@ func isQualifier(w string) bool {
 	if len(w) >= 2 && (w[0] == 'v' || w[0] == 'V') && allDigits(w[1:]) {
 		return true
 	}
-	return foldIn(w, "base", "value", "val", "prod", "production", "dev", "development", "staging",
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	switch string(appendLower(buf[:0], w)) {
+	case "base", "value", "val", "prod", "production", "dev", "development", "staging",
 		"stage", "test", "live", "local", "old", "new", "current", "prev", "previous", "next",
 		"primary", "secondary", "backup", "b64", "base64", "hex", "raw", "plain", "plaintext",
-		"enc", "encoded", "main")
+		"enc", "encoded", "main":
+		return true
+	}
+	return false
 }
 
 // isPlainTail reports last words that make a name describe a secret
 // rather than hold one: token_type, secret_name, password_file,
 // SENTRY_ENVIRONMENT, DISCORD_CHANNEL_ID.
 func isPlainTail(w string) bool {
-	return foldIn(w, "id", "ids", "name", "names", "type", "types", "kind", "url", "uri", "urls",
+	var buf [24]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	switch string(appendLower(buf[:0], w)) {
+	case "id", "ids", "name", "names", "type", "types", "kind", "url", "uri", "urls",
 		"endpoint", "host", "hostname", "domain", "path", "file", "files", "dir", "ttl", "expiry",
 		"expires", "expiration", "lifetime", "count", "length", "len", "size", "limit", "max",
 		"min", "version", "format", "header", "prefix", "field", "hash", "policy", "rotation",
@@ -212,53 +228,83 @@ func isPlainTail(w string) bool {
 		"prompt", "strength", "reset", "created", "updated", "at", "date", "time", "timestamp",
 		"region", "site", "release", "project", "org", "organization", "team", "user",
 		"username", "email", "channel", "chat", "guild", "workspace", "port", "timeout",
-		"level", "location", "manager", "store", "regex", "issue", "ticket") ||
-		foldIn(w, "traceid", "spanid", "requestid", "eventid", "chatid", "channelid")
+		"level", "location", "manager", "store", "regex", "issue", "ticket",
+		"traceid", "spanid", "requestid", "eventid", "chatid", "channelid":
+		return true
+	}
+	return false
 }
 
-// secretWords are the words that make a name secret-bearing when they
-// appear before other words.
-var secretWords = [...]string{"password", "passwd", "passphrase", "secret", "token", "apikey", "accesskey", "credential", "creds", "privatekey"}
+// secretWordIn reports whether a word of the name, or two adjacent words
+// joined, is a word for a secret: password, passwd, passphrase, secret,
+// token, credential, creds, apikey, accesskey, privatekey.
+func secretWordIn(name string, segs []span) bool { return anyWord(name, segs, false) }
 
-func containsSecretWord(k []byte) bool {
-	for _, w := range secretWords {
-		if strings.Contains(string(k), w) {
+func isSecretWord(w []byte) bool {
+	switch string(w) {
+	case "password", "passwords", "passwd", "passphrase", "secret", "secrets", "token",
+		"credential", "credentials", "creds", "apikey", "accesskey", "privatekey":
+		return true
+	}
+	return false
+}
+
+// hasProvider reports whether a word of the name, or two adjacent words
+// joined, names a service whose keys secret scanners look for near a value
+// of the right shape (DATADOG_APP, NEW_RELIC_API, sendBirdAppId).
+func hasProvider(name string, segs []span) bool { return anyWord(name, segs, true) }
+
+func isProviderWord(w []byte) bool {
+	switch string(w) {
+	case "adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "atlassian", "confluence",
+		"jira", "beamer", "bitbucket", "bittrex", "meraki", "cloudflare", "codecov", "cohere",
+		"coinbase", "confluent", "contentful", "datadog", "discord", "droneci", "dropbox", "etsy",
+		"facebook", "fastly", "finicity", "finnhub", "flickr", "freshbooks", "gitter",
+		"gocardless", "heroku", "hubspot", "intercom", "jfrog", "artifactory", "bintray", "xray",
+		"kraken", "kucoin", "launchdarkly", "linear", "linkedin", "lob", "mailchimp", "mailgun",
+		"mapbox", "mattermost", "messagebird", "netlify", "newrelic", "nytimes", "okta", "plaid",
+		"privateai", "rapidapi", "sendbird", "sentry", "snyk", "sonar", "sourcegraph",
+		"squarespace", "sumo", "telegram", "travis", "twitch", "twitter", "typeform", "yandex",
+		"zendesk", "vercel", "looker", "twilio", "sendgrid", "contribsys":
+		return true
+	}
+	return false
+}
+
+// anyWord reports whether a word of the name, lower-cased, or two adjacent
+// words joined, is a provider's name (provider) or a word for a secret.
+func anyWord(name string, segs []span, provider bool) bool {
+	match := func(b []byte) bool {
+		if provider {
+			return isProviderWord(b)
+		}
+		return isSecretWord(b)
+	}
+	var buf [40]byte
+	for k, sg := range segs {
+		if sg.b-sg.a > 20 {
+			continue
+		}
+		b := appendLower(buf[:0], name[sg.a:sg.b])
+		if match(b) {
+			return true
+		}
+		if k+1 < len(segs) && segs[k+1].b-segs[k+1].a <= 20 && match(appendLower(b, name[segs[k+1].a:segs[k+1].b])) {
 			return true
 		}
 	}
 	return false
 }
 
-// providerWords are names of services whose keys secret scanners look for
-// near a value of the right shape; the short or ambiguous ones count only
-// as a whole word of the name (lob, not blob).
-var (
-	providerWords = [...]string{
-		"adafruit", "adobe", "airtable", "algolia", "alibaba", "asana", "atlassian", "confluence",
-		"beamer", "bitbucket", "bittrex", "meraki", "cloudflare", "codecov", "coinbase", "confluent",
-		"contentful", "datadog", "discord", "droneci", "dropbox", "facebook", "fastly", "finicity",
-		"finnhub", "flickr", "freshbooks", "gitter", "gocardless", "heroku", "hubspot", "jfrog",
-		"artifactory", "bintray", "kraken", "kucoin", "launchdarkly", "linkedin", "mailchimp",
-		"mailgun", "mapbox", "mattermost", "messagebird", "netlify", "newrelic", "nytimes", "plaid",
-		"privateai", "rapidapi", "sendbird", "sentry", "sourcegraph", "squarespace", "telegram",
-		"travis", "twitch", "twitter", "typeform", "yandex", "zendesk", "vercel", "looker",
-		"twilio", "sendgrid", "contribsys",
-	}
-	providerSegments = [...]string{"jira", "etsy", "lob", "okta", "sumo", "linear", "xray", "snyk", "sonar", "cohere", "intercom"}
-)
-
-func hasProvider(name string, segs []span, k []byte) bool {
-	for _, w := range providerWords {
-		if strings.Contains(string(k), w) {
-			return true
+func appendLower(dst []byte, w string) []byte {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if isUpper(c) {
+			c += 'a' - 'A'
 		}
+		dst = append(dst, c)
 	}
-	for _, w := range providerSegments {
-		if hasSegment(name, segs, w) {
-			return true
-		}
-	}
-	return false
+	return dst
 }
 
 // span is a word of a name: name[a:b].

@@ -57,6 +57,9 @@ func (t *tokenScanner) at(i int) (start, end int) {
 		rules = rules4
 	}
 	for _, r := range rules {
+		if i+1 >= len(s) || r.prefix[1] != s[i+1] {
+			continue
+		}
 		if n := t.match(i, r); n >= 0 {
 			return i, n
 		}
@@ -64,16 +67,25 @@ func (t *tokenScanner) at(i int) (start, end int) {
 	if start, end = t.structured(i); end >= 0 {
 		return start, end
 	}
-	if n := t.hexLed(i); n >= 0 {
-		return i, n
+	if i+32 <= len(s) && lowerHex.has(s[i]) && lowerHex.has(s[i+31]) {
+		if n := t.hexLed(i); n >= 0 {
+			return i, n
+		}
 	}
-	if n := t.digitLed(i); n >= 0 {
-		return i, n
+	if isDigit(s[i]) {
+		if n := t.digitLed(i); n >= 0 {
+			return i, n
+		}
 	}
-	if n := t.terraformCloud(i); n >= 0 {
-		return i, n
+	if i+23 <= len(s) && s[i+14] == '.' {
+		if n := t.terraformCloud(i); n >= 0 {
+			return i, n
+		}
 	}
-	return i, t.maxMind(i)
+	if i+40 <= len(s) && s[i+6] == '_' {
+		return i, t.maxMind(i)
+	}
+	return i, -1
 }
 
 // structured matches the tokens that need more than a prefix rule.

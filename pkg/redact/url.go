@@ -2,8 +2,15 @@ package redact
 
 import "strings"
 
-// maxScheme bounds the URL scheme scanned back from "://".
-const maxScheme = 32
+const (
+	// maxScheme bounds the URL scheme scanned back from "://".
+	maxScheme = 32
+	// maxUserinfo bounds the user name and password of a URL, and
+	// maxHostPort its host and port: what is scanned for one "://" stays
+	// bounded, so Text stays linear on text full of URLs.
+	maxUserinfo = 512
+	maxHostPort = 300
+)
 
 // redactURLCredentials replaces the password of scheme://user:password@host
 // URLs and connection strings (postgres://, mysql://, mongodb+srv://,
@@ -25,6 +32,7 @@ func redactURLCredentials(s string) string {
 		return s
 	}
 	e := editor{src: s}
+	urlEnd := span{-1, -1} // the end (b) of the URL that contains a
 	for i := 0; ; {
 		k := strings.Index(s[i:], "://")
 		if k < 0 {
@@ -40,7 +48,7 @@ func redactURLCredentials(s string) string {
 		if a == p || !isLetter(s[a]) {
 			continue
 		}
-		pw, at := userinfoPassword(s, authStart)
+		pw, at := userinfoPassword(s, authStart, &urlEnd)
 		if at < 0 {
 			continue
 		}
@@ -55,23 +63,32 @@ func redactURLCredentials(s string) string {
 
 // userinfoPassword finds the password of the URL authority at authStart:
 // it returns the start of the password and the '@' that ends it, or at -1.
-func userinfoPassword(s string, authStart int) (pw, at int) {
+//
+// end memoises the end of the URL text around the last authority looked
+// at, so that text full of "://" is scanned once.
+func userinfoPassword(s string, authStart int, memo *span) (pw, at int) {
 	u := authStart
-	for u < len(s) && !isUserEnd(s[u]) {
+	for u < len(s) && u-authStart < maxUserinfo && !isUserEnd(s[u]) {
 		u++
 	}
 	if u >= len(s) || s[u] != ':' {
 		return 0, -1
 	}
 	pw = u + 1
-	end := pw
-	for end < len(s) && !isURLEnd(s[end]) {
-		end++
+	if pw < memo.a || pw > memo.b {
+		end := pw
+		for end < len(s) && !isURLEnd(s[end]) {
+			end++
+		}
+		*memo = span{pw, end}
 	}
+	end := min(memo.b, authStart+maxUserinfo+maxHostPort)
 	at, hostEnd := -1, 0
-	for k := pw; k < end; k++ {
-		if s[k] != '@' {
-			continue
+	for k := pw; k < end && k-authStart < maxUserinfo; k++ {
+		if c := strings.IndexByte(s[k:min(end, authStart+maxUserinfo)], '@'); c < 0 {
+			break
+		} else {
+			k += c
 		}
 		he, ok := hostAt(s, k+1, end)
 		if !ok {
