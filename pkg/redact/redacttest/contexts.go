@@ -206,7 +206,7 @@ func keyedFamilies() []keyedFamily {
 		{"sentry", "SENTRY_AUTH", func(g *gen) string { return g.str(lowerHex, 64) }},
 		{"vercel", "VERCEL_DEPLOY", func(g *gen) string { return g.str(upperAlnum, 24) }},
 		{"yandex", "YANDEX_STATIC", func(g *gen) string { return "YC" + g.str(b64url, 38) }},
-		{"new-relic-id", "NEW_RELIC_USER", func(g *gen) string { return g.str(lowerAlnum, 64) }},
+		{"new-relic-id", "NEW_RELIC_API", func(g *gen) string { return g.str(lowerAlnum, 64) }},
 		{"mattermost", "MATTERMOST_BOT", func(g *gen) string { return g.str(lowerAlnum, 26) }},
 		{"netlify", "NETLIFY_AUTH", func(g *gen) string { return g.str(b64url, 43) }},
 		{"zendesk", "ZENDESK_API", func(g *gen) string { return g.str(lowerAlnum, 40) }},

@@ -68,7 +68,10 @@ func kubernetesSecrets(g *gen) []Secret {
 		pw := b64Of(g.password(16))
 		doc := "apiVersion: v1\ndata:\n  .dockerconfigjson: " + cfg + "\n  connection: " + conn + "\n  password: " + pw +
 			"\nkind: Secret\nmetadata:\n  name: app-" + fmt.Sprint(i) + "\n  namespace: default\ntype: Opaque\n"
-		if i%2 == 1 {
+		if i == 3 {
+			doc = `{"apiVersion":"v1","data":{".dockerconfigjson":"` + cfg + `","connection":"` + conn + `","password":"` + pw +
+				`"},"kind":"Secret","metadata":{"name":"app","namespace":"default"},"type":"Opaque"}`
+		} else if i%2 == 1 {
 			doc = "kind: Secret\napiVersion: v1\nmetadata:\n  name: app\nstringData:\n  token: " + pw + "\ndata:\n  connection: " + conn + "\n  .dockerconfigjson: " + cfg + "\n"
 		}
 		for _, v := range []string{cfg, conn, pw} {
