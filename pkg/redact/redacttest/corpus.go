@@ -154,17 +154,44 @@ func HookPayload(i int, line string) []byte {
 	return b
 }
 
-// Leaks returns the parts of secret that survive in out: the whole secret,
-// or any run of 12 of its bytes (any run of 8 for shorter secrets, the
-// whole of one under 8 bytes), in plain form or JSON-escaped.
-func Leaks(out, secret string) bool {
+// Leaks reports whether a part of secret survives in out: the whole
+// secret, or any run of 12 of its bytes (any run of 8 for secrets under 16
+// bytes, the whole of one under 8 bytes), in plain form or JSON-escaped.
+func Leaks(out, secret string) bool { return len(Leaked(out, []string{secret})) > 0 }
+
+// Leaked returns the secrets of which a part survives in out (see Leaks).
+// It indexes out once, so checking many secrets against a large output
+// stays cheap.
+func Leaked(out string, secrets []string) []string {
+	idx := map[string]bool{}
+	for _, w := range []int{8, 12} {
+		for i := 0; i+w <= len(out); i++ {
+			idx[out[i:i+w]] = true
+		}
+	}
+	var bad []string
+	for _, secret := range secrets {
+		if leaks(out, secret, idx) {
+			bad = append(bad, secret)
+		}
+	}
+	return bad
+}
+
+func leaks(out, secret string, idx map[string]bool) bool {
 	for _, s := range []string{secret, jsonEscaped(secret)} {
+		if len(s) < 8 {
+			if strings.Contains(out, s) {
+				return true
+			}
+			continue
+		}
 		w := 12
 		if len(s) < 16 {
-			w = min(8, len(s))
+			w = 8
 		}
 		for i := 0; i+w <= len(s); i++ {
-			if strings.Contains(out, s[i:i+w]) {
+			if idx[s[i:i+w]] {
 				return true
 			}
 		}
