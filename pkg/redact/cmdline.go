@@ -126,7 +126,7 @@ func cmdWords(s string, i int, words *[maxCmdWords]cmdWord) (int, int) {
 					break
 				}
 				k := strings.IndexByte(s[i+1:min(len(s), i+1+maxCmdQuoted)], q)
-				if k < 0 || strings.IndexAny(s[i+1:i+1+k], "\n\r") >= 0 {
+				if k < 0 || strings.ContainsAny(s[i+1:i+1+k], "\n\r") {
 					closed = false
 					break
 				}
