@@ -1,9 +1,11 @@
 package recorder_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,4 +112,43 @@ func benchInput(n int, ids bool) string {
 		sb.WriteString("}\n")
 	}
 	return sb.String()
+}
+
+// BenchmarkHook measures what `memsvc-recorder hook claude` does in process
+// for one typical PostToolUse payload (the 4 KiB event of pkg/redact's
+// benchmarks): mapping the payload, redaction, the duplicate check and the
+// HTTP call into an in-memory server. Process start-up is not included;
+// the whole invocation is measured through the built binary (see the
+// README's Recorder section).
+func BenchmarkHook(b *testing.B) {
+	payload, err := os.ReadFile("../redact/testdata/event.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := benchServer(b, "memory")
+	c, err := recorder.NewClient(url, recorder.ClientOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir, err := spool.Open(filepath.Join(b.TempDir(), "spool"), spool.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(payload)))
+	i := 0
+	for b.Loop() {
+		i++
+		p := bytes.Replace(payload, []byte("3fa85f64-5717-4562-b3fc-2c963f66afa6"), fmt.Appendf(nil, "bench-%d", i), 1)
+		events := recorder.HookEvents(recorder.HookInput{Agent: recorder.Claude, Payload: p, Now: time.Now()})
+		r, err := recorder.New(recorder.Config{Sender: c, Spool: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := r.Record(context.Background(), events); err != nil {
+			b.Fatal(err)
+		}
+		if s := r.Stats(); s.Sent != len(events) || s.Sent == 0 {
+			b.Fatalf("stats %+v", s)
+		}
+	}
 }

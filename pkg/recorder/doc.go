@@ -12,7 +12,9 @@
 // without ever being held in memory whole; white-space-only lines are
 // size-checked, then skipped. A rejected line is logged with its number,
 // counted, and skipped: the lines around it go through, and the run ends
-// with an error. Each valid event becomes one raw request (below), is
+// with an error. The error names the field and what was wanted but never
+// quotes the offending value, only its length: a field may hold a secret
+// where a valid value was expected. Each valid event becomes one raw request (below), is
 // checked against the recent identities, and joins the current batch. A
 // batch is sent when it holds Config.MaxBatchRecords events (50) or would
 // pass Config.MaxBatchBytes (8 MiB of estimated JSON; content bytes travel

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,8 +40,42 @@ func (e *EventError) Error() string {
 // Is makes errors.Is(err, ErrInvalidEvent) true.
 func (e *EventError) Is(target error) bool { return target == ErrInvalidEvent }
 
+// invalid builds an EventError. Input values are never quoted in it: the
+// error is logged, and any field of an event may hold a secret where a
+// valid value was expected (a token pasted as the event type). Every
+// Go-quoted string in the message, from this package or the packages it
+// calls, becomes its length (see hideQuoted).
 func invalid(field, format string, args ...any) *EventError {
-	return &EventError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	return &EventError{Field: field, Msg: hideQuoted(fmt.Sprintf(format, args...))}
+}
+
+// hideQuoted replaces every Go-quoted string in msg by its length:
+// `invalid speaker "ghp_..."` becomes `invalid speaker (40 bytes, not
+// shown)`.
+func hideQuoted(msg string) string {
+	if strings.IndexByte(msg, '"') < 0 {
+		return msg
+	}
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if msg[i] != '"' {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		n := len(msg) - i - 1 // an unbalanced quote: the rest is the value
+		q, err := strconv.QuotedPrefix(msg[i:])
+		if err == nil {
+			v, _ := strconv.Unquote(q)
+			n = len(v)
+		}
+		fmt.Fprintf(&b, "(%d bytes, not shown)", n)
+		if err != nil {
+			break
+		}
+		i += len(q)
+	}
+	return b.String()
 }
 
 // EventType is the kind of a Capture Event.
@@ -208,7 +243,7 @@ func ParseEvent(data []byte) (Event, error) {
 		return ev, err
 	} else if ok && s != "" {
 		if ev.Timestamp, err = time.Parse(time.RFC3339Nano, s); err != nil {
-			return ev, invalid("timestamp", "%q is not an RFC 3339 time such as 2026-11-01T12:00:00Z", s)
+			return ev, invalid("timestamp", "%q: not an RFC 3339 time such as 2026-11-01T12:00:00Z", s)
 		}
 		ev.Timestamp = ev.Timestamp.UTC()
 	}

@@ -86,8 +86,56 @@ func (a *assigner) at(i int) int {
 		if i+1 < len(s) && s[i+1] == '-' && (i == 0 || !isKeyChar(s[i-1])) {
 			return a.flag(i)
 		}
+		if i+5 < len(s) && isLetter(s[i+1]) && (i == 0 || isBlank(s[i-1])) {
+			return a.flag(i) // -password value, -token value (single-dash long flags)
+		}
+	case ',':
+		return a.callPair(i)
 	}
 	return i + 1
+}
+
+// callPair handles a call whose first argument names a secret and whose
+// second is a quoted string, at the ',' between them:
+// os.Setenv("API_TOKEN", "..."), define('AUTH_KEY', '...'),
+// env('APP_KEY', '...'), System.setProperty("db.password", "...").
+func (a *assigner) callPair(i int) int {
+	s := a.s
+	j := i
+	for j > 0 && isBlank(s[j-1]) {
+		j--
+	}
+	if j < 2 || (s[j-1] != '"' && s[j-1] != '\'') {
+		return i + 1
+	}
+	q := s[j-1]
+	k := j - 1
+	for k > 0 && j-1-k < maxQuotedKey && isKeyChar(s[k-1]) {
+		k--
+	}
+	open := k - 1
+	if k == j-1 || open < 1 || s[open] != q || open < a.consumed {
+		return i + 1
+	}
+	p := open
+	for p > 0 && isBlank(s[p-1]) {
+		p--
+	}
+	if p == 0 || s[p-1] != '(' {
+		return i + 1
+	}
+	class := classifyKey(s[k : j-1])
+	if class == keyPlain {
+		return i + 1
+	}
+	v := i + 1
+	for v < len(s) && isBlank(s[v]) {
+		v++
+	}
+	if v >= len(s) || (s[v] != '"' && s[v] != '\'') {
+		return i + 1
+	}
+	return a.quoted(keyInfo{name: s[k : j-1], start: open, quote: q}, class, v)
 }
 
 func (a *assigner) separator(i int) int {
@@ -185,6 +233,19 @@ func (a *assigner) keyBefore(sep int) (keyInfo, bool) {
 	}
 	if j == 0 {
 		return keyInfo{}, false
+	}
+	if j >= 3 && s[j-1] == ']' && (s[j-2] == '"' || s[j-2] == '\'') {
+		// A quoted key in brackets: os.environ['API_KEY'] = ...,
+		// ENV["TOKEN"] = ..., $_ENV['SECRET'] = ...
+		q, end := s[j-2], j-2
+		k := end
+		for k > 0 && end-k < maxQuotedKey && isKeyChar(s[k-1]) {
+			k--
+		}
+		if k == end || k < 2 || s[k-1] != q || s[k-2] != '[' {
+			return keyInfo{}, false
+		}
+		return keyInfo{name: s[k:end], start: k - 2}, true
 	}
 	if q := s[j-1]; q == '"' || q == '\'' {
 		end := j - 1
@@ -321,6 +382,8 @@ func keepQuoted(class keyClass, v string) bool {
 	switch class {
 	case keyWeak:
 		return !credentialLike(v, 8) || isPlaceholder(v)
+	case keyRandom:
+		return !randomish(v)
 	case keyAuthorization:
 		if w := schemeWord(v); w > 0 {
 			return isPlaceholder(v[w:])
@@ -454,11 +517,16 @@ func (a *assigner) unquoted(k keyInfo, class keyClass, sepEnd, v int, sep sepKin
 			return sepEnd // Go and JS literals: Config{Token: tokens, PrivateKey: priv}
 		}
 	}
-	if class == keyWeak {
+	switch {
+	case class == keyWeak:
 		if !credentialLike(val, 8) {
 			return sepEnd
 		}
-	} else if len(val) < minBareValue || isKeyword(val) || (sep != sepEnv && a.prose(k, val, end)) {
+	case class == keyRandom:
+		if !randomish(val) {
+			return sepEnd
+		}
+	case len(val) < minBareValue || isKeyword(val) || (sep != sepEnv && a.prose(k, val, end)):
 		return sepEnd
 	}
 	return a.redact(v, end, a.marker(k))
@@ -582,7 +650,11 @@ func (a *assigner) flag(i int) int {
 	for k < len(s) && isKeyChar(s[k]) {
 		k++
 	}
-	if k >= len(s) || !isBlank(s[k]) || classifyKey(s[i:k]) == keyPlain {
+	class := keyPlain
+	if k < len(s) && isBlank(s[k]) {
+		class = classifyKey(s[i:k])
+	}
+	if class == keyPlain {
 		return k
 	}
 	v := k
@@ -598,14 +670,15 @@ func (a *assigner) flag(i int) int {
 			q, cs, esc = '"', v+2, true
 		}
 		ce, _ := closingQuote(s, cs, q, esc)
-		if val := s[cs:ce]; isPlaceholder(val) || !credentialLike(val, minFlagValue) {
+		if val := s[cs:ce]; isPlaceholder(val) || !credentialLike(val, minFlagValue) || class == keyRandom && !randomish(val) {
 			return v
 		}
 		return a.redact(cs, ce, Marker)
 	}
 	end, code := a.valueRun(v)
 	val := s[v:end]
-	if code || isPlaceholder(val) || strings.IndexByte("&*!@#", s[v]) >= 0 || !credentialLike(val, minFlagValue) {
+	if code || isPlaceholder(val) || strings.IndexByte("&*!@#", s[v]) >= 0 || !credentialLike(val, minFlagValue) ||
+		class == keyRandom && !randomish(val) {
 		return v
 	}
 	return a.redact(v, end, Marker)
@@ -635,7 +708,7 @@ func (a *assigner) xmlElement(i int) int {
 	}
 	v, end = trimXML(s, v, end)
 	val := s[v:end]
-	if len(val) < minBareValue || isPlaceholder(val) || (class == keyWeak && !credentialLike(val, 8)) {
+	if len(val) < minBareValue || isPlaceholder(val) || (class == keyWeak && !credentialLike(val, 8)) || (class == keyRandom && !randomish(val)) {
 		return i + 1
 	}
 	return a.redact(v, end, Marker)
@@ -704,7 +777,7 @@ func isReference(v, key string) bool {
 	if segs >= 2 {
 		return true
 	}
-	if classifyKey(v) == keyPlain {
+	if c := classifyKey(v); c == keyPlain || c == keyRandom {
 		return false
 	}
 	var kb, vb [maxKeyNorm]byte

@@ -80,6 +80,15 @@ func BenchmarkTextAdversarial(b *testing.B) {
 		{"quoted keys", fill(`"password": "`)},
 		{"flags", fill("--token a:")},
 		{"separators", fill("a=")},
+		{"url userinfo", fill("a://b:c@d")},
+		{"command words", fill("mysql -p ")},
+		{"command quotes", "curl '" + fill("curl -u x ")},
+		{"netrc", fill("machine h login u password ")},
+		{"netrc keywords", "default " + fill("machine ")},
+		{"kube secrets", fill("kind: Secret\ndata:\n  a: b\n")},
+		{"azure anchors", fill("ab1Q~")},
+		{"call pairs", fill(`f("token", `)},
+		{"bracket keys", fill(`x['token']=`)},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bc.in)))

@@ -146,3 +146,84 @@ func isFiller(v string) bool {
 	}
 	return true
 }
+
+// randomish reports whether v looks machine-made, as the value of a name
+// that holds a secret only sometimes (see keyRandom): 12 to 1024 bytes of
+// letters, digits and the symbols tokens are made of, with digits and at
+// least eight distinct bytes, or a number of 14 or more digits (a client
+// id); not a path, URL, version, date, host name or dotted name.
+// "dapi0f1e2d...", "8f14e45f-ceea-467f-a9f8-2a1c9d7b3e5f" and
+// "1234567890123456" are randomish; "4096", "api@2024.05.01+abc1234",
+// "login.example.com", "2024-05-01T12:00:00Z" and "-1001234567890" are not.
+func randomish(v string) bool {
+	if len(v) < 12 || len(v) > 1024 {
+		return false
+	}
+	var digits, letters, dots, slashes, distinct int
+	var seen [128]bool
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case isDigit(c):
+			digits++
+		case isLetter(c):
+			letters++
+		case c == '.':
+			dots++
+		case c == '/':
+			slashes++
+		case strings.IndexByte("-_=+~:|%$", c) < 0:
+			return false
+		}
+		if !seen[c] {
+			seen[c] = true
+			distinct++
+		}
+	}
+	switch {
+	case digits == 0:
+		return false
+	case letters == 0:
+		return len(v) >= 14 && allDigits(v) && distinct >= 5
+	case slashes > 0 && (dots > 0 || slashes > 2 || strings.Contains(v, "//")):
+		return false
+	case distinct < 8, looksVersion(v), looksDate(v), dots > 0 && dottedWords(v):
+		return false
+	}
+	return true
+}
+
+// looksVersion reports a version: optional v, digits, a dot, a digit.
+func looksVersion(v string) bool {
+	v = strings.TrimPrefix(strings.TrimPrefix(v, "v"), "V")
+	i := 0
+	for i < len(v) && isDigit(v[i]) {
+		i++
+	}
+	return i > 0 && i+1 < len(v) && v[i] == '.' && isDigit(v[i+1])
+}
+
+// looksDate reports an ISO date at the start: 2024-05-01...
+func looksDate(v string) bool {
+	if len(v) < 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	return allDigits(v[:4]) && allDigits(v[5:7]) && allDigits(v[8:10])
+}
+
+// dottedWords reports a dotted name none of whose parts mixes letters and
+// digits over eight bytes or more: a host name, a Java property, a file
+// name.
+func dottedWords(v string) bool {
+	for _, part := range strings.Split(v, ".") {
+		var l, d bool
+		for i := 0; i < len(part); i++ {
+			l = l || isLetter(part[i])
+			d = d || isDigit(part[i])
+		}
+		if l && d && len(part) >= 8 {
+			return false
+		}
+	}
+	return true
+}

@@ -47,6 +47,9 @@ func JSON(doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidJSON, err)
 	}
 	r := jsonRedactor{doc: doc, dec: json.NewDecoder(bytes.NewReader(doc))}
+	if bytes.Contains(doc, []byte(`"Secret"`)) {
+		r.secrets = kubeObjects(doc)
+	}
 	r.dec.UseNumber()
 	r.out = make([]byte, 0, len(doc))
 	if err := r.value(); err != nil {
@@ -64,6 +67,12 @@ type jsonRedactor struct {
 	dec *json.Decoder
 	out []byte
 	pos int // doc[:pos] has been written to out
+	// secrets holds the offsets (just after '{') of the objects that are
+	// Kubernetes Secrets: "kind": "Secret" among their members.
+	secrets map[int]bool
+	// inSecretData is set while the value of a Secret's data or
+	// stringData member is written: every string in it is a secret.
+	inSecretData bool
 }
 
 // next reads a token, copies the gap before it and returns the token and
@@ -120,12 +129,17 @@ func (r *jsonRedactor) valueFrom(tok json.Token, start, end int) error {
 		r.emit(start, end)
 		switch t {
 		case '{':
-			return r.object()
+			return r.object(end)
 		case '[':
 			return r.array()
 		}
 		return fmt.Errorf("unexpected %q", rune(t))
 	case string:
+		if r.inSecretData && t != "" {
+			r.out = append(r.out, quotedMarker...)
+			r.pos = end
+			return nil
+		}
 		r.emitString(t, Text(t), start, end)
 	default: // json.Number, bool, nil
 		r.emit(start, end)
@@ -133,7 +147,8 @@ func (r *jsonRedactor) valueFrom(tok json.Token, start, end int) error {
 	return nil
 }
 
-func (r *jsonRedactor) object() error {
+func (r *jsonRedactor) object(at int) error {
+	secret := r.secrets[at]
 	for r.dec.More() {
 		tok, start, end, err := r.next()
 		if err != nil {
@@ -145,10 +160,19 @@ func (r *jsonRedactor) object() error {
 		}
 		red := Text(key)
 		r.emitString(key, red, start, end)
-		if IsSecretKey(red) {
+		switch classifyKey(red) {
+		case keyPlain:
+			if secret && (key == "data" || key == "stringData") && !r.inSecretData {
+				r.inSecretData = true
+				err = r.value()
+				r.inSecretData = false
+			} else {
+				err = r.value()
+			}
+		case keyRandom:
+			err = r.randomValue()
+		default:
 			err = r.secretValue()
-		} else {
-			err = r.value()
 		}
 		if err != nil {
 			return err
@@ -232,6 +256,67 @@ func (r *jsonRedactor) secretValue() error {
 	r.out = append(r.out, quotedMarker...)
 	r.pos = end
 	return nil
+}
+
+// kubeObjects returns the offsets, just after their '{', of the objects of
+// a valid document that have a member "kind": "Secret" (Kubernetes
+// Secrets, whose data and stringData values are all secrets).
+func kubeObjects(doc []byte) map[int]bool {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	type frame struct {
+		at     int
+		object bool
+		key    bool   // the next string is a key
+		last   string // the last key read
+	}
+	var stack []frame
+	out := map[int]bool{}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return out
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if k, ok := tok.(string); ok {
+				top.last, top.key = k, false
+				continue
+			}
+		}
+		if top != nil && top.object {
+			if v, ok := tok.(string); ok && v == "Secret" && top.last == "kind" {
+				out[top.at] = true
+			}
+			top.key = true
+		}
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				stack = append(stack, frame{at: int(dec.InputOffset()), object: d == '{', key: d == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+}
+
+// randomValue replaces the value of a name that holds a secret only
+// sometimes (keyRandom) when it is a string that looks machine-made, and
+// redacts it as any other value otherwise.
+func (r *jsonRedactor) randomValue() error {
+	tok, start, end, err := r.next()
+	if err != nil {
+		return err
+	}
+	if str, ok := tok.(string); ok && randomish(str) {
+		r.out = append(r.out, quotedMarker...)
+		r.pos = end
+		return nil
+	}
+	return r.valueFrom(tok, start, end)
 }
 
 // skip consumes the rest of a compound value whose opening delimiter has
@@ -321,9 +406,14 @@ func Value(v any) any {
 		return out
 	case map[string]any:
 		out := make(map[string]any, len(t))
+		secret := t["kind"] == "Secret"
 		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if secret && (k == "data" || k == "stringData") && classifyKey(Text(k)) == keyPlain {
+				out[Text(k)] = secretStrings(t[k])
+				continue
+			}
 			rk := Text(k)
-			if e := t[k]; IsSecretKey(rk) && mayHoldSecret(e) {
+			if e := t[k]; secretMember(rk, e) {
 				out[rk] = Marker
 			} else {
 				out[rk] = Value(e)
@@ -344,7 +434,7 @@ func Value(v any) any {
 		out := make(map[string]string, len(t))
 		for _, k := range slices.Sorted(maps.Keys(t)) {
 			rk := Text(k)
-			if e := t[k]; IsSecretKey(rk) && e != "" {
+			if e := t[k]; secretMember(rk, e) {
 				out[rk] = Marker
 			} else {
 				out[rk] = Text(e)
@@ -359,6 +449,48 @@ func Value(v any) any {
 		return json.RawMessage(b)
 	}
 	return v
+}
+
+// secretStrings replaces every non-empty string in v by Marker: the data
+// of a Kubernetes Secret. Keys are redacted with Text.
+func secretStrings(v any) any {
+	switch t := v.(type) {
+	case string:
+		if t != "" {
+			return Marker
+		}
+		return t
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = secretStrings(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if rk := Text(k); secretMember(rk, t[k]) {
+				out[rk] = Marker
+			} else {
+				out[rk] = secretStrings(t[k])
+			}
+		}
+		return out
+	}
+	return v
+}
+
+// secretMember reports whether the member k: v of a decoded object is a
+// secret to replace whole, as JSON decides for the same member.
+func secretMember(k string, v any) bool {
+	switch classifyKey(k) {
+	case keyPlain:
+		return false
+	case keyRandom:
+		s, ok := v.(string)
+		return ok && randomish(s)
+	}
+	return mayHoldSecret(v)
 }
 
 // mayHoldSecret reports whether a decoded value could carry a secret.

@@ -12,7 +12,8 @@ const PrivateKeyMarker = "[REDACTED PRIVATE KEY]"
 //
 // The rules run in a fixed order, each on the output of the one before:
 // private key blocks, URL credentials, token shapes, Bearer/Basic
-// credentials, then key/value assignments. The order is what makes Text
+// credentials, netrc entries, Kubernetes Secret data, command-line
+// passwords, then key/value assignments. The order is what makes Text
 // idempotent: a rule never creates a match for itself or for an earlier rule,
 // and the assignment rule sees every marker the others produce (a value that
 // is already a marker is kept as it is).
@@ -21,5 +22,8 @@ func Text(s string) string {
 	s = redactURLCredentials(s)
 	s = redactTokenShapes(s)
 	s = redactAuthSchemes(s)
+	s = redactNetrc(s)
+	s = redactKubeSecrets(s)
+	s = redactCommandLines(s)
 	return redactAssignments(s)
 }

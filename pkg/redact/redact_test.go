@@ -3,6 +3,7 @@ package redact_test
 import (
 	"bufio"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -419,5 +420,101 @@ func TestFalsePositiveCorpus(t *testing.T) {
 	}
 	if got := redact.Text(string(data)); got != string(data) {
 		t.Errorf("the corpus as one text changed")
+	}
+}
+
+func contextCases() []textCase {
+	pw := "Zx9Qm2#Lk7"
+	return []textCase{
+		{"curl -u", "curl -u admin:" + pw + " https://api.example.com", "curl -u admin:[REDACTED] https://api.example.com"},
+		{"curl --user=", `curl --user="ci:` + pw + `" https://x`, `curl --user="ci:[REDACTED]" https://x`},
+		{"mysql -p glued", "mysql -u root -p" + pw + " app", "mysql -u root -p[REDACTED] app"},
+		{"mysql -p quoted", "mysql -p'" + pw + "' app", "mysql -p'[REDACTED]' app"},
+		{"docker login -p", "docker login -u bot -p " + pw + " ghcr.io", "docker login -u bot -p [REDACTED] ghcr.io"},
+		{"sshpass", "sshpass -p '" + pw + "' ssh host", "sshpass -p '[REDACTED]' ssh host"},
+		{"vault login", "vault login " + fake(mixed, 26), "vault login [REDACTED]"},
+		{"htpasswd -nb", "htpasswd -nbB admin " + pw, "htpasswd -nbB admin [REDACTED]"},
+		{"htpasswd -b file", "htpasswd -b .htpasswd admin " + pw, "htpasswd -b .htpasswd admin [REDACTED]"},
+		{"openssl pass:", "openssl pkcs12 -export -passout pass:" + pw + " -out a.p12", "openssl pkcs12 -export -passout pass:[REDACTED] -out a.p12"},
+		{"sqlplus", "sqlplus scott/" + pw + "@orcl", "sqlplus scott/[REDACTED]@orcl"},
+		{"echo into password-stdin", `echo "` + pw + `" | docker login -u me --password-stdin`, `echo "[REDACTED]" | docker login -u me --password-stdin`},
+		{"fish set", "set -gx OPENAI_API_KEY " + fake(mixed, 30), "set -gx OPENAI_API_KEY [REDACTED]"},
+		{"single-dash flag", "influx -password " + pw + " -execute 'show databases'", "influx -password [REDACTED] -execute 'show databases'"},
+		{"netrc one line", "machine api.example.com login me password " + pw, "machine api.example.com login me password [REDACTED]"},
+		{"netrc lines", "machine github.com\n  login bot\n  password " + pw + "\n", "machine github.com\n  login bot\n  password [REDACTED]\n"},
+		{"kubernetes yaml", "kind: Secret\ndata:\n  dsn: " + fake(b64url, 24) + "\n  url: aHR0cHM6Ly94\nmetadata:\n  name: db\n",
+			"kind: Secret\ndata:\n  dsn: [REDACTED]\n  url: [REDACTED]\nmetadata:\n  name: db\n"},
+		{"os.environ", "os.environ['API_KEY'] = '" + fake(mixed, 24) + "'", "os.environ['API_KEY'] = '[REDACTED]'"},
+		{"process.env", `process.env["AUTH_TOKEN"] = "` + fake(mixed, 24) + `";`, `process.env["AUTH_TOKEN"] = "[REDACTED]";`},
+		{"Setenv call", `os.Setenv("API_TOKEN", "` + fake(mixed, 24) + `")`, `os.Setenv("API_TOKEN", "[REDACTED]")`},
+		{"define call", "define('AUTH_KEY', '" + fake(mixed, 24) + "');", "define('AUTH_KEY', '[REDACTED]');"},
+		{"pass variable", "SMTP_PASS=" + pw, "SMTP_PASS=[REDACTED]"},
+		{"secret key base", "SECRET_KEY_BASE=" + fake(hexLow, 64), "SECRET_KEY_BASE=[REDACTED]"},
+		{"app key", "APP_KEY=base64:" + fake(mixed, 43) + "=", "APP_KEY=[REDACTED]"},
+		{"provider name", "DISCORD_CLIENT_ID=123456789012345678", "DISCORD_CLIENT_ID=[REDACTED]"},
+		{"url password with / # @ :", "postgres://app:p/ss#w@rd:9x@db.internal:5432/app", "postgres://app:[REDACTED]@db.internal:5432/app"},
+		{"databricks", "dapi" + fake(hexLow, 32), "[REDACTED]"},
+		{"twilio", "SK" + fake(hexLow, 32), "[REDACTED]"},
+		{"telegram url", "https://api.telegram.org/bot1234567890:AA" + fake(b64url, 33) + "/getMe", "https://api.telegram.org/bot[REDACTED]/getMe"},
+		{"azure ad secret", "client_id=x secret: ab1" + "8Q~" + fake(b64url, 34), "client_id=x secret: [REDACTED]"},
+	}
+}
+
+func TestTextContexts(t *testing.T) { checkText(t, contextCases()) }
+
+// keptContextCases are lines next to the new rules that must not change.
+func keptContextCases() []string {
+	return []string{
+		"mysql -u root -p",
+		"docker login -p is insecure; use --password-stdin",
+		"curl -u \"$USER:$PASS\" https://api.example.com",
+		"vault login -method=oidc",
+		"htpasswd -c .htpasswd admin",
+		"A .netrc file holds machine, login and password lines.",
+		"postgres://user:password@localhost:5432/app",
+		"http://localhost:8420/v1/recall?next=a@b.example",
+		`"primary_key": "id",`,
+		`"public_key": "MCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE="`,
+		"DISCORD_CHANNEL_ID=123456789012345678",
+		"SENTRY_RELEASE=api@2024.05.01+abc1234",
+		"token_expiry=2024-05-01T12:00:00Z",
+		`os.Setenv("TZ", "UTC")`,
+		"set the token value before the deploy",
+		"the machine learning password manager",
+		`"integrity": "sha512-` + fake(mixed+"+/", 86) + `=="`,
+	}
+}
+
+func TestTextKeepsContextLookAlikes(t *testing.T) {
+	var cases []textCase
+	for _, s := range keptContextCases() {
+		cases = append(cases, textCase{s, s, s})
+	}
+	checkText(t, cases)
+}
+
+func TestIsSecretKeyWords(t *testing.T) {
+	for k, want := range map[string]bool{
+		"SMTP_PASS": true, "MYSQL_ROOT_PW": true, "DB_PWD": true, "SECRET_KEY_BASE": true, "APP_KEY": true,
+		"api_key_prod": true, "PASSWORD_2": true, "accessTokenProd": true, "X-Gateway-Key": true, "AUTH_SALT": true,
+		"bypass": false, "compass": false, "sort_key": false, "public_key": false, "primary_key": false,
+		"DISCORD_CLIENT_ID": false, "auth_code": false, "password_min_length": false,
+	} {
+		if got := redact.IsSecretKey(k); got != want {
+			t.Errorf("IsSecretKey(%q) = %v, want %v", k, got, want)
+		}
+	}
+}
+
+func TestJSONKubernetesSecret(t *testing.T) {
+	doc := `{"apiVersion":"v1","data":{"dsn":"` + fake(b64url, 24) + `","n":1},"kind":"Secret","metadata":{"name":"db","data":"x"}}`
+	want := `{"apiVersion":"v1","data":{"dsn":"[REDACTED]","n":1},"kind":"Secret","metadata":{"name":"db","data":"x"}}`
+	got, err := redact.JSON([]byte(doc))
+	if err != nil || string(got) != want {
+		t.Fatalf("JSON(%s)\n got: %s, %v\nwant: %s", doc, got, err, want)
+	}
+	in := decode(t, []byte(doc))
+	if v, w := redact.Value(in), decode(t, got); !reflect.DeepEqual(v, w) {
+		t.Fatalf("Value disagrees with JSON:\nValue: %#v\n JSON: %#v", v, w)
 	}
 }
