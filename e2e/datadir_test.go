@@ -68,7 +68,7 @@ func TestMissingDataDirRefused(t *testing.T) {
 	if r := runBin(t, 20*time.Second, nil, "memsvc", "--data-dir", typo, "store", "first note"); r.code != 0 {
 		t.Fatalf("store into a new directory: %+v", r)
 	}
-	if r := runBin(t, 20*time.Second, nil, "memsvc", "--data-dir", typo, "stats"); r.code != 0 || !strings.Contains(r.stdout, `"total_records": 1`) {
+	if r := runBin(t, 20*time.Second, nil, "memsvc", "--data-dir", typo, "stats", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"total_records": 1`) {
 		t.Fatalf("stats after the first store: %+v", r)
 	}
 }
@@ -85,9 +85,15 @@ func TestForeignDataDirRefused(t *testing.T) {
 	}
 	commands := append([][]string{{"store", "a note"}, {"store-raw", "an entry", "--session-id", "s"}, {"import", "ARCHIVE"}, {"serve", "--port", "0"}},
 		readOnlyCommands...)
-	archive := filepath.Join(t.TempDir(), "empty.cma")
-	if err := os.WriteFile(archive, nil, 0o600); err != nil {
-		t.Fatal(err)
+	// A real archive, so that import fails on the directory and not on
+	// its input.
+	src := filepath.Join(t.TempDir(), "src")
+	archive := filepath.Join(t.TempDir(), "one.cma")
+	if r := runBin(t, 20*time.Second, nil, "memsvc", "--data-dir", src, "store", "a note"); r.code != 0 {
+		t.Fatalf("store: %+v", r)
+	}
+	if r := runBin(t, 20*time.Second, nil, "memsvc", "--data-dir", src, "export", "--output", archive); r.code != 0 {
+		t.Fatalf("export: %+v", r)
 	}
 	for _, args := range commands {
 		args = slices.Clone(args)

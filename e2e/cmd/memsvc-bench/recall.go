@@ -416,7 +416,7 @@ func (r *recallRun) tick(ctx context.Context, d time.Duration) error {
 	for secs := int64(math.Round(d.Seconds())); secs > 0; secs -= year {
 		n := uint32(min(secs, year))
 		ctx, cancel := context.WithTimeout(ctx, opTimeout)
-		_, err := r.cl.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &n})
+		_, err := r.cl.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &n, AllowLong: true})
 		cancel()
 		if err != nil {
 			return fmt.Errorf("decay tick: %w", err)

@@ -44,7 +44,7 @@ func (r *root) auditVerifyCmd() *ff.Command {
 					// The log lives in the data directory: a mistyped
 					// --data-dir is named as such.
 					if err := server.CheckDataDir(cfg, false); err != nil {
-						return err
+						return fmt.Errorf("%w; or name the log with --path (audit-verify reads it from this machine's disk, never through --server-url)", err)
 					}
 				}
 				p = cfg.AuditLogPath()
