@@ -37,8 +37,6 @@ func archiveEntries(t *testing.T, data []byte) (curated []*memory.MemoryRecord, 
 	}
 }
 
-func compareIDs(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) }
-
 // TestExportStoreFilter: a store list exports exactly the records of those
 // stores, in the order the list names them, each store once, and the raw
 // journal only when asked for.

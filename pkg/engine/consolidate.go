@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -223,7 +224,7 @@ func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge 
 	for i, rec := range pool {
 		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
 		v := rec.Content.Embedding()
-		vecs[i] = unitVec{dims: len(v), unit: normalize(v)}
+		vecs[i] = unitVec{dims: len(v), unit: vecindex.Normalize(v)}
 	}
 	for i, a := range pool {
 		if used[a.ID] {
@@ -258,7 +259,7 @@ type unitVec struct {
 // index terms.
 func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
 	if va.dims > 0 && va.dims == vb.dims {
-		return va.unit != nil && vb.unit != nil && float64(dot(va.unit, vb.unit)) > dupCosine
+		return va.unit != nil && vb.unit != nil && float64(vecindex.Dot(va.unit, vb.unit)) > dupCosine
 	}
 	j, _ := jaccard(ta, tb)
 	return len(ta) > 0 && j >= dupJaccard

@@ -249,7 +249,7 @@ func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*mem
 			v := 0
 			for i := 1; i < len(sim); i++ {
 				if sim[i].LastAccessedAt.Before(sim[v].LastAccessedAt) ||
-					(sim[i].LastAccessedAt.Equal(sim[v].LastAccessedAt) && idLess(sim[i].ID, sim[v].ID)) {
+					(sim[i].LastAccessedAt.Equal(sim[v].LastAccessedAt) && compareIDs(sim[i].ID, sim[v].ID) < 0) {
 					v = i
 				}
 			}

@@ -31,6 +31,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -81,7 +82,7 @@ type Engine struct {
 
 	clockBits atomic.Uint64 // decay clock in seconds, as float64 bits
 
-	vectors *vectorIndex
+	vectors *vecindex.Index
 
 	idx     indexes
 	link    *linker
@@ -127,7 +128,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		seed:    maphash.MakeSeed(),
 		st:      newState(),
 		working: newWorkingStore(opts.WorkingCapacity),
-		vectors: newVectorIndex(),
+		vectors: vecindex.New(nil),
 	}
 	e.ids = memory.NewIDSource(e.now, nil)
 	if err := e.loadClock(); err != nil {
@@ -165,7 +166,7 @@ func (e *Engine) load(ctx context.Context) error {
 			}
 			e.st.put(rec)
 			if v := rec.Content.Embedding(); v != nil {
-				e.vectors.put(rec.ID, v)
+				e.vectors.Put(rec.ID, v)
 			}
 			return nil
 		})

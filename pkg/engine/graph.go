@@ -110,7 +110,7 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		if x := a.created.Compare(b.created); x != 0 {
 			return x
 		}
-		if idLess(a.id, b.id) {
+		if compareIDs(a.id, b.id) < 0 {
 			return -1
 		}
 		return 1
@@ -208,12 +208,7 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 					ids = append(ids, id)
 				}
 			}
-			slices.SortFunc(ids, func(a, b memory.ID) int {
-				if idLess(a, b) {
-					return -1
-				}
-				return 1
-			})
+			slices.SortFunc(ids, compareIDs)
 			for _, id := range ids {
 				if len(queue) >= limit {
 					break

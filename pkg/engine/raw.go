@@ -275,15 +275,10 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		return nil, fmt.Errorf("raw search: %w", err)
 	}
 	slices.SortFunc(matches, func(a, b match) int {
-		switch {
-		case a.created != b.created:
-			return cmp.Compare(b.created, a.created)
-		case idLess(a.id, b.id):
-			return 1
-		case idLess(b.id, a.id):
-			return -1
+		if c := cmp.Compare(b.created, a.created); c != 0 {
+			return c
 		}
-		return 0
+		return compareIDs(b.id, a.id)
 	})
 	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}, TotalCandidates: uint32(len(matches))}
 	for _, m := range matches {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -181,17 +182,17 @@ func (t *txn) commit() error {
 	if t.replace {
 		e.st = newState()
 		e.working = newWorkingStore(e.working.capacity)
-		e.vectors = newVectorIndex()
+		e.vectors = vecindex.New(nil)
 		e.raw = rawState{}
 	}
 	for _, id := range t.dels {
 		e.working.delete(id)
 		e.st.delete(id)
-		e.vectors.remove(id)
+		e.vectors.Remove(id)
 	}
 	for _, rec := range t.puts {
 		e.applyRecord(rec)
-		e.vectors.put(rec.ID, rec.Content.Embedding())
+		e.vectors.Put(rec.ID, rec.Content.Embedding())
 	}
 	for _, rec := range t.touched {
 		e.applyRecord(rec) // its vector row is unchanged
