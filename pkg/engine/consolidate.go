@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -279,7 +280,7 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 	cp.Content = rec.Content
 	if cp.Content.Summary == nil {
 		if text, ok := rec.Content.Text(); ok {
-			s := truncate(text, summaryBytes)
+			s := dreamgroup.Truncate(text, summaryBytes)
 			cp.Content.Summary = &s
 		}
 	}

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -274,19 +274,6 @@ func nodeSummary(rec *memory.MemoryRecord) *string {
 	if !ok {
 		return nil
 	}
-	s := truncate(text, 80)
+	s := dreamgroup.Truncate(text, 80)
 	return &s
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, adding "..." when
-// it cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -139,7 +140,7 @@ func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
 	if fresh {
 		put = t.e.idx.raw.PutNew
 	}
-	c, err := put(t.ib, rec.ID, rawAttrs(rec), rawTexts(rec)...)
+	c, err := put(t.ib, rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index raw record %s: %w", rec.ID, err)
 	}
