@@ -29,7 +29,6 @@ import (
 // log that ends before it was truncated or replaced, and the engine refuses
 // to start on it.
 const (
-	nsOutbox       = 'o'
 	auditHeadKey   = "audit_head"
 	auditBatch     = 256 // events per append
 	auditMaxIDs    = 1000
@@ -69,10 +68,6 @@ type outboxEvent struct {
 	RecordIDs  []string        `json:"record_ids"`
 	StoreTypes []string        `json:"store_types"`
 	Summary    json.RawMessage `json:"summary"`
-}
-
-func outboxKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
 }
 
 // openAudit replays the outbox into the log and starts the appender.
@@ -121,17 +116,13 @@ func (e *Engine) flushOutbox(replay bool) error {
 			limit = a.durable.Load()
 		}
 		var events []audit.Event
-		var stale [][]byte
-		err := e.db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
-			if len(k) != 9 {
-				return false, fmt.Errorf("outbox key %x: %w", k, store.ErrCorrupt)
-			}
-			seq := binary.BigEndian.Uint64(k[1:])
+		var stale []uint64
+		err := e.db.ScanOutbox(func(seq uint64, v []byte) (bool, error) {
 			if seq > limit {
 				return false, nil
 			}
 			if seq <= last {
-				stale = append(stale, append([]byte(nil), k...))
+				stale = append(stale, seq)
 				return true, nil
 			}
 			var ev outboxEvent
@@ -154,12 +145,12 @@ func (e *Engine) flushOutbox(replay bool) error {
 			return nil
 		}
 		b := e.db.NewBatch()
-		for _, k := range stale {
-			b.Delete(k)
+		for _, seq := range stale {
+			b.DeleteOutbox(seq)
 		}
 		var head uint64
 		for _, ev := range events {
-			b.Delete(outboxKey(ev.Sequence))
+			b.DeleteOutbox(ev.Sequence)
 			head = ev.Sequence
 		}
 		if head > 0 {
@@ -260,7 +251,7 @@ func (t *txn) commitAudited() error {
 	if err != nil {
 		return fmt.Errorf("audit event: %w", err)
 	}
-	t.b.Set(outboxKey(a.next), body)
+	t.b.PutOutbox(a.next, body)
 	if err := t.b.Commit(); err != nil {
 		return err
 	}

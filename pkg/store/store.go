@@ -21,6 +21,9 @@
 //	                                  value = RawFlags
 //	"t" ts(12) id(16)                 raw time index, value = RawFlags
 //	"m" name                          engine settings and counters (see engine)
+//	"o" seq(8)                        audit outbox event with sequence seq
+//	                                  (big endian), value = the event as the
+//	                                  engine encodes it (JSON)
 //	"x" ...                           derived indexes owned by the engine
 //
 // ts is a creation time as 8 bytes of Unix seconds with the sign bit
@@ -106,9 +109,8 @@
 // entry creation times in the "t" and "S" keys, the RawFlags bytes
 // (visibility, secrecy, suppressed, dream-processed), the number and sizes
 // of values, the "F" layout byte, the header, and whatever the engine
-// writes with Batch.Set under its own namespaces: settings and counters
-// under "m", its audit outbox, and its derived indexes under "x" if it
-// persists them (it must not while encrypting unless told to). Embeddings
+// writes under "m" (settings and counters) and "o" (audit outbox events),
+// and its derived indexes under "x" if it persists them (it must not while encrypting unless told to). Embeddings
 // are inside the record values and are encrypted with them.
 //
 // A database opened with a passphrase also tunes pebble so that stale
@@ -149,6 +151,7 @@ const (
 	nsSealedSession = 'S'
 	nsRawTime       = 't'
 	nsMeta          = 'm'
+	nsOutbox        = 'o'
 	// NSDerived is the namespace the engine's own indexes live under.
 	NSDerived = 'x'
 )
@@ -687,7 +690,7 @@ func (db *DB) exists(key []byte) bool {
 
 // DeleteAllRecords removes every curated record and raw journal entry with
 // all their index entries, in whichever form they were written. Settings,
-// the encryption header and the engine's own namespaces stay.
+// the encryption header, the audit outbox and derived indexes stay.
 func (b *Batch) DeleteAllRecords() {
 	for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
 		b.DeleteRange([]byte{ns}, []byte{ns + 1})
@@ -964,6 +967,29 @@ func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
 
 // Close releases the snapshot.
 func (s *Snapshot) Close() error { return s.s.Close() }
+
+// Audit outbox.
+
+func outboxKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
+}
+
+// PutOutbox writes the audit outbox event with sequence seq.
+func (b *Batch) PutOutbox(seq uint64, event []byte) { b.Set(outboxKey(seq), event) }
+
+// DeleteOutbox removes the outbox event with sequence seq.
+func (b *Batch) DeleteOutbox(seq uint64) { b.Delete(outboxKey(seq)) }
+
+// ScanOutbox calls fn with every outbox event in sequence order until fn
+// returns false. The event is only valid during the call.
+func (db *DB) ScanOutbox(fn func(seq uint64, event []byte) (bool, error)) error {
+	return db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
+		if len(k) != 9 {
+			return false, fmt.Errorf("outbox key %x: %w", k, ErrCorrupt)
+		}
+		return fn(binary.BigEndian.Uint64(k[1:]), v)
+	})
+}
 
 // Settings.
 
