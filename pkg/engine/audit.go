@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -39,15 +39,15 @@ const (
 type auditState struct {
 	log *audit.Log
 
-	mu   sync.Mutex // serialises sequence assignment with the commit
-	next uint64     // sequence of the next event
+	mu   lockorder.Mutex // serialises sequence assignment with the commit
+	next uint64          // sequence of the next event
 	// durable is the last sequence whose commit has returned. Pebble makes
 	// a synced batch visible to readers before its fsync completes, so the
 	// appender must not take an event it can already see: the change could
 	// still be lost, leaving a log entry for something that never happened.
 	durable atomic.Uint64
 
-	flushMu sync.Mutex // one flush of the outbox at a time
+	flushMu lockorder.Mutex // one flush of the outbox at a time
 
 	wake chan struct{}
 	stop chan struct{}
@@ -76,6 +76,8 @@ func (e *Engine) openAudit() error {
 		return nil
 	}
 	a := &auditState{log: e.opts.Audit, wake: make(chan struct{}, auditQueueWake), stop: make(chan struct{}), done: make(chan struct{})}
+	a.mu.Init(e.order, "aud.mu", rankAudit)
+	a.flushMu.Init(e.order, "aud.flushMu", rankOutbox)
 	last, _ := a.log.Last()
 	if v, err := e.db.GetMeta(auditHeadKey); err == nil {
 		if len(v) != 8 {

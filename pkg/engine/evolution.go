@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -54,7 +54,7 @@ type storeObs struct {
 }
 
 type evolution struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex
 	obs    [memory.StoreWorking + 1]storeObs
 	factor [memory.StoreWorking + 1]float64
 	reason [memory.StoreWorking + 1]string

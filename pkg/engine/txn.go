@@ -183,7 +183,7 @@ func (t *txn) commit() error {
 	if t.replace {
 		e.st = newState()
 		e.working = newWorkingStore(e.working.capacity)
-		e.vectors = vecindex.New(nil)
+		e.vectors = vecindex.New(&e.vecMu)
 		e.raw = rawState{}
 	}
 	for _, id := range t.dels {
