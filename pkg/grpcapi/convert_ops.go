@@ -445,7 +445,7 @@ func toModelImportOptions(d *decoder, f string, in *pb.ImportOptions) *memory.Im
 }
 
 func toProtoImportResponse(_ *encoder, r *memory.ImportResponse) *pb.ImportResponse {
-	return &pb.ImportResponse{RecordsImported: r.RecordsImported}
+	return &pb.ImportResponse{RecordsImported: r.RecordsImported, RecordsSkipped: r.RecordsSkipped, RawConflicts: r.RawConflicts}
 }
 
 // ---------------------------------------------------------------- introspect
@@ -486,6 +486,7 @@ func toProtoStats(e *encoder, s *memory.Stats) *pb.StatsResponse {
 		EvolutionMetrics:       toProtoEvolution(e, s.EvolutionMetrics),
 		BackgroundDecayEnabled: s.BackgroundDecayEnabled,
 		BackgroundDreamEnabled: s.BackgroundDreamEnabled,
+		QuarantinedRecords:     s.QuarantinedRecords,
 	}
 }
 

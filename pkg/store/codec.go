@@ -28,13 +28,20 @@ import (
 // Free-form metadata is kept as its compact JSON text (a str); everything
 // else is structural, so reading a record never parses JSON.
 //
+// Curated record formats: 0x01 is the first; 0x02 adds, after each
+// association's last_co_activation, one byte for its origin
+// (memory.AssociationOrigin, 0 when unknown). Records are written in 0x02;
+// a 0x01 record reads with every association's origin unknown, and is
+// rewritten in 0x02 the next time it is written.
+//
 // Plaintext format bytes stay below 0x80. 0xE0-0xEF lead encryption
 // envelopes (crypt.go; layout in the package comment): a stored value that
 // starts with 0xE1 holds XChaCha20-Poly1305 ciphertext of one of these
 // encodings, format byte included, and is opened before it is decoded.
 // EncodeRecord and DecodeRecord themselves only ever see plaintext.
 const (
-	formatRecordV1 byte = 0x01 // MemoryRecord
+	formatRecordV1 byte = 0x01 // MemoryRecord, first format
+	formatRecordV2 byte = 0x02 // MemoryRecord with association origins
 	formatRawV1    byte = 0x01 // RawJournalRecord
 )
 
@@ -321,9 +328,12 @@ func (r *rbuf) done() error {
 }
 
 // EncodeRecord returns the stored form of a curated record.
-func EncodeRecord(rec *memory.MemoryRecord) []byte {
+func EncodeRecord(rec *memory.MemoryRecord) []byte { return encodeRecord(rec, formatRecordV2) }
+
+// encodeRecord writes rec in format f (tests write the older format).
+func encodeRecord(rec *memory.MemoryRecord, format byte) []byte {
 	w := &wbuf{b: make([]byte, 0, 256+contentSize(&rec.Content))}
-	w.byte(formatRecordV1)
+	w.byte(format)
 	w.id(rec.ID)
 	w.byte(byte(rec.Store))
 	w.time(rec.CreatedAt)
@@ -349,6 +359,9 @@ func EncodeRecord(rec *memory.MemoryRecord) []byte {
 		w.f64(a.Weight)
 		w.time(a.CreatedAt)
 		w.time(a.LastCoActivation)
+		if format >= formatRecordV2 {
+			w.byte(byte(a.Origin))
+		}
 	}
 	w.bytes(rec.Metadata)
 	w.uvarint(uint64(rec.Version))
@@ -359,8 +372,9 @@ func EncodeRecord(rec *memory.MemoryRecord) []byte {
 // DecodeRecord parses what EncodeRecord wrote.
 func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
 	r := &rbuf{b: b}
-	if f := r.byte(); r.err == nil && f != formatRecordV1 {
-		return nil, fmt.Errorf("%w: unknown record format %#x", ErrCorrupt, f)
+	format := r.byte()
+	if r.err == nil && format != formatRecordV1 && format != formatRecordV2 {
+		return nil, fmt.Errorf("%w: unknown record format %#x", ErrCorrupt, format)
 	}
 	rec := &memory.MemoryRecord{}
 	rec.ID = r.id()
@@ -389,6 +403,11 @@ func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
 			a.Weight = r.f64()
 			a.CreatedAt = r.time()
 			a.LastCoActivation = r.time()
+			if format >= formatRecordV2 {
+				if a.Origin = memory.AssociationOrigin(r.byte()); a.Origin != 0 && !a.Origin.Valid() {
+					r.fail("unknown association origin")
+				}
+			}
 		}
 	}
 	if md := r.bytes(); len(md) > 0 {
