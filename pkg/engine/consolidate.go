@@ -167,7 +167,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		changed := false
 		for _, a := range m.drop.Associations {
 			if a.TargetID != m.keep.ID && !gone[a.TargetID] {
-				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Weight, now) || changed
+				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Origin, a.Weight, now) || changed
 			}
 		}
 		if changed {
@@ -293,11 +293,11 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 	cp.Meta.SourceRecordIDs = []memory.ID{src}
 	cp.Meta.Evidence = []memory.MetaEvidenceRef{{RecordID: &src, Label: &label, Confidence: &one}}
 	cp.Meta.ContextEdges = []memory.MetaEdge{{SourceID: &cp.ID, TargetID: src, Relation: memory.RelDerivedFrom, Confidence: &one}}
-	addEdge(cp, rec.ID, memory.AssocSemantic, 1, now)
+	addEdge(cp, rec.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
 
 	t := e.begin()
 	defer t.close()
-	if addEdge(rec, cp.ID, memory.AssocSemantic, 1, now) {
+	if addEdge(rec, cp.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now) {
 		// The link is provenance, not a change of the memory: the version
 		// stays, so the copy remains up to date.
 		rec.UpdatedAt = now

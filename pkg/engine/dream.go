@@ -159,8 +159,8 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 		}
 		decision := "Promoted the summary of topic " + g.Hint + " to semantic memory."
 		node.Meta.Decision = &decision
-		addEdge(summary, node.ID, memory.AssocSemantic, 1, now)
-		addEdge(node, summary.ID, memory.AssocSemantic, 1, now)
+		addEdge(summary, node.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
+		addEdge(node, summary.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
 		nodeOrigin := maps.Clone(origin)
 		delete(nodeOrigin, "range_start")
 		delete(nodeOrigin, "range_end")

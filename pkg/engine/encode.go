@@ -54,10 +54,10 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 	if req.InferAssociations {
 		for i := 1; i < len(recs); i++ {
 			prev, cur := recs[i-1], recs[i]
-			if addEdge(prev, cur.ID, memory.AssocSequential, 0.7, now) {
+			if addEdge(prev, cur.ID, memory.AssocSequential, memory.OriginClient, 0.7, now) {
 				inferred++
 			}
-			if addEdge(cur, prev.ID, memory.AssocSequential, 0.7, now) {
+			if addEdge(cur, prev.ID, memory.AssocSequential, memory.OriginClient, 0.7, now) {
 				inferred++
 			}
 		}
@@ -82,15 +82,23 @@ func storeResponse(rec *memory.MemoryRecord, manual int) *memory.EncodeStoreResp
 }
 
 // addEdge appends an association unless rec already has one to target of
-// that type.
-func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationType, w float64, now time.Time) bool {
-	for _, a := range rec.Associations {
+// that type, and reports whether rec changed. An existing edge that memsvc
+// inferred by similarity (or of unknown origin) takes the new origin when
+// a client or a derivation makes the same link, so forget --cascade
+// follows it.
+func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationType, origin memory.AssociationOrigin, w float64, now time.Time) bool {
+	for i := range rec.Associations {
+		a := &rec.Associations[i]
 		if a.TargetID == target && a.AssociationType == typ {
+			if origin != memory.OriginSimilarity && (a.Origin == memory.OriginSimilarity || a.Origin == 0) && a.Origin != origin {
+				a.Origin = origin
+				return true
+			}
 			return false
 		}
 	}
 	rec.Associations = append(rec.Associations, memory.Association{
-		TargetID: target, AssociationType: typ, Weight: w, CreatedAt: now, LastCoActivation: now,
+		TargetID: target, AssociationType: typ, Weight: w, CreatedAt: now, LastCoActivation: now, Origin: origin,
 	})
 	return true
 }
@@ -136,7 +144,7 @@ func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*me
 		if !a.AssociationType.Valid() {
 			return nil, memory.Invalid(f+".association_type", "required")
 		}
-		addEdge(rec, a.TargetID, a.AssociationType, a.Weight, now)
+		addEdge(rec, a.TargetID, a.AssociationType, memory.OriginClient, a.Weight, now)
 	}
 	if err := rec.Validate(); err != nil {
 		return nil, err

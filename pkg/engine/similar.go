@@ -262,11 +262,11 @@ func (e *Engine) linkRecord(id memory.ID) error {
 			continue
 		}
 		w := round3(l.weight)
-		if addEdge(rec, l.target, memory.AssocSemantic, w, now) {
+		if addEdge(rec, l.target, memory.AssocSemantic, memory.OriginSimilarity, w, now) {
 			changed = true
 			added++
 		}
-		if addEdge(other, id, memory.AssocSemantic, w, now) {
+		if addEdge(other, id, memory.AssocSemantic, memory.OriginSimilarity, w, now) {
 			other.UpdatedAt = now
 			other.Version++
 			t.touchRecord(other)
