@@ -350,7 +350,9 @@ func (im *importer) raws(recs []*memory.RawJournalRecord) error {
 }
 
 // storedRaw returns the raw entry with this id that the import would meet:
-// one written earlier in this import, or (merging) one in the store.
+// one written earlier in this import, or (merging) one in the store. A
+// stored entry that is quarantined (cannot be read) is met as an empty
+// entry, so it stays as it is and counts as a conflict.
 func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 	if rec, ok := im.rawWritten[id]; ok {
 		return rec, nil
@@ -359,8 +361,11 @@ func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 		return nil, nil
 	}
 	rec, err := im.e.db.GetRaw(id)
-	if errors.Is(err, store.ErrNotFound) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return nil, nil
+	case errors.Is(err, store.ErrCorrupt):
+		return &memory.RawJournalRecord{ID: id}, nil
 	}
 	return rec, err
 }

@@ -102,18 +102,20 @@ func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFil
 	slices.Reverse(ids)
 	i := 0
 	return dreamgroup.First(max, func() (*memory.RawJournalRecord, error) {
-		if i == len(ids) {
-			return nil, nil
+		for ; i < len(ids); i++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			rec, err := e.getRaw(ids[i])
+			if err != nil {
+				return nil, fmt.Errorf("dream: %w", err)
+			}
+			if rec != nil {
+				i++
+				return rec, nil
+			}
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		rec, err := e.db.GetRaw(ids[i])
-		if err != nil {
-			return nil, fmt.Errorf("dream: %w", err)
-		}
-		i++
-		return rec, nil
+		return nil, nil
 	})
 }
 

@@ -183,6 +183,9 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.openAudit(); err != nil {
 		return nil, err
 	}
+	if q := e.Quarantined(); len(q) > 0 {
+		e.log.Warn("serving without quarantined records that cannot be read; see the log lines above", "quarantined", len(q))
+	}
 	e.startLinker()
 	return e, nil
 }
@@ -250,6 +253,14 @@ func (e *Engine) load(ctx context.Context) error {
 	e.log.Debug("engine loaded", "records", len(e.st.entries), "raw", e.raw.total, "took", time.Since(start))
 	return nil
 }
+
+// Quarantined lists the stored values the engine cannot read (damaged
+// bytes, or ciphertext that does not authenticate): they stay on disk
+// untouched and out of every index, and the rest of the data is served.
+// Curated records are found at start; raw entries when first read (at
+// start when the search indexes are rebuilt in memory). For the stats and
+// the server's readiness detail.
+func (e *Engine) Quarantined() []store.Damaged { return e.db.Quarantined() }
 
 // pendingDream reports whether a default dream tick would process an entry:
 // not yet processed, not suppressed, visibility normal, not secret.

@@ -14,31 +14,41 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// lockLog collects lock order reports.
-type lockLog struct {
-	mu   sync.Mutex
-	errs []string
+// lines collects lines written from several goroutines: lock order
+// reports, or log output.
+type lines struct {
+	mu  sync.Mutex
+	got []string
 }
 
-func (l *lockLog) report(err error) {
+func (l *lines) report(err error) { l.Write([]byte(err.Error())) }
+
+func (l *lines) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.errs = append(l.errs, err.Error())
+	l.got = append(l.got, string(p))
+	return len(p), nil
 }
 
-func (l *lockLog) take() []string {
+func (l *lines) take() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	out := l.errs
-	l.errs = nil
+	out := l.got
+	l.got = nil
 	return out
+}
+
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.got, "")
 }
 
 // TestLockOrderCatchesInversion: the checker watches the engine's own
 // locks, so taking them against the documented order is reported at once,
 // naming both locks, even though nothing deadlocks in a single goroutine.
 func TestLockOrderCatchesInversion(t *testing.T) {
-	var log lockLog
+	var log lines
 	h := newHarness(t, Options{SimilarLinks: -1, lockReport: log.report})
 	e := h.e
 

@@ -99,6 +99,16 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 	return resp, nil
 }
 
+// getRaw reads a raw entry for a query; a quarantined entry (one that
+// cannot be read, see store.Quarantined) reads as nil and is left out.
+func (e *Engine) getRaw(id memory.ID) (*memory.RawJournalRecord, error) {
+	rec, err := e.db.GetRaw(id)
+	if errors.Is(err, store.ErrCorrupt) {
+		return nil, nil
+	}
+	return rec, err
+}
+
 func rawResponse(rec *memory.RawJournalRecord, dup bool) memory.EncodeStoreRawResponse {
 	return memory.EncodeStoreRawResponse{
 		RecordID: rec.ID, SessionID: rec.SessionID, Visibility: rec.Visibility,
@@ -217,9 +227,9 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 			resp.TotalCandidates++ // counting needs only the index entry
 			return true, ctx.Err()
 		}
-		rec, err := e.db.GetRaw(id)
-		if err != nil {
-			return false, err
+		rec, err := e.getRaw(id)
+		if err != nil || rec == nil {
+			return err == nil, err
 		}
 		if needle != "" {
 			text, ok := rec.Content.Text()
@@ -288,12 +298,12 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rec, err := e.db.GetRaw(m.id)
+		rec, err := e.getRaw(m.id)
 		if err != nil {
 			return nil, fmt.Errorf("raw recall: %w", err)
 		}
-		if rng.Session != nil && rec.SessionID != *rng.Session {
-			resp.TotalCandidates-- // a 64-bit session hash collision
+		if rec == nil || rng.Session != nil && rec.SessionID != *rng.Session {
+			resp.TotalCandidates-- // quarantined, or a 64-bit session hash collision
 			continue
 		}
 		resp.Records = append(resp.Records, *rec)

@@ -39,6 +39,13 @@
 // returning, so an acknowledged write survives a crash or kill -9; a batch is
 // applied atomically or not at all.
 //
+// # Damaged values
+//
+// A record value that cannot be read back (bytes that do not decode, or an
+// encryption envelope that does not open) is quarantined, not fatal: scans
+// skip it, it stays on disk untouched, it is logged once and listed by
+// DB.Quarantined (details in quarantine.go).
+//
 // # Encryption at rest
 //
 // With Options.Passphrase set, record values ("c" and "j") are written as
@@ -209,6 +216,8 @@ type DB struct {
 	// migrateHook, when set by a test, runs before each migration batch
 	// is committed.
 	migrateHook func()
+
+	quarantine quarantine // values that cannot be read (quarantine.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -460,6 +469,10 @@ type Batch struct {
 	b  *pebble.Batch
 	// records is set by PutRecord and PutRaw.
 	records bool
+	// healed are quarantined keys the batch rewrites; allDeleted is set
+	// by DeleteAllRecords. Both release quarantined values on commit.
+	healed     [][]byte
+	allDeleted bool
 }
 
 // NewBatch starts an empty batch.
@@ -494,7 +507,22 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	}
 	b.db.commitMu.RLock()
 	defer b.db.commitMu.RUnlock()
-	return b.b.Commit(o)
+	if err := b.b.Commit(o); err != nil {
+		return err
+	}
+	if b.healed != nil || b.allDeleted {
+		b.db.quarantine.release(b.healed, b.allDeleted)
+	}
+	return nil
+}
+
+// putValue writes a record value, noting a quarantined key it replaces.
+func (b *Batch) putValue(key, plain []byte) {
+	if b.db.quarantine.has(key) {
+		b.healed = append(b.healed, key)
+	}
+	b.records = true
+	b.Set(key, b.db.sealValue(key, plain))
 }
 
 // Close releases the batch; it may be called after Commit.
@@ -557,9 +585,7 @@ func MetaKey(name string) []byte { return append([]byte{nsMeta}, name...) }
 // PutRecord writes a curated record of a persistent store, encrypted when
 // the database has a passphrase.
 func (b *Batch) PutRecord(rec *memory.MemoryRecord) {
-	key := recordKey(rec.Store, rec.ID)
-	b.records = true
-	b.Set(key, b.db.sealValue(key, EncodeRecord(rec)))
+	b.putValue(recordKey(rec.Store, rec.ID), EncodeRecord(rec))
 }
 
 // sealValue returns what to store under key for the plaintext encoding
@@ -611,21 +637,26 @@ func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord
 	}
 	rec, err := decodeRecordAt(db.keys, key, v, true)
 	if err != nil {
+		db.damaged(key, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
 	}
 	return rec, nil
 }
 
-// ScanRecords calls fn for every record of store st in id order.
+// ScanRecords calls fn for every record of store st in id order, skipping
+// quarantined values (see Quarantined).
 func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(db.pdb, db.keys, st, fn)
+	return db.scanRecords(db.pdb, st, fn)
 }
 
-func scanRecords(r pebble.Reader, keys *keyring, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+func (db *DB) scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
 	p := []byte{nsCurated, byte(st)}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRecordAt(keys, k, v, false)
+		rec, err := decodeRecordAt(db.keys, k, v, false)
 		if err != nil {
+			if db.damaged(k, st, err) {
+				return true, nil
+			}
 			return false, fmt.Errorf("%s record %x: %w", st, k[2:], err)
 		}
 		return true, fn(rec)
@@ -642,9 +673,7 @@ func (b *Batch) PutRaw(rec, old *memory.RawJournalRecord) {
 		b.deleteRawIndex(old)
 	}
 	flags := []byte{byte(FlagsOf(rec))}
-	key := rawKey(rec.ID)
-	b.records = true
-	b.Set(key, b.db.sealValue(key, EncodeRaw(rec)))
+	b.putValue(rawKey(rec.ID), EncodeRaw(rec))
 	if k := b.db.keys; k != nil {
 		b.Set(k.sealedSessionKey(rec), flags)
 	} else {
@@ -695,6 +724,7 @@ func (b *Batch) DeleteAllRecords() {
 	for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
 		b.DeleteRange([]byte{ns}, []byte{ns + 1})
 	}
+	b.allDeleted = true
 }
 
 // RawFlags are the filterable attributes of a raw entry, kept in its index
@@ -758,6 +788,7 @@ func (db *DB) GetRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 	}
 	rec, err := decodeRawAt(db.keys, key, v, true)
 	if err != nil {
+		db.damaged(key, 0, err)
 		return nil, fmt.Errorf("raw record %s: %w", id, err)
 	}
 	return rec, nil
@@ -775,16 +806,20 @@ func (db *DB) HasRaw(id memory.ID) (bool, error) {
 	return true, closer.Close()
 }
 
-// ScanRaw calls fn for every raw journal entry in id order.
+// ScanRaw calls fn for every raw journal entry in id order, skipping
+// quarantined values (see Quarantined).
 func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return scanRaw(db.pdb, db.keys, fn)
+	return db.scanRaw(db.pdb, fn)
 }
 
-func scanRaw(r pebble.Reader, keys *keyring, fn func(*memory.RawJournalRecord) error) error {
+func (db *DB) scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
 	p := []byte{nsRaw}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRawAt(keys, k, v, false)
+		rec, err := decodeRawAt(db.keys, k, v, false)
 		if err != nil {
+			if db.damaged(k, 0, err) {
+				return true, nil
+			}
 			return false, fmt.Errorf("raw record %x: %w", k[1:], err)
 		}
 		return true, fn(rec)
@@ -948,21 +983,21 @@ func (db *DB) hasPrefix(p []byte) (bool, error) {
 // Snapshot is a consistent, read-only view of the database at one moment;
 // writes after it was taken are invisible to it.
 type Snapshot struct {
-	s    *pebble.Snapshot
-	keys *keyring
+	s  *pebble.Snapshot
+	db *DB
 }
 
 // NewSnapshot takes a snapshot. Close it when done.
-func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), keys: db.keys} }
+func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), db: db} }
 
 // ScanRecords is DB.ScanRecords over the snapshot.
 func (s *Snapshot) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(s.s, s.keys, st, fn)
+	return s.db.scanRecords(s.s, st, fn)
 }
 
 // ScanRaw is DB.ScanRaw over the snapshot.
 func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return scanRaw(s.s, s.keys, fn)
+	return s.db.scanRaw(s.s, fn)
 }
 
 // Close releases the snapshot.
