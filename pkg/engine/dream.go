@@ -137,28 +137,25 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 		"range_start":        g.Entries[0].CreatedAt,
 		"range_end":          g.Last().CreatedAt,
 	}
-	summary := &memory.MemoryRecord{
-		ID: e.ids.New(), Store: memory.StoreEpisodic, CreatedAt: now, UpdatedAt: now, LastAccessedAt: now,
-		Content:  memory.MemoryContent{Blocks: []memory.ContentBlock{memory.TextBlock(plan.Text)}, Summary: &plan.Short},
-		Fidelity: e.newFidelity(memory.StoreEpisodic, memory.EmotionVector{}, now),
-		Version:  1,
-		Meta: withDreamMeta(memory.InferredMeta(memory.TriggerDreamTick,
-			"Summarised from raw journal entries by dream processing.", rawIDs, now),
-			"summarize the raw journal of this session and topic", []string{"summarize_raw_journal", "preserve_traceability"},
-			[]string{"dream_tick", "episodic_summary"}),
+	newRecord := func(st memory.StoreType, meta memory.MetaMemory) *memory.MemoryRecord {
+		return &memory.MemoryRecord{
+			ID: e.ids.New(), Store: st, CreatedAt: now, UpdatedAt: now, LastAccessedAt: now,
+			Content:  memory.MemoryContent{Blocks: []memory.ContentBlock{memory.TextBlock(plan.Text)}, Summary: &plan.Short},
+			Fidelity: e.newFidelity(st, memory.EmotionVector{}, now),
+			Version:  1,
+			Meta:     meta,
+		}
 	}
+	summary := newRecord(memory.StoreEpisodic, withDreamMeta(memory.InferredMeta(memory.TriggerDreamTick,
+		"Summarised from raw journal entries by dream processing.", rawIDs, now),
+		"summarize the raw journal of this session and topic", []string{"summarize_raw_journal", "preserve_traceability"},
+		[]string{"dream_tick", "episodic_summary"}))
 	var node *memory.MemoryRecord
 	if plan.Promote {
-		node = &memory.MemoryRecord{
-			ID: e.ids.New(), Store: memory.StoreSemantic, CreatedAt: now, UpdatedAt: now, LastAccessedAt: now,
-			Content:  memory.MemoryContent{Blocks: []memory.ContentBlock{memory.TextBlock(plan.Text)}, Summary: &plan.Short},
-			Fidelity: e.newFidelity(memory.StoreSemantic, memory.EmotionVector{}, now),
-			Version:  1,
-			Meta: withDreamMeta(memory.InferredMeta(memory.TriggerDreamTick,
-				"Promoted to semantic memory because the topic recurred across the session.", rawIDs, now),
-				"keep the recurring topic as a fact", []string{"promote_topic_signal", "preserve_traceability"},
-				[]string{"dream_tick", "semantic_summary"}),
-		}
+		node = newRecord(memory.StoreSemantic, withDreamMeta(memory.InferredMeta(memory.TriggerDreamTick,
+			"Promoted to semantic memory because the topic recurred across the session.", rawIDs, now),
+			"keep the recurring topic as a fact", []string{"promote_topic_signal", "preserve_traceability"},
+			[]string{"dream_tick", "semantic_summary"}))
 		decision := "Promoted the summary of topic " + g.Hint + " to semantic memory."
 		node.Meta.Decision = &decision
 		addEdge(summary, node.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)

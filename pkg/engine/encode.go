@@ -2,13 +2,12 @@ package engine
 
 import (
 	"context"
-
 	"encoding/json"
 	"errors"
 	"fmt"
-	"memsvc.dev/memsvc/pkg/audit"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -32,11 +31,8 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 // EncodeBatch implements memory.Service. Every record is validated before
 // any is written, and the batch is committed atomically.
 func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := checkBatch(ctx, len(req.Records)); err != nil {
 		return nil, err
-	}
-	if len(req.Records) > memory.MaxBatchRecords {
-		return nil, memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", len(req.Records), memory.MaxBatchRecords)
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
@@ -70,6 +66,17 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 		resp.Results[i] = *storeResponse(rec, manual[i])
 	}
 	return resp, nil
+}
+
+// checkBatch refuses a cancelled request and a batch over the size limit.
+func checkBatch(ctx context.Context, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n > memory.MaxBatchRecords {
+		return memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", n, memory.MaxBatchRecords)
+	}
+	return nil
 }
 
 func storeResponse(rec *memory.MemoryRecord, manual int) *memory.EncodeStoreResponse {

@@ -29,11 +29,8 @@ func (e *Engine) EncodeStoreRaw(ctx context.Context, req *memory.EncodeStoreRawR
 // committed atomically. An entry whose client-supplied id is already stored
 // (or repeats earlier in the batch) is skipped and reported as a duplicate.
 func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := checkBatch(ctx, len(req.Records)); err != nil {
 		return nil, err
-	}
-	if len(req.Records) > memory.MaxBatchRecords {
-		return nil, memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", len(req.Records), memory.MaxBatchRecords)
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()

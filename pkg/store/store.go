@@ -597,26 +597,15 @@ func (db *DB) sealValue(key, plain []byte) []byte {
 	return db.keys.seal(key, plain)
 }
 
-// decodeRecordAt decodes the value v stored under key, decrypting it first
-// when it is sealed (in place when the caller owns v).
-func decodeRecordAt(k *keyring, key, v []byte, owned bool) (*memory.MemoryRecord, error) {
+// decodeAt decodes the value v stored under key with decode, decrypting
+// it first when it is sealed (in place when the caller owns v).
+func decodeAt[T any](k *keyring, key, v []byte, owned bool, decode func([]byte) (T, error)) (T, error) {
 	plain, wipe, err := k.plainValue(key, v, owned)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	rec, err := DecodeRecord(plain)
-	if wipe {
-		clear(plain)
-	}
-	return rec, err
-}
-
-func decodeRawAt(k *keyring, key, v []byte, owned bool) (*memory.RawJournalRecord, error) {
-	plain, wipe, err := k.plainValue(key, v, owned)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := DecodeRaw(plain)
+	rec, err := decode(plain)
 	if wipe {
 		clear(plain)
 	}
@@ -635,7 +624,7 @@ func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRecordAt(db.keys, key, v, true)
+	rec, err := decodeAt(db.keys, key, v, true, DecodeRecord)
 	if err != nil {
 		db.damaged(key, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
@@ -652,7 +641,7 @@ func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) err
 func (db *DB) scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
 	p := []byte{nsCurated, byte(st)}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRecordAt(db.keys, k, v, false)
+		rec, err := decodeAt(db.keys, k, v, false, DecodeRecord)
 		if err != nil {
 			if db.damaged(k, st, err) {
 				return true, nil
@@ -786,7 +775,7 @@ func (db *DB) GetRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRawAt(db.keys, key, v, true)
+	rec, err := decodeAt(db.keys, key, v, true, DecodeRaw)
 	if err != nil {
 		db.damaged(key, 0, err)
 		return nil, fmt.Errorf("raw record %s: %w", id, err)
@@ -815,7 +804,7 @@ func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
 func (db *DB) scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
 	p := []byte{nsRaw}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRawAt(db.keys, k, v, false)
+		rec, err := decodeAt(db.keys, k, v, false, DecodeRaw)
 		if err != nil {
 			if db.damaged(k, 0, err) {
 				return true, nil
@@ -916,10 +905,9 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 		}
 		return k[len(k)-indexSuffixLen:], nil
 	}
-	var last [indexSuffixLen]byte
-	for {
-		best := -1
-		var bestSuffix []byte
+	// live calls f with every iterator that has an entry left and the key
+	// suffix it is at.
+	live := func(f func(i int, suf []byte)) error {
 		for i := range its {
 			if !valid[i] {
 				continue
@@ -928,9 +916,20 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 			if err != nil {
 				return err
 			}
+			f(i, suf)
+		}
+		return nil
+	}
+	var last [indexSuffixLen]byte
+	for {
+		best := -1
+		var bestSuffix []byte
+		if err := live(func(i int, suf []byte) {
 			if best < 0 || bytes.Compare(suf, bestSuffix) > 0 {
 				best, bestSuffix = i, suf
 			}
+		}); err != nil {
+			return err
 		}
 		if best < 0 {
 			break
@@ -949,17 +948,12 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 		if err != nil || !more {
 			return err
 		}
-		for i := range its {
-			if !valid[i] {
-				continue
-			}
-			suf, err := suffix(i)
-			if err != nil {
-				return err
-			}
+		if err := live(func(i int, suf []byte) {
 			if bytes.Equal(suf, last[:]) {
 				valid[i] = its[i].Prev()
 			}
+		}); err != nil {
+			return err
 		}
 	}
 	for _, it := range its {

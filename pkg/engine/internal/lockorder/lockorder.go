@@ -149,6 +149,19 @@ func goroutine() uint64 {
 	return id
 }
 
+// acquire and release tell the checker, if any, about the lock.
+func (l *lock) acquire() {
+	if l.c != nil {
+		l.c.acquire(l)
+	}
+}
+
+func (l *lock) release() {
+	if l.c != nil {
+		l.c.release(l)
+	}
+}
+
 // Mutex is a sync.Mutex with a rank.
 type Mutex struct {
 	mu sync.Mutex
@@ -165,20 +178,10 @@ func (m *Mutex) InitFamily(c *Checker, name string, r Rank, index int) {
 }
 
 // Lock locks m.
-func (m *Mutex) Lock() {
-	if m.l.c != nil {
-		m.l.c.acquire(&m.l)
-	}
-	m.mu.Lock()
-}
+func (m *Mutex) Lock() { m.l.acquire(); m.mu.Lock() }
 
 // Unlock unlocks m.
-func (m *Mutex) Unlock() {
-	m.mu.Unlock()
-	if m.l.c != nil {
-		m.l.c.release(&m.l)
-	}
-}
+func (m *Mutex) Unlock() { m.mu.Unlock(); m.l.release() }
 
 // RWMutex is a sync.RWMutex with a rank. Read and write holds count
 // alike: taking a read lock again while holding one is reported too, since
@@ -193,36 +196,16 @@ type RWMutex struct {
 func (m *RWMutex) Init(c *Checker, name string, r Rank) { m.l = lock{name: name, rank: r, c: c} }
 
 // Lock locks m for writing.
-func (m *RWMutex) Lock() {
-	if m.l.c != nil {
-		m.l.c.acquire(&m.l)
-	}
-	m.mu.Lock()
-}
+func (m *RWMutex) Lock() { m.l.acquire(); m.mu.Lock() }
 
 // Unlock unlocks m for writing.
-func (m *RWMutex) Unlock() {
-	m.mu.Unlock()
-	if m.l.c != nil {
-		m.l.c.release(&m.l)
-	}
-}
+func (m *RWMutex) Unlock() { m.mu.Unlock(); m.l.release() }
 
 // RLock locks m for reading.
-func (m *RWMutex) RLock() {
-	if m.l.c != nil {
-		m.l.c.acquire(&m.l)
-	}
-	m.mu.RLock()
-}
+func (m *RWMutex) RLock() { m.l.acquire(); m.mu.RLock() }
 
 // RUnlock undoes one RLock.
-func (m *RWMutex) RUnlock() {
-	m.mu.RUnlock()
-	if m.l.c != nil {
-		m.l.c.release(&m.l)
-	}
-}
+func (m *RWMutex) RUnlock() { m.mu.RUnlock(); m.l.release() }
 
 // RLocker returns a sync.Locker that read-locks m.
 func (m *RWMutex) RLocker() sync.Locker { return (*rlocker)(m) }

@@ -2,35 +2,28 @@ package lockorder
 
 import (
 	"strings"
-	"sync"
 	"testing"
 )
 
-type recorder struct {
-	mu   sync.Mutex
-	errs []string
-}
-
-func (r *recorder) report(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.errs = append(r.errs, err.Error())
-}
-
-func (r *recorder) take() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := r.errs
-	r.errs = nil
-	return out
+// collect returns a report function and what it collected so far; the
+// tests read it after the goroutines that report are done.
+func collect() (func(error), func() []string) {
+	var errs []string
+	report := func(err error) { errs = append(errs, err.Error()) }
+	take := func() []string {
+		out := errs
+		errs = nil
+		return out
+	}
+	return report, take
 }
 
 // TestOrder: locks taken in rank order pass; an inversion, two locks of
 // one rank, a stripe taken below one already held and a read lock taken
 // twice are each reported once, naming both locks.
 func TestOrder(t *testing.T) {
-	rec := &recorder{}
-	c := NewChecker(rec.report)
+	report, take := collect()
+	c := NewChecker(report)
 	var outer, other Mutex
 	var state RWMutex
 	var stripes [3]Mutex
@@ -49,7 +42,7 @@ func TestOrder(t *testing.T) {
 	stripes[2].Unlock()
 	stripes[0].Unlock()
 	outer.Unlock()
-	if errs := rec.take(); len(errs) != 0 {
+	if errs := take(); len(errs) != 0 {
 		t.Fatalf("in-order locking reported: %q", errs)
 	}
 
@@ -85,7 +78,7 @@ func TestOrder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		tc.run()
-		errs := rec.take()
+		errs := take()
 		if len(errs) != 1 || !strings.Contains(errs[0], tc.want) {
 			t.Errorf("%s: reported %q, want one report containing %q", tc.name, errs, tc.want)
 		}
@@ -95,7 +88,7 @@ func TestOrder(t *testing.T) {
 	state.Lock()
 	state.Unlock()
 	outer.Unlock()
-	if errs := rec.take(); len(errs) != 0 {
+	if errs := take(); len(errs) != 0 {
 		t.Fatalf("locks still counted as held after release: %q", errs)
 	}
 	got := c.Observed()
@@ -113,8 +106,8 @@ func TestOrder(t *testing.T) {
 // TestGoroutinesApart: what one goroutine holds does not constrain
 // another; a lock without a checker is a plain lock.
 func TestGoroutinesApart(t *testing.T) {
-	rec := &recorder{}
-	c := NewChecker(rec.report)
+	report, take := collect()
+	c := NewChecker(report)
 	var low, high Mutex
 	low.Init(c, "low", 1)
 	high.Init(c, "high", 2)
@@ -127,7 +120,7 @@ func TestGoroutinesApart(t *testing.T) {
 	}()
 	<-done
 	high.Unlock()
-	if errs := rec.take(); len(errs) != 0 {
+	if errs := take(); len(errs) != 0 {
 		t.Fatalf("locks of two goroutines were mixed up: %q", errs)
 	}
 	var plain RWMutex
