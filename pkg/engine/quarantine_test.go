@@ -43,11 +43,21 @@ func damageValue(t *testing.T, dir string, passphrase []byte, prefix []byte, id 
 }
 
 // TestDamagedRecordQuarantined: one damaged encrypted record (its
-// ciphertext changed on disk) does not stop the engine from opening. It
-// is quarantined: left out of every index, counted in the stats, listed
-// for the readiness detail and logged; every other record is recalled by
-// text and by vector. A damaged raw entry is quarantined the same way.
+// ciphertext changed on disk) does not stop the engine from opening, with
+// search indexes rebuilt in memory or persisted. It is quarantined: left
+// out of every index, counted in the stats, listed for the readiness
+// detail and logged; every other record is recalled by text and by
+// vector. A damaged raw entry is quarantined the same way, at the latest
+// when a query reads it.
 func TestDamagedRecordQuarantined(t *testing.T) {
+	for _, persist := range []bool{false, true} {
+		t.Run(map[bool]string{false: "indexes in memory", true: "indexes persisted"}[persist], func(t *testing.T) {
+			testDamagedRecordQuarantined(t, persist)
+		})
+	}
+}
+
+func testDamagedRecordQuarantined(t *testing.T, persist bool) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	pass := []byte("correct horse battery staple")
@@ -58,7 +68,7 @@ func TestDamagedRecordQuarantined(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := Open(ctx, db, Options{Now: clock.Now, SimilarLinks: -1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		e, err := Open(ctx, db, Options{Now: clock.Now, SimilarLinks: -1, PersistIndexes: persist, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {
 			db.Close()
 			return nil, nil, err
@@ -152,18 +162,20 @@ func TestDamagedRecordQuarantined(t *testing.T) {
 	closeAll(db, e)
 
 	// A damaged raw entry: found when the in-memory search index is
-	// rebuilt at start, and left out of raw recall.
+	// rebuilt at start, or when raw recall reads it, and left out.
 	damageValue(t, dir, pass, []byte{'j'}, rawIDs[1])
 	db, e, err = open()
 	if err != nil {
 		t.Fatalf("a damaged raw entry stopped the engine from opening: %v", err)
 	}
 	defer closeAll(db, e)
+	for _, query := range []string{"", "raw note"} {
+		res, err := e.RecallRaw(ctx, &memory.RecallRawQueryRequest{Query: &query, Limit: 10})
+		if err != nil || len(res.Records) != 1 || res.Records[0].ID != rawIDs[0] || res.TotalCandidates != 1 {
+			t.Fatalf("raw recall %q: %+v %v", query, res, err)
+		}
+	}
 	if s, err := e.Stats(ctx); err != nil || s.QuarantinedRecords != 2 {
 		t.Fatalf("stats after a damaged raw entry: %+v %v", s, err)
-	}
-	res, err := e.RecallRaw(ctx, &memory.RecallRawQueryRequest{Limit: 10})
-	if err != nil || len(res.Records) != 1 || res.Records[0].ID != rawIDs[0] {
-		t.Fatalf("raw recall: %+v %v", res, err)
 	}
 }
