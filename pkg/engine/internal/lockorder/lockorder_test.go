@@ -2,6 +2,7 @@ package lockorder
 
 import (
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -16,6 +17,16 @@ func collect() (func(error), func() []string) {
 		return out
 	}
 	return report, take
+}
+
+// nest takes the locks in the order given, then releases them.
+func nest(locks ...sync.Locker) {
+	for _, l := range locks {
+		l.Lock()
+	}
+	for i := len(locks) - 1; i >= 0; i-- {
+		locks[i].Unlock()
+	}
 }
 
 // TestOrder: locks taken in rank order pass; an inversion, two locks of
@@ -34,14 +45,7 @@ func TestOrder(t *testing.T) {
 		stripes[i].InitFamily(c, "stripe", 2, i)
 	}
 
-	outer.Lock()
-	stripes[0].Lock()
-	stripes[2].Lock()
-	state.RLock()
-	state.RUnlock()
-	stripes[2].Unlock()
-	stripes[0].Unlock()
-	outer.Unlock()
+	nest(&outer, &stripes[0], &stripes[2], state.RLocker())
 	if errs := take(); len(errs) != 0 {
 		t.Fatalf("in-order locking reported: %q", errs)
 	}
@@ -51,30 +55,14 @@ func TestOrder(t *testing.T) {
 		run  func()
 		want string
 	}{
-		{"inversion", func() {
-			state.Lock()
-			outer.Lock()
-			outer.Unlock()
-			state.Unlock()
-		}, "outer (rank 1) taken while holding state (rank 3)"},
-		{"same rank", func() {
-			outer.Lock()
-			other.Lock()
-			other.Unlock()
-			outer.Unlock()
-		}, "other (rank 1) taken while holding outer (rank 1)"},
-		{"stripes backwards", func() {
-			stripes[2].Lock()
-			stripes[1].Lock()
-			stripes[1].Unlock()
-			stripes[2].Unlock()
-		}, "stripe[1] (rank 2) taken while holding stripe[2] (rank 2)"},
-		{"read lock twice", func() {
-			state.RLock()
-			state.RLocker().Lock()
-			state.RLocker().Unlock()
-			state.RUnlock()
-		}, "state (rank 3) taken while holding state (rank 3)"},
+		{"inversion", func() { nest(&state, &outer) },
+			"outer (rank 1) taken while holding state (rank 3)"},
+		{"same rank", func() { nest(&outer, &other) },
+			"other (rank 1) taken while holding outer (rank 1)"},
+		{"stripes backwards", func() { nest(&stripes[2], &stripes[1]) },
+			"stripe[1] (rank 2) taken while holding stripe[2] (rank 2)"},
+		{"read lock twice", func() { nest(state.RLocker(), state.RLocker()) },
+			"state (rank 3) taken while holding state (rank 3)"},
 	}
 	for _, tc := range cases {
 		tc.run()
@@ -84,10 +72,7 @@ func TestOrder(t *testing.T) {
 		}
 	}
 	// Everything was released: in-order locking passes again.
-	outer.Lock()
-	state.Lock()
-	state.Unlock()
-	outer.Unlock()
+	nest(&outer, &state)
 	if errs := take(); len(errs) != 0 {
 		t.Fatalf("locks still counted as held after release: %q", errs)
 	}
@@ -115,8 +100,7 @@ func TestGoroutinesApart(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		low.Lock()
-		low.Unlock()
+		nest(&low)
 	}()
 	<-done
 	high.Unlock()
@@ -124,10 +108,8 @@ func TestGoroutinesApart(t *testing.T) {
 		t.Fatalf("locks of two goroutines were mixed up: %q", errs)
 	}
 	var plain RWMutex
-	plain.Lock()
-	plain.Unlock()
-	plain.RLock()
-	plain.RUnlock()
+	nest(&plain)
+	nest(plain.RLocker())
 }
 
 // TestPanicsByDefault: without a report function an inversion panics, so
