@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -44,16 +45,6 @@ func (l *lines) String() string {
 	return strings.Join(l.got, "")
 }
 
-// nest takes the locks in the order given, then releases them.
-func nest(locks ...sync.Locker) {
-	for _, l := range locks {
-		l.Lock()
-	}
-	for i := len(locks) - 1; i >= 0; i-- {
-		locks[i].Unlock()
-	}
-}
-
 // TestLockOrderCatchesInversion: the checker watches the engine's own
 // locks, so taking them against the documented order is reported at once,
 // naming both locks, even though nothing deadlocks in a single goroutine.
@@ -62,11 +53,11 @@ func TestLockOrderCatchesInversion(t *testing.T) {
 	h := newHarness(t, Options{SimilarLinks: -1, lockReport: log.report})
 	e := h.e
 
-	nest(e.mu.RLocker(), e.big.RLocker()) // big comes before mu
+	lockorder.Nest(e.mu.RLocker(), e.big.RLocker()) // big comes before mu
 	e.lockRecords([]memory.ID{memory.MustParseID("0196a9e2-5c1d-7f00-8a00-000000000001")})()
 	stripe := &e.locks[e.stripe(memory.MustParseID("0196a9e2-5c1d-7f00-8a00-000000000002"))]
-	nest(stripe, &e.dreamMu)    // an operation lock under a record stripe
-	nest(&e.tickMu, &e.dreamMu) // two operation locks
+	lockorder.Nest(stripe, &e.dreamMu)    // an operation lock under a record stripe
+	lockorder.Nest(&e.tickMu, &e.dreamMu) // two operation locks
 
 	errs := log.take()
 	want := []string{

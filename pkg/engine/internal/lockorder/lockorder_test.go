@@ -2,7 +2,6 @@ package lockorder
 
 import (
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -17,16 +16,6 @@ func collect() (func(error), func() []string) {
 		return out
 	}
 	return report, take
-}
-
-// nest takes the locks in the order given, then releases them.
-func nest(locks ...sync.Locker) {
-	for _, l := range locks {
-		l.Lock()
-	}
-	for i := len(locks) - 1; i >= 0; i-- {
-		locks[i].Unlock()
-	}
 }
 
 // TestOrder: locks taken in rank order pass; an inversion, two locks of
@@ -45,7 +34,7 @@ func TestOrder(t *testing.T) {
 		stripes[i].InitFamily(c, "stripe", 2, i)
 	}
 
-	nest(&outer, &stripes[0], &stripes[2], state.RLocker())
+	Nest(&outer, &stripes[0], &stripes[2], state.RLocker())
 	if errs := take(); len(errs) != 0 {
 		t.Fatalf("in-order locking reported: %q", errs)
 	}
@@ -55,13 +44,13 @@ func TestOrder(t *testing.T) {
 		run  func()
 		want string
 	}{
-		{"inversion", func() { nest(&state, &outer) },
+		{"inversion", func() { Nest(&state, &outer) },
 			"outer (rank 1) taken while holding state (rank 3)"},
-		{"same rank", func() { nest(&outer, &other) },
+		{"same rank", func() { Nest(&outer, &other) },
 			"other (rank 1) taken while holding outer (rank 1)"},
-		{"stripes backwards", func() { nest(&stripes[2], &stripes[1]) },
+		{"stripes backwards", func() { Nest(&stripes[2], &stripes[1]) },
 			"stripe[1] (rank 2) taken while holding stripe[2] (rank 2)"},
-		{"read lock twice", func() { nest(state.RLocker(), state.RLocker()) },
+		{"read lock twice", func() { Nest(state.RLocker(), state.RLocker()) },
 			"state (rank 3) taken while holding state (rank 3)"},
 	}
 	for _, tc := range cases {
@@ -72,7 +61,7 @@ func TestOrder(t *testing.T) {
 		}
 	}
 	// Everything was released: in-order locking passes again.
-	nest(&outer, &state)
+	Nest(&outer, &state)
 	if errs := take(); len(errs) != 0 {
 		t.Fatalf("locks still counted as held after release: %q", errs)
 	}
@@ -100,7 +89,7 @@ func TestGoroutinesApart(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		nest(&low)
+		Nest(&low)
 	}()
 	<-done
 	high.Unlock()
@@ -108,8 +97,8 @@ func TestGoroutinesApart(t *testing.T) {
 		t.Fatalf("locks of two goroutines were mixed up: %q", errs)
 	}
 	var plain RWMutex
-	nest(&plain)
-	nest(plain.RLocker())
+	Nest(&plain)
+	Nest(plain.RLocker())
 }
 
 // TestPanicsByDefault: without a report function an inversion panics, so
