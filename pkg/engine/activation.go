@@ -74,19 +74,7 @@ func (e *Engine) spreadLocked(source memory.ID, depth int, minWeight float64, ty
 	for _, a := range best {
 		out = append(out, *a)
 	}
-	slices.SortFunc(out, func(a, b activated) int {
-		switch {
-		case a.level > b.level:
-			return -1
-		case a.level < b.level:
-			return 1
-		case idLess(a.id, b.id):
-			return -1
-		case idLess(b.id, a.id):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b activated) int { return byScoreThenID(a.level, b.level, a.id, b.id) })
 	return out
 }
 

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -187,6 +188,13 @@ func exportFailed(err error) error {
 // (checksum, counts, every record) before anything is written, and it is
 // written in one atomic commit: a bad archive changes nothing, and a
 // replace that crashes half-way leaves the old data intact.
+//
+// Curated records that already exist are resolved by conflict_resolution.
+// The raw journal is verbatim: an archived raw entry whose id is already
+// stored is never applied, whatever the strategy or resolution (a replace
+// starts from an empty journal, so only an id repeated within the archive
+// can meet one). Such entries are counted in records_skipped, and those
+// that differ from the stored entry in raw_conflicts.
 func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -194,35 +202,67 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if !req.Strategy.Valid() {
-		return nil, memory.Invalid("strategy", "want merge or replace")
+	if err := checkImport(req, r); err != nil {
+		return nil, err
 	}
-	if !req.ConflictResolution.Valid() {
-		return nil, memory.Invalid("conflict_resolution", "want keep_existing, keep_imported or keep_newer")
+	curated, raws, err := e.readArchive(ctx, req, r)
+	if err != nil {
+		return nil, err
 	}
-	if r == nil {
-		return nil, memory.Invalid("archive_data", "required: the archive to import")
+
+	e.big.Lock()
+	defer e.big.Unlock()
+	e.workMu.Lock()
+	defer e.workMu.Unlock()
+	im := e.newImport(req)
+	defer im.t.close()
+	if err := im.curated(curated); err != nil {
+		return nil, err
 	}
+	if err := im.raws(raws); err != nil {
+		return nil, err
+	}
+	if err := im.commit(latestDreamTick(curated)); err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	return &im.resp, nil
+}
+
+// checkImport validates an import request before the archive is read.
+func checkImport(req *memory.ImportRequest, r io.Reader) error {
+	switch {
+	case !req.Strategy.Valid():
+		return memory.Invalid("strategy", "want merge or replace")
+	case !req.ConflictResolution.Valid():
+		return memory.Invalid("conflict_resolution", "want keep_existing, keep_imported or keep_newer")
+	case r == nil:
+		return memory.Invalid("archive_data", "required: the archive to import")
+	}
+	return nil
+}
+
+// readArchive reads and checks the whole archive.
+func (e *Engine) readArchive(ctx context.Context, req *memory.ImportRequest, r io.Reader) ([]*memory.MemoryRecord, []*memory.RawJournalRecord, error) {
 	opts := archive.ReaderOptions{Now: e.now, MaxSize: e.opts.ImportMaxBytes, KDFSlot: e.opts.KDFGate.Slot(ctx)}
 	if req.DecryptionKey != nil {
 		opts.Passphrase = []byte(*req.DecryptionKey)
 	}
 	ar, err := archive.NewReader(r, opts)
 	if err != nil {
-		return nil, e.importConflict(err)
+		return nil, nil, e.importConflict(err)
 	}
 	var curated []*memory.MemoryRecord
 	var raws []*memory.RawJournalRecord
 	for {
 		ent, err := ar.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return curated, raws, nil
 		}
 		if err != nil {
-			return nil, e.importConflict(err)
+			return nil, nil, e.importConflict(err)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ent.Record != nil {
 			curated = append(curated, ent.Record)
@@ -230,88 +270,129 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 			raws = append(raws, ent.Raw)
 		}
 	}
+}
 
-	e.big.Lock()
-	defer e.big.Unlock()
-	e.workMu.Lock()
-	defer e.workMu.Unlock()
-	replace := req.Strategy == memory.ImportReplace
-	clock, now := e.clock(), e.now()
-	t := e.begin()
-	defer t.close()
-	if replace {
-		t.b.DeleteAllRecords()
-		t.clear(e.idx.text)
-		t.clear(e.idx.raw)
-		t.replace = true
+// importer is one import on its way into a commit. Callers hold big and
+// workMu.
+type importer struct {
+	e       *Engine
+	req     *memory.ImportRequest
+	t       *txn
+	replace bool
+	clock   float64
+	now     time.Time
+	resp    memory.ImportResponse
+	// raw entries written by this import, to meet ids the archive repeats
+	rawWritten map[memory.ID]*memory.RawJournalRecord
+}
+
+// newImport starts the change; a replace begins by deleting every record
+// and raw entry and clearing both full-text indexes.
+func (e *Engine) newImport(req *memory.ImportRequest) *importer {
+	im := &importer{e: e, req: req, t: e.begin(), replace: req.Strategy == memory.ImportReplace,
+		clock: e.clock(), now: e.now(), rawWritten: map[memory.ID]*memory.RawJournalRecord{}}
+	if im.replace {
+		im.t.b.DeleteAllRecords()
+		im.t.clear(e.idx.text)
+		im.t.clear(e.idx.raw)
+		im.t.replace = true
 	}
-	resp := &memory.ImportResponse{}
+	return im
+}
+
+// curated writes the archive's curated records that win their conflicts,
+// settled on this engine's decay clock. Working-store records go through
+// the working store's capacity like new ones.
+func (im *importer) curated(recs []*memory.MemoryRecord) error {
+	e := im.e
 	var working []*memory.MemoryRecord
-	for _, rec := range curated {
+	for _, rec := range recs {
 		fromStore, exists := memory.StoreType(0), false
-		if !replace {
+		if !im.replace {
 			e.mu.RLock()
 			if ent, ok := e.st.entries[rec.ID]; ok {
 				fromStore, exists = ent.store, true
 			}
 			e.mu.RUnlock()
 		}
-		if exists && !e.importWins(req.ConflictResolution, rec.ID, fromStore, rec) {
+		if exists && !e.importWins(im.req.ConflictResolution, rec.ID, rec) {
+			im.resp.RecordsSkipped++
 			continue
 		}
-		settleImported(rec, clock, e.opts.Decay, now)
+		settleImported(rec, im.clock, e.opts.Decay, im.now)
 		if rec.Store == memory.StoreWorking {
 			working = append(working, rec)
-		} else if err := t.moveRecord(rec, fromStore); err != nil {
-			return nil, err
+		} else if err := im.t.moveRecord(rec, fromStore); err != nil {
+			return err
 		}
-		resp.RecordsImported++
+		im.resp.RecordsImported++
+	}
+	for _, rec := range working {
+		if err := im.t.putRecord(rec); err != nil {
+			return err
+		}
 	}
 	if len(working) > 0 {
-		for _, rec := range working {
-			if err := t.putRecord(rec); err != nil {
-				return nil, err
-			}
-		}
-		for _, p := range e.planWorkingFrom(t.replace, working) {
-			if err := t.moveRecord(p, memory.StoreWorking); err != nil {
-				return nil, err
+		for _, p := range e.planWorkingFrom(im.replace, working) {
+			if err := im.t.moveRecord(p, memory.StoreWorking); err != nil {
+				return err
 			}
 		}
 	}
-	for _, rec := range raws {
-		var old *memory.RawJournalRecord
-		if !replace {
-			o, err := e.db.GetRaw(rec.ID)
-			switch {
-			case err == nil:
-				old = o
-			case !errors.Is(err, store.ErrNotFound):
-				return nil, fmt.Errorf("import: %w", err)
-			}
+	return nil
+}
+
+// raws writes the archive's raw entries whose ids are not stored yet. The
+// raw journal is verbatim: an entry already stored, or already written by
+// this import, is left as it is and counted.
+func (im *importer) raws(recs []*memory.RawJournalRecord) error {
+	for _, rec := range recs {
+		old, err := im.storedRaw(rec.ID)
+		if err != nil {
+			return fmt.Errorf("import: %w", err)
 		}
 		if old != nil {
-			switch req.ConflictResolution {
-			case memory.KeepExisting:
-				continue
-			case memory.KeepNewer:
-				if !rec.UpdatedAt.After(old.UpdatedAt) {
-					continue
-				}
+			im.resp.RecordsSkipped++
+			if !bytes.Equal(store.EncodeRaw(old), store.EncodeRaw(rec)) {
+				im.resp.RawConflicts++
 			}
+			continue
 		}
-		if err := t.putRaw(rec, old); err != nil {
-			return nil, err
+		if err := im.t.putNewRaw(rec); err != nil {
+			return err
 		}
-		resp.RecordsImported++
+		im.rawWritten[rec.ID] = rec
+		im.resp.RecordsImported++
 	}
-	// Dream summaries bring the time of the tick that made them.
-	var lastDream time.Time
-	for _, rec := range curated {
-		if at, ok := dreamTickOf(rec); ok && at.After(lastDream) {
-			lastDream = at
-		}
+	return nil
+}
+
+// storedRaw returns the raw entry with this id that the import would meet:
+// one written earlier in this import, or (merging) one in the store. A
+// stored entry that is quarantined (cannot be read) is met as an empty
+// entry, so it stays as it is and counts as a conflict.
+func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
+	if rec, ok := im.rawWritten[id]; ok {
+		return rec, nil
 	}
+	if im.replace {
+		return nil, nil
+	}
+	rec, err := im.e.db.GetRaw(id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, nil
+	case errors.Is(err, store.ErrCorrupt):
+		return &memory.RawJournalRecord{ID: id}, nil
+	}
+	return rec, err
+}
+
+// commit logs the import and commits it. Dream summaries bring the time of
+// the tick that made them (lastDream, zero for none): it becomes the
+// engine's last dream tick when later, or whatever it is after a replace.
+func (im *importer) commit(lastDream time.Time) error {
+	e, t := im.e, im.t
 	var ids []memory.ID
 	for _, rec := range t.puts {
 		ids = append(ids, rec.ID)
@@ -320,23 +401,35 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 		ids = append(ids, rec.ID)
 	}
 	t.audit(audit.OpImport, ids, storesOf(t.puts), map[string]any{
-		"archive_id": req.ArchiveID, "strategy": req.Strategy.String(),
-		"conflict_resolution": req.ConflictResolution.String(), "records_imported": resp.RecordsImported,
+		"archive_id": im.req.ArchiveID, "strategy": im.req.Strategy.String(),
+		"conflict_resolution": im.req.ConflictResolution.String(), "records_imported": im.resp.RecordsImported,
+		"records_skipped": im.resp.RecordsSkipped, "raw_conflicts": im.resp.RawConflicts,
 	})
-	if !lastDream.IsZero() && (replace || lastDream.After(e.lastDreamAt())) {
+	advance := !lastDream.IsZero() && (im.replace || lastDream.After(e.lastDreamAt()))
+	if advance {
 		t.b.PutMeta(lastDreamKey, uint64Bytes(uint64(lastDream.UnixNano())))
 	}
 	if err := t.commit(); err != nil {
-		return nil, fmt.Errorf("import: %w", err)
+		return err
 	}
-	if !lastDream.IsZero() || replace {
+	if advance || im.replace {
 		e.mu.Lock()
-		if replace || lastDream.After(e.lastDream) {
-			e.lastDream = lastDream
-		}
+		e.lastDream = lastDream
 		e.mu.Unlock()
 	}
-	return resp, nil
+	return nil
+}
+
+// latestDreamTick is the time of the latest dream tick that made any of
+// recs (zero when none is a dream output).
+func latestDreamTick(recs []*memory.MemoryRecord) time.Time {
+	var latest time.Time
+	for _, rec := range recs {
+		if at, ok := dreamTickOf(rec); ok && at.After(latest) {
+			latest = at
+		}
+	}
+	return latest
 }
 
 func (e *Engine) lastDreamAt() time.Time {
@@ -362,7 +455,7 @@ func dreamTickOf(rec *memory.MemoryRecord) (time.Time, bool) {
 }
 
 // importWins decides a conflict for a curated record that already exists.
-func (e *Engine) importWins(cr memory.ConflictResolution, id memory.ID, st memory.StoreType, imported *memory.MemoryRecord) bool {
+func (e *Engine) importWins(cr memory.ConflictResolution, id memory.ID, imported *memory.MemoryRecord) bool {
 	switch cr {
 	case memory.KeepExisting:
 		return false

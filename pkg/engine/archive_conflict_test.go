@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // setNow sets h's clock.
@@ -20,11 +21,14 @@ func setNow(h *harness, at time.Time) {
 
 // TestImportConflictResolution merges an archive into a copy of the same
 // data that has changed since both sides shared a baseline: one record was
-// last changed locally, one in the archive, one on neither side, and the
-// same holds for two sessions of raw entries (dreamt on one side only).
-// keep_existing keeps every local version, keep_newer takes the archive's
-// only where it is strictly newer, keep_imported always takes it; records
-// that exist only in the archive arrive under every resolution.
+// last changed locally, one in the archive, one on neither side, and two
+// sessions of raw entries were dreamt on one side only. For curated
+// records keep_existing keeps every local version, keep_newer takes the
+// archive's only where it is strictly newer, keep_imported always takes
+// it; records that exist only in the archive arrive under every
+// resolution. Raw entries are verbatim: every stored one stays as it is
+// under every resolution, and the answer counts what it left out and
+// which of those differ.
 func TestImportConflictResolution(t *testing.T) {
 	src := newHarness(t, Options{SimilarLinks: -1})
 	ctx := context.Background()
@@ -60,7 +64,7 @@ func TestImportConflictResolution(t *testing.T) {
 	dream(src, "theirs", t0.Add(3*time.Hour))
 	added := src.store("exists only in the archive", memory.StoreEmotional)
 	changed, _ := exportBytes(t, src, everything)
-	archived, _ := archiveEntries(t, changed)
+	archived, archivedRawEntries := archiveRecords(t, changed)
 	archivedRaw := rawRecords(t, src)
 
 	// local returns a fresh importer holding the baseline plus its own
@@ -111,10 +115,10 @@ func TestImportConflictResolution(t *testing.T) {
 	}{
 		{memory.KeepExisting, "local", "local", "local", "local",
 			len(onlyInArchive)},
-		{memory.KeepNewer, "local", "archive", "local", "archive",
-			len(onlyInArchive) + 1 + len(theirsRaw)},
-		{memory.KeepImported, "archive", "archive", "archive", "archive",
-			len(archived) + len(archivedRaw)},
+		{memory.KeepNewer, "local", "archive", "local", "local",
+			len(onlyInArchive) + 1},
+		{memory.KeepImported, "archive", "archive", "local", "local",
+			len(archived)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.resolution.String(), func(t *testing.T) {
@@ -127,6 +131,23 @@ func TestImportConflictResolution(t *testing.T) {
 			}
 			if int(resp.RecordsImported) != tt.imported {
 				t.Errorf("records_imported %d, want %d", resp.RecordsImported, tt.imported)
+			}
+			if want := len(archived) + len(archivedRaw) - tt.imported; int(resp.RecordsSkipped) != want {
+				t.Errorf("records_skipped %d, want %d", resp.RecordsSkipped, want)
+			}
+			differ := 0
+			for _, r := range archivedRawEntries {
+				if !bytes.Equal(store.EncodeRaw(r), store.EncodeRaw(before[r.ID])) {
+					differ++
+				}
+			}
+			if differ < len(theirsRaw) || int(resp.RawConflicts) != differ {
+				t.Errorf("raw_conflicts %d, want %d (at least the %d entries dreamt in the archive)", resp.RawConflicts, differ, len(theirsRaw))
+			}
+			for id, r := range rawRecords(t, dst) {
+				if !bytes.Equal(store.EncodeRaw(r), store.EncodeRaw(before[id])) {
+					t.Errorf("raw entry %s changed under import", id)
+				}
 			}
 			side := func(id memory.ID) string {
 				switch md := string(dst.record(id).Metadata); md {

@@ -17,6 +17,16 @@ import (
 // returns its curated records in archive order and its raw entry ids.
 func archiveEntries(t *testing.T, data []byte) (curated []*memory.MemoryRecord, raw []memory.ID) {
 	t.Helper()
+	curated, raws := archiveRecords(t, data)
+	for _, r := range raws {
+		raw = append(raw, r.ID)
+	}
+	return curated, raw
+}
+
+// archiveRecords reads the curated records and raw entries of an archive.
+func archiveRecords(t *testing.T, data []byte) (curated []*memory.MemoryRecord, raw []*memory.RawJournalRecord) {
+	t.Helper()
 	r, err := archive.NewReader(bytes.NewReader(data), archive.ReaderOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -32,12 +42,10 @@ func archiveEntries(t *testing.T, data []byte) (curated []*memory.MemoryRecord, 
 		if ent.Record != nil {
 			curated = append(curated, ent.Record)
 		} else {
-			raw = append(raw, ent.Raw.ID)
+			raw = append(raw, ent.Raw)
 		}
 	}
 }
-
-func compareIDs(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) }
 
 // TestExportStoreFilter: a store list exports exactly the records of those
 // stores, in the order the list names them, each store once, and the raw

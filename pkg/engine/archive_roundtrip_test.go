@@ -166,12 +166,7 @@ func comparable(t *testing.T, rec *memory.MemoryRecord) string {
 // field.
 func sameCurated(t *testing.T, when string, want, got map[memory.ID]*memory.MemoryRecord) {
 	t.Helper()
-	for id, w := range want {
-		g, ok := got[id]
-		if !ok {
-			t.Errorf("%s: curated record %s missing", when, id)
-			continue
-		}
+	sameSet(t, when, "curated record", want, got, func(id memory.ID, w, g *memory.MemoryRecord) {
 		if math.Abs(g.Fidelity.Score-w.Fidelity.Score) > scoreTolerance || math.Abs(g.Fidelity.NoiseLevel-w.Fidelity.NoiseLevel) > scoreTolerance {
 			t.Errorf("%s: fidelity of %s was %v (noise %v), is %v (noise %v)", when, id,
 				w.Fidelity.Score, w.Fidelity.NoiseLevel, g.Fidelity.Score, g.Fidelity.NoiseLevel)
@@ -179,24 +174,14 @@ func sameCurated(t *testing.T, when string, want, got map[memory.ID]*memory.Memo
 		if cw, cg := comparable(t, w), comparable(t, g); cw != cg {
 			t.Errorf("%s: curated record %s changed:\n%s", when, id, jsonDiff(cw, cg))
 		}
-	}
-	for id := range got {
-		if _, ok := want[id]; !ok {
-			t.Errorf("%s: curated record %s appeared", when, id)
-		}
-	}
+	})
 }
 
 // sameRaw fails unless got holds exactly the raw entries of want, each with
 // identical JSON.
 func sameRaw(t *testing.T, when string, want, got map[memory.ID]*memory.RawJournalRecord) {
 	t.Helper()
-	for id, w := range want {
-		g, ok := got[id]
-		if !ok {
-			t.Errorf("%s: raw entry %s missing", when, id)
-			continue
-		}
+	sameSet(t, when, "raw entry", want, got, func(id memory.ID, w, g *memory.RawJournalRecord) {
 		jw, err := json.Marshal(w)
 		if err != nil {
 			t.Fatal(err)
@@ -208,10 +193,23 @@ func sameRaw(t *testing.T, when string, want, got map[memory.ID]*memory.RawJourn
 		if !bytes.Equal(jw, jg) {
 			t.Errorf("%s: raw entry %s changed:\n%s", when, id, jsonDiff(string(jw), string(jg)))
 		}
+	})
+}
+
+// sameSet fails for every id missing from got or new in it, and compares
+// the others with same.
+func sameSet[T any](t *testing.T, when, kind string, want, got map[memory.ID]T, same func(id memory.ID, w, g T)) {
+	t.Helper()
+	for id, w := range want {
+		if g, ok := got[id]; ok {
+			same(id, w, g)
+		} else {
+			t.Errorf("%s: %s %s missing", when, kind, id)
+		}
 	}
 	for id := range got {
 		if _, ok := want[id]; !ok {
-			t.Errorf("%s: raw entry %s appeared", when, id)
+			t.Errorf("%s: %s %s appeared", when, kind, id)
 		}
 	}
 }

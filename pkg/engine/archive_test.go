@@ -104,14 +104,16 @@ func TestExportImportRoundTrip(t *testing.T) {
 		t.Fatalf("raw search after import: %+v %v", r, err)
 	}
 
-	// Merging the same archive again: keep_newer changes nothing.
+	// Merging the same archive again: keep_newer changes nothing, and the
+	// answer says all 18 entries were left out, none of them in conflict.
 	again, err := importBytes(t, dst, all, nil)
-	if err != nil || again.RecordsImported != 0 {
+	if err != nil || again.RecordsImported != 0 || again.RecordsSkipped != 18 || again.RawConflicts != 0 {
 		t.Fatalf("re-import %+v %v", again, err)
 	}
-	// keep_imported overwrites.
+	// keep_imported overwrites the 8 curated records; the 10 raw entries
+	// are verbatim and stay.
 	again, err = importBytes(t, dst, all, func(r *memory.ImportRequest) { r.ConflictResolution = memory.KeepImported })
-	if err != nil || again.RecordsImported != 18 {
+	if err != nil || again.RecordsImported != 8 || again.RecordsSkipped != 10 || again.RawConflicts != 0 {
 		t.Fatalf("keep_imported %+v %v", again, err)
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -29,7 +29,6 @@ import (
 // log that ends before it was truncated or replaced, and the engine refuses
 // to start on it.
 const (
-	nsOutbox       = 'o'
 	auditHeadKey   = "audit_head"
 	auditBatch     = 256 // events per append
 	auditMaxIDs    = 1000
@@ -40,15 +39,15 @@ const (
 type auditState struct {
 	log *audit.Log
 
-	mu   sync.Mutex // serialises sequence assignment with the commit
-	next uint64     // sequence of the next event
+	mu   lockorder.Mutex // serialises sequence assignment with the commit
+	next uint64          // sequence of the next event
 	// durable is the last sequence whose commit has returned. Pebble makes
 	// a synced batch visible to readers before its fsync completes, so the
 	// appender must not take an event it can already see: the change could
 	// still be lost, leaving a log entry for something that never happened.
 	durable atomic.Uint64
 
-	flushMu sync.Mutex // one flush of the outbox at a time
+	flushMu lockorder.Mutex // one flush of the outbox at a time
 
 	wake chan struct{}
 	stop chan struct{}
@@ -71,16 +70,14 @@ type outboxEvent struct {
 	Summary    json.RawMessage `json:"summary"`
 }
 
-func outboxKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
-}
-
 // openAudit replays the outbox into the log and starts the appender.
 func (e *Engine) openAudit() error {
 	if e.opts.Audit == nil {
 		return nil
 	}
 	a := &auditState{log: e.opts.Audit, wake: make(chan struct{}, auditQueueWake), stop: make(chan struct{}), done: make(chan struct{})}
+	a.mu.Init(e.order, "aud.mu", rankAudit)
+	a.flushMu.Init(e.order, "aud.flushMu", rankOutbox)
 	last, _ := a.log.Last()
 	if v, err := e.db.GetMeta(auditHeadKey); err == nil {
 		if len(v) != 8 {
@@ -121,17 +118,13 @@ func (e *Engine) flushOutbox(replay bool) error {
 			limit = a.durable.Load()
 		}
 		var events []audit.Event
-		var stale [][]byte
-		err := e.db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
-			if len(k) != 9 {
-				return false, fmt.Errorf("outbox key %x: %w", k, store.ErrCorrupt)
-			}
-			seq := binary.BigEndian.Uint64(k[1:])
+		var stale []uint64
+		err := e.db.ScanOutbox(func(seq uint64, v []byte) (bool, error) {
 			if seq > limit {
 				return false, nil
 			}
 			if seq <= last {
-				stale = append(stale, append([]byte(nil), k...))
+				stale = append(stale, seq)
 				return true, nil
 			}
 			var ev outboxEvent
@@ -154,12 +147,12 @@ func (e *Engine) flushOutbox(replay bool) error {
 			return nil
 		}
 		b := e.db.NewBatch()
-		for _, k := range stale {
-			b.Delete(k)
+		for _, seq := range stale {
+			b.DeleteOutbox(seq)
 		}
 		var head uint64
 		for _, ev := range events {
-			b.Delete(outboxKey(ev.Sequence))
+			b.DeleteOutbox(ev.Sequence)
 			head = ev.Sequence
 		}
 		if head > 0 {
@@ -274,7 +267,7 @@ func (t *txn) commitAudited() error {
 	if err != nil {
 		return fmt.Errorf("audit event: %w", err)
 	}
-	t.b.Set(outboxKey(a.next), body)
+	t.b.PutOutbox(a.next, body)
 	if err := t.b.Commit(); err != nil {
 		return err
 	}

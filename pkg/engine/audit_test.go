@@ -292,7 +292,7 @@ func TestAuditWaitsForDurableCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := h.e.db.NewBatch()
-	b.Set(outboxKey(a.next), body)
+	b.PutOutbox(a.next, body)
 	if err := b.CommitNoSync(); err != nil {
 		t.Fatal(err)
 	}

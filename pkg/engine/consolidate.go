@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -165,7 +167,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		changed := false
 		for _, a := range m.drop.Associations {
 			if a.TargetID != m.keep.ID && !gone[a.TargetID] {
-				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Weight, now) || changed
+				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Origin, a.Weight, now) || changed
 			}
 		}
 		if changed {
@@ -223,7 +225,7 @@ func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge 
 	for i, rec := range pool {
 		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
 		v := rec.Content.Embedding()
-		vecs[i] = unitVec{dims: len(v), unit: normalize(v)}
+		vecs[i] = unitVec{dims: len(v), unit: vecindex.Normalize(v)}
 	}
 	for i, a := range pool {
 		if used[a.ID] {
@@ -258,7 +260,7 @@ type unitVec struct {
 // index terms.
 func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
 	if va.dims > 0 && va.dims == vb.dims {
-		return va.unit != nil && vb.unit != nil && float64(dot(va.unit, vb.unit)) > dupCosine
+		return va.unit != nil && vb.unit != nil && float64(vecindex.Dot(va.unit, vb.unit)) > dupCosine
 	}
 	j, _ := jaccard(ta, tb)
 	return len(ta) > 0 && j >= dupJaccard
@@ -278,7 +280,7 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 	cp.Content = rec.Content
 	if cp.Content.Summary == nil {
 		if text, ok := rec.Content.Text(); ok {
-			s := truncate(text, summaryBytes)
+			s := dreamgroup.Truncate(text, summaryBytes)
 			cp.Content.Summary = &s
 		}
 	}
@@ -291,11 +293,11 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 	cp.Meta.SourceRecordIDs = []memory.ID{src}
 	cp.Meta.Evidence = []memory.MetaEvidenceRef{{RecordID: &src, Label: &label, Confidence: &one}}
 	cp.Meta.ContextEdges = []memory.MetaEdge{{SourceID: &cp.ID, TargetID: src, Relation: memory.RelDerivedFrom, Confidence: &one}}
-	addEdge(cp, rec.ID, memory.AssocSemantic, 1, now)
+	addEdge(cp, rec.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
 
 	t := e.begin()
 	defer t.close()
-	if addEdge(rec, cp.ID, memory.AssocSemantic, 1, now) {
+	if addEdge(rec, cp.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now) {
 		// The link is provenance, not a change of the memory: the version
 		// stays, so the copy remains up to date.
 		rec.UpdatedAt = now

@@ -56,24 +56,25 @@ type DecayConfig struct {
 	PruneBelow float64
 }
 
-// DefaultStabilityDays are the initial stabilities: an episode fades over
-// days, an emotional memory over weeks, facts over months and skills over
-// seasons.
-var DefaultStabilityDays = map[memory.StoreType]float64{
-	memory.StoreEpisodic:   1,
-	memory.StoreEmotional:  14,
-	memory.StoreSemantic:   30,
-	memory.StoreProcedural: 90,
-	memory.StoreWorking:    1,
+// DefaultStabilityDays returns the initial stabilities, a new map per
+// call: an episode fades over days, an emotional memory over weeks, facts
+// over months and skills over seasons.
+func DefaultStabilityDays() map[memory.StoreType]float64 {
+	return map[memory.StoreType]float64{
+		memory.StoreEpisodic:   1,
+		memory.StoreEmotional:  14,
+		memory.StoreSemantic:   30,
+		memory.StoreProcedural: 90,
+		memory.StoreWorking:    1,
+	}
 }
 
 // DefaultDecayRate is the exponent d of new records.
 const DefaultDecayRate = 0.5
 
 func (c DecayConfig) withDefaults() DecayConfig {
-	out := DecayConfig{StabilityDays: make(map[memory.StoreType]float64, len(DefaultStabilityDays)), DecayRate: c.DecayRate, PruneBelow: c.PruneBelow}
-	for st, d := range DefaultStabilityDays {
-		out.StabilityDays[st] = d
+	out := DecayConfig{StabilityDays: DefaultStabilityDays(), DecayRate: c.DecayRate, PruneBelow: c.PruneBelow}
+	for st := range out.StabilityDays {
 		if v, ok := c.StabilityDays[st]; ok && v > 0 {
 			out.StabilityDays[st] = v
 		}

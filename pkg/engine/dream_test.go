@@ -253,22 +253,3 @@ func TestDreamOptions(t *testing.T) {
 		t.Fatalf("raw metadata after marking: %s", raw.Metadata)
 	}
 }
-
-func TestExtractiveSummary(t *testing.T) {
-	got := extractiveSummary([]string{
-		"The cache layer keeps hot records in memory. Lunch was good.",
-		"Hot records leave the cache after ten minutes. The cache layer is sharded by record id.",
-		"Weather: sunny.",
-	})
-	for _, want := range []string{"The cache layer keeps hot records in memory.", "Hot records leave the cache after ten minutes."} {
-		if !strings.Contains(got, want) {
-			t.Errorf("summary %q misses %q", got, want)
-		}
-	}
-	if strings.Index(got, "keeps hot records") > strings.Index(got, "leave the cache") {
-		t.Errorf("summary not in original order: %q", got)
-	}
-	if got := splitSentences("Done. 次は東京。Then v1.2 ships!\nNew line"); !slices.Equal(got, []string{"Done.", "次は東京。", "Then v1.2 ships!", "New line"}) {
-		t.Errorf("sentences %q", got)
-	}
-}

@@ -2,13 +2,12 @@ package engine
 
 import (
 	"context"
-
 	"encoding/json"
 	"errors"
 	"fmt"
-	"memsvc.dev/memsvc/pkg/audit"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -35,14 +34,11 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 // EncodeBatch implements memory.Service. Every record is validated before
 // any is written, and the batch is committed atomically.
 func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := checkBatch(ctx, len(req.Records)); err != nil {
 		return nil, err
 	}
 	if err := req.Validate(); err != nil {
 		return nil, err
-	}
-	if len(req.Records) > memory.MaxBatchRecords {
-		return nil, memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", len(req.Records), memory.MaxBatchRecords)
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
@@ -60,10 +56,10 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 	if req.InferAssociations {
 		for i := 1; i < len(recs); i++ {
 			prev, cur := recs[i-1], recs[i]
-			if addEdge(prev, cur.ID, memory.AssocSequential, 0.7, now) {
+			if addEdge(prev, cur.ID, memory.AssocSequential, memory.OriginClient, 0.7, now) {
 				inferred++
 			}
-			if addEdge(cur, prev.ID, memory.AssocSequential, 0.7, now) {
+			if addEdge(cur, prev.ID, memory.AssocSequential, memory.OriginClient, 0.7, now) {
 				inferred++
 			}
 		}
@@ -78,6 +74,17 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 	return resp, nil
 }
 
+// checkBatch refuses a cancelled request and a batch over the size limit.
+func checkBatch(ctx context.Context, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if n > memory.MaxBatchRecords {
+		return memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", n, memory.MaxBatchRecords)
+	}
+	return nil
+}
+
 func storeResponse(rec *memory.MemoryRecord, manual int) *memory.EncodeStoreResponse {
 	return &memory.EncodeStoreResponse{
 		RecordID:            rec.ID,
@@ -88,15 +95,23 @@ func storeResponse(rec *memory.MemoryRecord, manual int) *memory.EncodeStoreResp
 }
 
 // addEdge appends an association unless rec already has one to target of
-// that type.
-func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationType, w float64, now time.Time) bool {
-	for _, a := range rec.Associations {
+// that type, and reports whether rec changed. An existing edge that memsvc
+// inferred by similarity (or of unknown origin) takes the new origin when
+// a client or a derivation makes the same link, so forget --cascade
+// follows it.
+func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationType, origin memory.AssociationOrigin, w float64, now time.Time) bool {
+	for i := range rec.Associations {
+		a := &rec.Associations[i]
 		if a.TargetID == target && a.AssociationType == typ {
+			if origin != memory.OriginSimilarity && (a.Origin == memory.OriginSimilarity || a.Origin == 0) && a.Origin != origin {
+				a.Origin = origin
+				return true
+			}
 			return false
 		}
 	}
 	rec.Associations = append(rec.Associations, memory.Association{
-		TargetID: target, AssociationType: typ, Weight: w, CreatedAt: now, LastCoActivation: now,
+		TargetID: target, AssociationType: typ, Weight: w, CreatedAt: now, LastCoActivation: now, Origin: origin,
 	})
 	return true
 }
@@ -142,7 +157,7 @@ func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*me
 		if !a.AssociationType.Valid() {
 			return nil, memory.Invalid(f+".association_type", "required")
 		}
-		addEdge(rec, a.TargetID, a.AssociationType, a.Weight, now)
+		addEdge(rec, a.TargetID, a.AssociationType, memory.OriginClient, a.Weight, now)
 	}
 	if err := rec.Validate(); err != nil {
 		return nil, err
@@ -255,7 +270,7 @@ func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*mem
 			v := 0
 			for i := 1; i < len(sim); i++ {
 				if sim[i].LastAccessedAt.Before(sim[v].LastAccessedAt) ||
-					(sim[i].LastAccessedAt.Equal(sim[v].LastAccessedAt) && idLess(sim[i].ID, sim[v].ID)) {
+					(sim[i].LastAccessedAt.Equal(sim[v].LastAccessedAt) && compareIDs(sim[i].ID, sim[v].ID) < 0) {
 					v = i
 				}
 			}

@@ -25,12 +25,13 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -65,9 +66,37 @@ type Options struct {
 	PersistIndexes bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
+
+	// lockReport, when set, checks the lock order in any build and
+	// receives every lock taken out of order (tests of the checker).
+	lockReport func(error)
 }
 
 // Engine implements memory.Service over a store.DB.
+//
+// # Lock order
+//
+// A goroutine takes the engine's locks in this order, skipping any it does
+// not need, and never takes two locks of one rank (except record stripes,
+// in increasing index):
+//
+//  1. dreamMu, tickMu, modeMu: serialise dream ticks, decay ticks and
+//     set-mode, each a whole operation.
+//  2. big: shared by operations on single records, exclusive for those
+//     that restructure many (forget, import, consolidate, prune).
+//  3. workMu, rawMu: serialise working-store writes and raw writes that
+//     carry client ids.
+//  4. locks[i]: record stripes (lockRecord, lockRecords).
+//  5. aud.mu: audit sequence assignment, held through the commit.
+//  6. aud.flushMu: one flush of the audit outbox at a time.
+//  7. mu: the in-memory state (entries, raw counts, working store, modes).
+//  8. vecMu, evo.mu: the vector index and the evolution observations;
+//     nothing is taken under them.
+//
+// textindex guards its statistics with a lock of its own under mu, and
+// the store's locks are below every engine lock. In test binaries built
+// with -race a lockorder.Checker watches every acquisition and panics on
+// one that breaks this order.
 type Engine struct {
 	db   *store.DB
 	log  *slog.Logger
@@ -75,17 +104,20 @@ type Engine struct {
 	ids  *memory.IDSource
 	opts Options
 
-	big     sync.RWMutex
+	order   *lockorder.Checker // nil unless lock order is checked
+	big     lockorder.RWMutex
 	seed    maphash.Seed
-	locks   [64]sync.Mutex
-	workMu  sync.Mutex // serialises writes to the working store
-	rawMu   sync.Mutex // serialises raw writes that carry client ids
-	tickMu  sync.Mutex // serialises decay ticks
-	dreamMu sync.Mutex // serialises dream ticks
+	locks   [64]lockorder.Mutex
+	workMu  lockorder.Mutex // serialises writes to the working store
+	rawMu   lockorder.Mutex // serialises raw writes that carry client ids
+	tickMu  lockorder.Mutex // serialises decay ticks
+	dreamMu lockorder.Mutex // serialises dream ticks
+	modeMu  lockorder.Mutex // serialises set-mode
 
 	clockBits atomic.Uint64 // decay clock in seconds, as float64 bits
 
-	vectors *vectorIndex
+	vecMu   lockorder.RWMutex // guards vectors' matrices
+	vectors *vecindex.Index
 
 	idx     indexes
 	link    *linker
@@ -94,9 +126,8 @@ type Engine struct {
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
 	bgDecay atomic.Bool   // a background decay loop is running
 	bgDream atomic.Bool   // a background dream loop is running
-	modeMu  sync.Mutex    // serialises set-mode
 
-	mu        sync.RWMutex // guards the fields below
+	mu        lockorder.RWMutex // guards the fields below
 	st        *state
 	raw       rawState
 	working   *workingStore
@@ -131,8 +162,9 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		seed:    maphash.MakeSeed(),
 		st:      newState(),
 		working: newWorkingStore(opts.WorkingCapacity),
-		vectors: newVectorIndex(),
 	}
+	e.initLocks()
+	e.vectors = vecindex.New(&e.vecMu)
 	e.ids = memory.NewIDSource(e.now, nil)
 	if e.opts.KDFGate == nil {
 		e.opts.KDFGate = archive.NewKDFGate(archive.MaxConcurrentKDF)
@@ -158,8 +190,46 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.openAudit(); err != nil {
 		return nil, err
 	}
+	if q := e.Quarantined(); len(q) > 0 {
+		e.log.Warn("serving without quarantined records that cannot be read; see the log lines above", "quarantined", len(q))
+	}
 	e.startLinker()
 	return e, nil
+}
+
+// Ranks of the lock order (see Engine).
+const (
+	rankOperation lockorder.Rank = iota + 1
+	rankBig
+	rankWriter
+	rankRecord
+	rankAudit
+	rankOutbox
+	rankState
+	rankLeaf
+)
+
+// initLocks ranks the engine's locks and, in test binaries built with
+// -race (or when a test asks for it), has a checker watch them.
+func (e *Engine) initLocks() {
+	if e.opts.lockReport != nil {
+		e.order = lockorder.NewChecker(e.opts.lockReport)
+	} else if lockorder.Enabled() {
+		e.order = lockorder.NewChecker(nil)
+	}
+	c := e.order
+	e.dreamMu.Init(c, "dreamMu", rankOperation)
+	e.tickMu.Init(c, "tickMu", rankOperation)
+	e.modeMu.Init(c, "modeMu", rankOperation)
+	e.big.Init(c, "big", rankBig)
+	e.workMu.Init(c, "workMu", rankWriter)
+	e.rawMu.Init(c, "rawMu", rankWriter)
+	for i := range e.locks {
+		e.locks[i].InitFamily(c, "record", rankRecord, i)
+	}
+	e.mu.Init(c, "mu", rankState)
+	e.vecMu.Init(c, "vecMu", rankLeaf)
+	e.evo.mu.Init(c, "evo.mu", rankLeaf)
 }
 
 // load fills the in-memory indexes from the store.
@@ -172,7 +242,7 @@ func (e *Engine) load(ctx context.Context) error {
 			}
 			e.st.put(rec)
 			if v := rec.Content.Embedding(); v != nil {
-				e.vectors.put(rec.ID, v)
+				e.vectors.Put(rec.ID, v)
 			}
 			return nil
 		})
@@ -190,6 +260,14 @@ func (e *Engine) load(ctx context.Context) error {
 	e.log.Debug("engine loaded", "records", len(e.st.entries), "raw", e.raw.total, "took", time.Since(start))
 	return nil
 }
+
+// Quarantined lists the stored values the engine cannot read (damaged
+// bytes, or ciphertext that does not authenticate): they stay on disk
+// untouched and out of every index, and the rest of the data is served.
+// Curated records are found at start; raw entries when first read (at
+// start when the search indexes are rebuilt in memory). For the stats and
+// the server's readiness detail.
+func (e *Engine) Quarantined() []store.Damaged { return e.db.Quarantined() }
 
 // pendingDream reports whether a default dream tick would process an entry:
 // not yet processed, not suppressed, visibility normal, not secret.

@@ -110,6 +110,15 @@ func (h *harness) stats() *memory.Stats {
 	return s
 }
 
+// checkStats runs check on the stats, then again after a reopen (so on
+// what was written to disk).
+func (h *harness) checkStats(check func(s *memory.Stats, when string)) {
+	h.t.Helper()
+	check(h.stats(), "before reopen")
+	h.reopen()
+	check(h.stats(), "after reopen")
+}
+
 func ptr[T any](v T) *T { return &v }
 
 func wantCode(t *testing.T, err error, code memory.Code, mention string) {
@@ -233,13 +242,11 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{Content: memory.TextContent("good")}, {Content: memory.TextContent("")}, {},
 	}})
 	wantCode(t, err, memory.CodeValidation, "records[2].content.blocks")
-	if s := h.stats(); s.TotalRecords != 0 {
-		t.Fatalf("bad input wrote %d records", s.TotalRecords)
-	}
-	h.reopen()
-	if s := h.stats(); s.TotalRecords != 0 {
-		t.Fatalf("bad input wrote %d records to disk", s.TotalRecords)
-	}
+	h.checkStats(func(s *memory.Stats, when string) {
+		if s.TotalRecords != 0 {
+			t.Fatalf("%s: bad input wrote %d records", when, s.TotalRecords)
+		}
+	})
 }
 
 func TestEncodeBatch(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -54,7 +54,7 @@ type storeObs struct {
 }
 
 type evolution struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex
 	obs    [memory.StoreWorking + 1]storeObs
 	factor [memory.StoreWorking + 1]float64
 	reason [memory.StoreWorking + 1]string
@@ -145,26 +145,23 @@ func (ev *evolution) evaluate(st memory.StoreType) bool {
 	o := &ev.obs[st]
 	med := median(o.fid)
 	f := ev.factor[st]
+	var next float64
+	var why string
 	switch {
 	case med < evolutionLow:
-		next := math.Min(f*evolutionGrow, evolutionMax)
-		if next == f {
-			return false
-		}
-		ev.factor[st] = next
-		ev.reason[st] = fmt.Sprintf("median fidelity at recall %.2f over the last %d recalls is below %.2f: memories faded before they were needed, so new ones start more stable",
-			med, len(o.fid), evolutionLow)
+		next = math.Min(f*evolutionGrow, evolutionMax)
+		why = fmt.Sprintf("is below %.2f: memories faded before they were needed, so new ones start more stable", evolutionLow)
 	case med > evolutionHigh:
-		next := math.Max(f*evolutionShrink, evolutionMin)
-		if next == f {
-			return false
-		}
-		ev.factor[st] = next
-		ev.reason[st] = fmt.Sprintf("median fidelity at recall %.2f over the last %d recalls is above %.2f: memories are recalled while still fresh, so new ones may start less stable",
-			med, len(o.fid), evolutionHigh)
+		next = math.Max(f*evolutionShrink, evolutionMin)
+		why = fmt.Sprintf("is above %.2f: memories are recalled while still fresh, so new ones may start less stable", evolutionHigh)
 	default:
 		return false
 	}
+	if next == f {
+		return false
+	}
+	ev.factor[st] = next
+	ev.reason[st] = fmt.Sprintf("median fidelity at recall %.2f over the last %d recalls %s", med, len(o.fid), why)
 	return true
 }
 

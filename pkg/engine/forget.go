@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -10,10 +12,12 @@ import (
 )
 
 // Forget implements memory.Service. The selectors (ids, a whole store, a
-// creation-time range) are unioned; with Cascade, the direct association
-// targets of the listed ids go too. Edges that other records hold to
-// deleted records are removed in the same atomic commit, so no dangling
-// association survives.
+// creation-time range) are unioned. With Cascade, the direct association
+// targets of the listed ids go too, along the links a client made and the
+// derivation links (dream and consolidation provenance), never along the
+// similarity links memsvc infers on its own (see cascades). Edges that
+// other records hold to deleted records are removed in the same atomic
+// commit, so no dangling association survives.
 func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory.ForgetResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -34,7 +38,10 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 	e.big.Lock()
 	defer e.big.Unlock()
 
-	doomed := e.selectForget(req)
+	doomed, err := e.selectForget(req)
+	if err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
 	if len(doomed) == 0 {
 		return &memory.ForgetResponse{}, nil
 	}
@@ -46,34 +53,91 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 }
 
 // selectForget returns the ids (with their stores) a forget request selects.
-// Callers hold big exclusively.
-func (e *Engine) selectForget(req *memory.ForgetRequest) map[memory.ID]memory.StoreType {
-	e.mu.Lock()
-	defer e.mu.Unlock()
+// Callers hold big exclusively, so nothing changes while it reads.
+func (e *Engine) selectForget(req *memory.ForgetRequest) (map[memory.ID]memory.StoreType, error) {
 	doomed := make(map[memory.ID]memory.StoreType)
 	for _, id := range req.RecordIDs {
-		ent, ok := e.st.entries[id]
-		if !ok {
+		rec, err := e.get(id)
+		if errors.Is(err, memory.ErrNotFound) {
 			continue
 		}
-		doomed[id] = ent.store
-		if req.Cascade {
-			for _, ed := range ent.edges {
-				if t, ok := e.st.entries[ed.target]; ok {
-					doomed[ed.target] = t.store
-				}
+		if err != nil {
+			return nil, err
+		}
+		doomed[id] = rec.Store
+		if !req.Cascade {
+			continue
+		}
+		for _, a := range rec.Associations {
+			target, err := e.get(a.TargetID)
+			if errors.Is(err, memory.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if cascades(rec, a, target) {
+				doomed[target.ID] = target.Store
 			}
 		}
 	}
 	if req.Store != nil || req.TemporalRange != nil {
+		e.mu.RLock()
 		for id, ent := range e.st.entries {
 			if (req.Store != nil && ent.store == *req.Store) ||
 				(req.TemporalRange != nil && req.TemporalRange.Contains(ent.created)) {
 				doomed[id] = ent.store
 			}
 		}
+		e.mu.RUnlock()
 	}
-	return doomed
+	return doomed, nil
+}
+
+// cascades reports whether forgetting rec with cascade deletes target, the
+// record its association a points to: yes along links a client made and
+// derivation links, no along similarity links. An edge written before
+// associations recorded their origin (or imported from an archive without
+// it) is judged by its shape: a derivation when one record was derived
+// from the other (a consolidated copy and its source, a dream summary and
+// its semantic node); a similarity link when it is a semantic edge that
+// the target mirrors with the same weight and creation time, as the
+// similarity linker writes them; otherwise a client's link.
+func cascades(rec *memory.MemoryRecord, a memory.Association, target *memory.MemoryRecord) bool {
+	switch a.Origin {
+	case memory.OriginClient, memory.OriginDerivation:
+		return true
+	case memory.OriginSimilarity:
+		return false
+	}
+	if derivedFrom(rec, target) || derivedFrom(target, rec) {
+		return true
+	}
+	if a.AssociationType != memory.AssocSemantic {
+		return true
+	}
+	mirrored := slices.ContainsFunc(target.Associations, func(b memory.Association) bool {
+		return b.TargetID == rec.ID && b.AssociationType == a.AssociationType && b.Weight == a.Weight && b.CreatedAt.Equal(a.CreatedAt)
+	})
+	return !mirrored
+}
+
+// derivedFrom reports whether memsvc made rec from src: rec is src's
+// consolidated copy, or the semantic node promoted from the dream summary
+// src.
+func derivedFrom(rec, src *memory.MemoryRecord) bool {
+	if from, ok := consolidatedOf(rec); ok && from.RecordID == src.ID {
+		return true
+	}
+	if dreamKindOf(rec) != dreamSemantic {
+		return false
+	}
+	var md struct {
+		Origin struct {
+			Summary memory.ID `json:"raw_summary_record_id"`
+		} `json:"_origin"`
+	}
+	return json.Unmarshal(rec.Metadata, &md) == nil && md.Origin.Summary == src.ID
 }
 
 // deleteLocked deletes records and, in the same commit, the edges other

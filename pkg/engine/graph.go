@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -117,7 +117,7 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		if x := a.created.Compare(b.created); x != 0 {
 			return x
 		}
-		if idLess(a.id, b.id) {
+		if compareIDs(a.id, b.id) < 0 {
 			return -1
 		}
 		return 1
@@ -228,12 +228,7 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 					ids = append(ids, id)
 				}
 			}
-			slices.SortFunc(ids, func(a, b memory.ID) int {
-				if idLess(a, b) {
-					return -1
-				}
-				return 1
-			})
+			slices.SortFunc(ids, compareIDs)
 			for _, id := range ids {
 				if len(queue) >= limit {
 					break
@@ -299,19 +294,6 @@ func nodeSummary(rec *memory.MemoryRecord) *string {
 	if !ok {
 		return nil
 	}
-	s := truncate(text, 80)
+	s := dreamgroup.Truncate(text, 80)
 	return &s
-}
-
-// truncate cuts s to at most n bytes on a rune boundary, adding "..." when
-// it cut.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "..."
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -108,7 +109,7 @@ func (e *Engine) fillRaw(ctx context.Context, add textindex.AddFunc) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return add(rec.ID, rawAttrs(rec), rawTexts(rec)...)
+		return add(rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
 	})
 }
 
@@ -261,18 +262,6 @@ func flattenStructured(data []byte) (string, bool) {
 		return "", false
 	}
 	return strings.Join(lines, "\n"), true
-}
-
-// rawTexts is what the raw full-text index sees of an entry: its text
-// blocks.
-func rawTexts(rec *memory.RawJournalRecord) []string {
-	var out []string
-	for _, b := range rec.Content.Blocks {
-		if b.Modality == memory.ModalityText && utf8.Valid(b.Data) {
-			out = append(out, string(b.Data))
-		}
-	}
-	return out
 }
 
 // Raw postings carry the entry's filterable attributes so a raw query never

@@ -31,6 +31,7 @@ func (e *Engine) Stats(ctx context.Context) (*memory.Stats, error) {
 		DreamEpisodicSummaries: e.st.dreamt[dreamSummary],
 		DreamSemanticNodes:     e.st.dreamt[dreamSemantic],
 		EvolutionMetrics:       e.evolutionMetrics(),
+		QuarantinedRecords:     uint32(e.db.QuarantinedCount()),
 	}
 	var sum float64
 	sums := e.st.sums(e.clock())

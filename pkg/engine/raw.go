@@ -29,11 +29,8 @@ func (e *Engine) EncodeStoreRaw(ctx context.Context, req *memory.EncodeStoreRawR
 // committed atomically. An entry whose client-supplied id is already stored
 // (or repeats earlier in the batch) is skipped and reported as a duplicate.
 func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := checkBatch(ctx, len(req.Records)); err != nil {
 		return nil, err
-	}
-	if len(req.Records) > memory.MaxBatchRecords {
-		return nil, memory.Invalid("records", "batch size %d exceeds the maximum of %d; split it into smaller batches", len(req.Records), memory.MaxBatchRecords)
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
@@ -97,6 +94,16 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 		return nil, fmt.Errorf("write raw records: %w", err)
 	}
 	return resp, nil
+}
+
+// getRaw reads a raw entry for a query; a quarantined entry (one that
+// cannot be read, see store.Quarantined) reads as nil and is left out.
+func (e *Engine) getRaw(id memory.ID) (*memory.RawJournalRecord, error) {
+	rec, err := e.db.GetRaw(id)
+	if errors.Is(err, store.ErrCorrupt) {
+		return nil, nil
+	}
+	return rec, err
 }
 
 func rawResponse(rec *memory.RawJournalRecord, dup bool) memory.EncodeStoreRawResponse {
@@ -221,9 +228,9 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 			resp.TotalCandidates++ // counting needs only the index entry
 			return true, ctx.Err()
 		}
-		rec, err := e.db.GetRaw(id)
-		if err != nil {
-			return false, err
+		rec, err := e.getRaw(id)
+		if err != nil || rec == nil {
+			return err == nil, err
 		}
 		if needle != "" {
 			text, ok := rec.Content.Text()
@@ -282,15 +289,10 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		return nil, fmt.Errorf("raw search: %w", err)
 	}
 	slices.SortFunc(matches, func(a, b match) int {
-		switch {
-		case a.created != b.created:
-			return cmp.Compare(b.created, a.created)
-		case idLess(a.id, b.id):
-			return 1
-		case idLess(b.id, a.id):
-			return -1
+		if c := cmp.Compare(b.created, a.created); c != 0 {
+			return c
 		}
-		return 0
+		return compareIDs(b.id, a.id)
 	})
 	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}, TotalCandidates: uint32(len(matches))}
 	for _, m := range matches {
@@ -300,12 +302,12 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rec, err := e.db.GetRaw(m.id)
+		rec, err := e.getRaw(m.id)
 		if err != nil {
 			return nil, fmt.Errorf("raw recall: %w", err)
 		}
-		if rng.Session != nil && rec.SessionID != *rng.Session {
-			resp.TotalCandidates-- // a 64-bit session hash collision
+		if rec == nil || rng.Session != nil && rec.SessionID != *rng.Session {
+			resp.TotalCandidates-- // quarantined, or a 64-bit session hash collision
 			continue
 		}
 		if err := memory.AnswerBudgetOf(ctx).Raw(rec); err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -117,24 +118,18 @@ func (e *Engine) planRecall(req *memory.RecallQueryRequest) (*recallPlan, error)
 	}
 	p.embedding = req.Cue.Embedding
 	if req.Cue.Image != nil {
-		switch {
-		case len(req.Cue.Image) == 0:
-			return nil, memory.Invalid("cue.image", "must not be empty")
-		case len(req.Cue.Image) > memory.MaxImageBlockBytes:
-			return nil, memory.Errorf(memory.CodeContentTooLarge, "cue.image: %d bytes exceeds the %d-byte limit", len(req.Cue.Image), memory.MaxImageBlockBytes)
-		case p.embedding == nil:
+		if err := checkCueBlock("cue.image", req.Cue.Image, memory.MaxImageBlockBytes); err != nil {
+			return nil, err
+		}
+		if p.embedding == nil {
 			return nil, memory.Errorf(memory.CodeModalityUnsupported, "cue.image: image recall needs an embedding of the image in cue.embedding; memsvc does not compute embeddings")
 		}
 	}
 	if req.Cue.Audio != nil {
-		switch {
-		case len(req.Cue.Audio) == 0:
-			return nil, memory.Invalid("cue.audio", "must not be empty")
-		case len(req.Cue.Audio) > memory.MaxAudioBlockBytes:
-			return nil, memory.Errorf(memory.CodeContentTooLarge, "cue.audio: %d bytes exceeds the %d-byte limit", len(req.Cue.Audio), memory.MaxAudioBlockBytes)
-		default:
-			return nil, memory.Errorf(memory.CodeModalityUnsupported, "cue.audio: audio recall needs a transcript; send it as cue.text")
+		if err := checkCueBlock("cue.audio", req.Cue.Audio, memory.MaxAudioBlockBytes); err != nil {
+			return nil, err
 		}
+		return nil, memory.Errorf(memory.CodeModalityUnsupported, "cue.audio: audio recall needs a transcript; send it as cue.text")
 	}
 	if err := memory.ValidateTemporalRange("cue.temporal", p.temporal); err != nil {
 		return nil, err
@@ -173,6 +168,17 @@ func (e *Engine) planRecall(req *memory.RecallQueryRequest) (*recallPlan, error)
 	return p, nil
 }
 
+// checkCueBlock checks the size of an image or audio cue.
+func checkCueBlock(field string, data []byte, max int) error {
+	switch {
+	case len(data) == 0:
+		return memory.Invalid(field, "must not be empty")
+	case len(data) > max:
+		return memory.Errorf(memory.CodeContentTooLarge, "%s: %d bytes exceeds the %d-byte limit", field, len(data), max)
+	}
+	return nil
+}
+
 // candidate is a record on its way into a recall answer.
 type candidate struct {
 	id    memory.ID
@@ -182,98 +188,150 @@ type candidate struct {
 }
 
 // candidates finds, scores, filters and orders everything the plan could
-// return. It reads only the in-memory indexes and posting lists.
+// return. It reads only the in-memory indexes and posting lists, in steps:
+// the vector hits (outside the engine's lock, see vectorHits), then under
+// one read lock the text hits or, without a query, the most recent
+// records; the eligible ones become candidates, activation spreads from
+// the best of them, fidelity weighs and filters them, and a query's
+// candidates are ranked.
 func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, error) {
 	meta := &memory.QueryMetadata{StoresSearched: slices.Clone(p.storeList)}
 	if meta.StoresSearched == nil {
 		meta.StoresSearched = []memory.StoreType{}
 	}
-	// eligible decides store and time; fidelity filtering is counted
-	// separately because the response reports it. It reads the engine's
-	// state: call it with e.mu held.
-	eligible := func(id memory.ID) (*entry, bool) {
-		ent, ok := e.st.entries[id]
-		if !ok || !p.stores[ent.store] {
-			return nil, false
-		}
-		if p.temporal != nil && !p.temporal.Contains(ent.created) {
-			return nil, false
-		}
-		// Dormant records do not take candidate slots in human mode.
-		if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {
-			return nil, false
-		}
-		return ent, true
-	}
 	k := p.limit*candidateFactor + candidateExtra
-	scores := map[memory.ID]float64{}
-	var order []memory.ID
-	add := func(id memory.ID, s float64) {
-		if _, ok := scores[id]; !ok {
-			order = append(order, id)
-		}
-		scores[id] += s
-	}
-	haveText, haveVec := p.text != "", p.embedding != nil
-	wText, wVec := 1.0, 1.0
-	if haveText && haveVec {
-		wText, wVec = textWeight, vectorWeight
-	}
-	// The vector scan is the long part of a search at scale; it takes the
-	// read lock a chunk of rows at a time, so writes are not held up
-	// behind it. Everything after it reads under one read lock, and
-	// checks again that the vector hits are still eligible.
-	var vecHits []vecHit
-	if haveVec {
-		vecHits = e.vectors.search(vecQuery{vector: p.embedding, k: k, lock: e.mu.RLocker(), filter: func(id memory.ID) bool {
-			_, ok := eligible(id)
-			return ok
-		}})
-	}
+	vecHits := e.vectorHits(p, k)
+
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-
-	if haveText {
-		res, err := e.idx.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
-			_, ok := eligible(id)
-			return ok
-		}})
-		if err != nil {
-			return nil, nil, fmt.Errorf("text search: %w", err)
-		}
-		if len(res.Hits) > 0 {
-			top := res.Hits[0].Score
-			for _, h := range res.Hits {
-				add(h.Doc, wText*h.Score/top)
-			}
-		}
+	var found relevance
+	wText, wVec := p.weights()
+	if err := e.textHitsLocked(p, k, wText, &found); err != nil {
+		return nil, nil, err
 	}
 	for _, h := range vecHits {
-		add(h.id, wVec*h.score)
+		found.add(h.ID, wVec*h.Score)
 	}
-
-	if !haveText && !haveVec {
-		// No query: the most recent records.
-		for _, id := range e.recentLocked(p, k, eligible) {
-			add(id, 1)
+	if !p.hasQuery() {
+		for _, id := range e.recentLocked(p, k) {
+			found.add(id, 1)
 		}
 	}
-	meta.TotalRecordsScanned = uint32(len(order))
+	meta.TotalRecordsScanned = uint32(len(found.order))
 
-	cands := make([]candidate, 0, len(order))
-	for _, id := range order {
-		ent, ok := eligible(id)
-		if !ok {
-			continue // changed since the vector scan saw it
+	cands := e.eligibleLocked(p, &found)
+	if p.depth > 0 && p.hasQuery() && len(cands) > 0 {
+		cands = e.activateLocked(p, cands)
+	}
+	cands = e.weighFidelityLocked(p, cands, meta)
+	if p.hasQuery() {
+		// Without a query the order is recency; keep it.
+		slices.SortStableFunc(cands, func(a, b candidate) int { return byScoreThenID(a.score, b.score, a.id, b.id) })
+	}
+	return cands, meta, nil
+}
+
+// hasQuery reports whether the plan searches by text or vector; without
+// either a recall lists the most recent records.
+func (p *recallPlan) hasQuery() bool { return p.text != "" || p.embedding != nil }
+
+// weights are the shares of text and vector relevance: each counts fully
+// alone, and they are mixed when both cues are given.
+func (p *recallPlan) weights() (text, vector float64) {
+	if p.text != "" && p.embedding != nil {
+		return textWeight, vectorWeight
+	}
+	return 1, 1
+}
+
+// relevance adds up what each record scores, in the order records are
+// found.
+type relevance struct {
+	score map[memory.ID]float64
+	order []memory.ID
+}
+
+func (r *relevance) add(id memory.ID, s float64) {
+	if r.score == nil {
+		r.score = map[memory.ID]float64{}
+	}
+	if _, ok := r.score[id]; !ok {
+		r.order = append(r.order, id)
+	}
+	r.score[id] += s
+}
+
+// eligible decides store, time and dormancy; fidelity filtering is
+// counted separately because the response reports it. It reads the
+// engine's state: callers hold e.mu.
+func (e *Engine) eligible(p *recallPlan, id memory.ID) (*entry, bool) {
+	ent, ok := e.st.entries[id]
+	if !ok || !p.stores[ent.store] {
+		return nil, false
+	}
+	if p.temporal != nil && !p.temporal.Contains(ent.created) {
+		return nil, false
+	}
+	// Dormant records do not take candidate slots in human mode.
+	if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {
+		return nil, false
+	}
+	return ent, true
+}
+
+// vectorHits runs the vector scan, the long part of a search at scale. It
+// takes the engine's read lock a chunk of rows at a time, so writes are
+// not held up behind it; eligibleLocked checks the hits again.
+func (e *Engine) vectorHits(p *recallPlan, k int) []vecindex.Hit {
+	if p.embedding == nil {
+		return nil
+	}
+	return e.vectors.Search(vecindex.Query{Vector: p.embedding, K: k, Lock: e.mu.RLocker(), Filter: func(id memory.ID) bool {
+		_, ok := e.eligible(p, id)
+		return ok
+	}})
+}
+
+// textHitsLocked adds the full-text hits, their BM25 scores normalised by
+// the best one and weighed by w.
+func (e *Engine) textHitsLocked(p *recallPlan, k int, w float64, found *relevance) error {
+	if p.text == "" {
+		return nil
+	}
+	res, err := e.idx.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
+		_, ok := e.eligible(p, id)
+		return ok
+	}})
+	if err != nil {
+		return fmt.Errorf("text search: %w", err)
+	}
+	if len(res.Hits) > 0 {
+		top := res.Hits[0].Score
+		for _, h := range res.Hits {
+			found.add(h.Doc, w*h.Score/top)
 		}
-		cands = append(cands, candidate{id: id, store: ent.store, score: scores[id]})
 	}
-	if p.depth > 0 && (haveText || haveVec) && len(cands) > 0 {
-		cands = e.activateLocked(p, cands, eligible)
+	return nil
+}
+
+// eligibleLocked turns what was found into candidates, dropping records
+// that changed since the vector scan saw them.
+func (e *Engine) eligibleLocked(p *recallPlan, found *relevance) []candidate {
+	cands := make([]candidate, 0, len(found.order))
+	for _, id := range found.order {
+		if ent, ok := e.eligible(p, id); ok {
+			cands = append(cands, candidate{id: id, store: ent.store, score: found.score[id]})
+		}
 	}
+	return cands
+}
+
+// weighFidelityLocked weighs human-mode candidates by their fidelity and
+// drops those under the plan's minimum fidelity, counting them.
+func (e *Engine) weighFidelityLocked(p *recallPlan, cands []candidate, meta *memory.QueryMetadata) []candidate {
 	out := cands[:0]
 	for _, c := range cands {
-		ent, _ := eligible(c.id)
+		ent := e.st.entries[c.id]
 		f := ent.score(p.clock)
 		if p.modes[ent.store] == memory.ModeHuman {
 			c.score *= 0.5 + 0.5*f
@@ -284,36 +342,33 @@ func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, 
 		}
 		out = append(out, c)
 	}
-	if !haveText && !haveVec {
-		// Listing order is recency; keep it.
-		return out, meta, nil
+	return out
+}
+
+// byScoreThenID orders by descending score, then ascending id.
+func byScoreThenID(as, bs float64, a, b memory.ID) int {
+	if c := cmp.Compare(bs, as); c != 0 {
+		return c
 	}
-	slices.SortStableFunc(out, func(a, b candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		case idLess(a.id, b.id):
-			return -1
-		case idLess(b.id, a.id):
-			return 1
-		}
-		return 0
-	})
-	return out, meta, nil
+	return compareIDs(a, b)
 }
 
 // recentLocked lists up to k eligible records, newest first, keeping only
 // the best k in a heap while it scans.
-func (e *Engine) recentLocked(p *recallPlan, k int, eligible func(memory.ID) (*entry, bool)) []memory.ID {
+func (e *Engine) recentLocked(p *recallPlan, k int) []memory.ID {
 	if k <= 0 {
 		return nil
 	}
+	type item struct {
+		id      memory.ID
+		created int64
+	}
 	// newer orders records by creation time, then id; the heap's top is
 	// the oldest of the k kept.
-	newer := func(a, b vecHit) bool { return a.score > b.score || a.score == b.score && idLess(b.id, a.id) }
-	h := make([]vecHit, 0, k)
+	newer := func(a, b item) bool {
+		return a.created > b.created || a.created == b.created && compareIDs(b.id, a.id) < 0
+	}
+	h := make([]item, 0, k)
 	down := func(i int) {
 		for {
 			l, m := 2*i+1, i
@@ -331,10 +386,10 @@ func (e *Engine) recentLocked(p *recallPlan, k int, eligible func(memory.ID) (*e
 		}
 	}
 	for id, ent := range e.st.entries {
-		if _, ok := eligible(id); !ok {
+		if _, ok := e.eligible(p, id); !ok {
 			continue
 		}
-		c := vecHit{id: id, score: float64(ent.created.UnixNano())}
+		c := item{id: id, created: ent.created.UnixNano()}
 		switch {
 		case len(h) < k:
 			h = append(h, c)
@@ -346,7 +401,7 @@ func (e *Engine) recentLocked(p *recallPlan, k int, eligible func(memory.ID) (*e
 			down(0)
 		}
 	}
-	slices.SortFunc(h, func(a, b vecHit) int {
+	slices.SortFunc(h, func(a, b item) int {
 		if newer(a, b) {
 			return -1
 		}
@@ -361,17 +416,9 @@ func (e *Engine) recentLocked(p *recallPlan, k int, eligible func(memory.ID) (*e
 
 // activateLocked spreads activation from the best candidates and merges the
 // activated records in.
-func (e *Engine) activateLocked(p *recallPlan, cands []candidate, eligible func(memory.ID) (*entry, bool)) []candidate {
+func (e *Engine) activateLocked(p *recallPlan, cands []candidate) []candidate {
 	ranked := slices.Clone(cands)
-	slices.SortStableFunc(ranked, func(a, b candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(ranked, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
 	idx := make(map[memory.ID]int, len(cands))
 	for i, c := range cands {
 		idx[c.id] = i
@@ -386,7 +433,7 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate, eligible func(
 				}
 				continue
 			}
-			ent, ok := eligible(a.id)
+			ent, ok := e.eligible(p, a.id)
 			if !ok {
 				continue
 			}

@@ -278,13 +278,11 @@ func TestReconsolidationAndCoActivation(t *testing.T) {
 	if want := 0.7 + coActivationStep*0.3; seq.Weight < want-1e-9 || seq.Weight > want+1e-9 || !seq.LastCoActivation.Equal(h.clock.Now()) {
 		t.Errorf("co-activation: %+v, want weight %v", seq, want)
 	}
-	if s := h.stats(); s.TotalRecallCount != 1 {
-		t.Errorf("total_recall_count %d", s.TotalRecallCount)
-	}
-	h.reopen()
-	if s := h.stats(); s.TotalRecallCount != 1 {
-		t.Errorf("total_recall_count after reopen %d", s.TotalRecallCount)
-	}
+	h.checkStats(func(s *memory.Stats, when string) {
+		if s.TotalRecallCount != 1 {
+			t.Errorf("%s: total_recall_count %d", when, s.TotalRecallCount)
+		}
+	})
 }
 
 func TestSimilarityAssociations(t *testing.T) {

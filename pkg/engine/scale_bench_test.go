@@ -169,7 +169,7 @@ func BenchmarkScale(b *testing.B) {
 				})
 			})
 			// Request latency while decay ticks run back to back.
-			b.Run("recall-during-ticks", func(b *testing.B) {
+			duringTicks := func(b *testing.B, op func(i int)) {
 				stop := make(chan struct{})
 				var wg sync.WaitGroup
 				wg.Add(1)
@@ -187,35 +187,17 @@ func BenchmarkScale(b *testing.B) {
 						}
 					}
 				}()
-				latencies(b, recall(true, false))
+				latencies(b, op)
 				close(stop)
 				wg.Wait()
-			})
+			}
+			b.Run("recall-during-ticks", func(b *testing.B) { duringTicks(b, recall(true, false)) })
 			b.Run("store-during-ticks", func(b *testing.B) {
-				stop := make(chan struct{})
-				var wg sync.WaitGroup
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(60))}); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				}()
-				latencies(b, func(i int) {
+				duringTicks(b, func(i int) {
 					if _, err := env.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(env.queries[i%len(env.queries)] + " stored while ticking")}); err != nil {
 						b.Fatal(err)
 					}
 				})
-				close(stop)
-				wg.Wait()
 			})
 		})
 	}

@@ -12,7 +12,7 @@ import (
 // time; an earlier one is kept.
 func TestSettleImportedCapsFutureTick(t *testing.T) {
 	now := time.Date(2026, 11, 22, 6, 0, 0, 0, time.UTC)
-	cfg := DecayConfig{StabilityDays: DefaultStabilityDays, DecayRate: 0.5}
+	cfg := DecayConfig{StabilityDays: DefaultStabilityDays(), DecayRate: 0.5}
 	for _, tc := range []struct{ tick, want time.Time }{
 		{now.Add(72 * time.Hour), now},
 		{now.Add(-time.Hour), now.Add(-time.Hour)},

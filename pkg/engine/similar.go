@@ -10,6 +10,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -42,10 +43,10 @@ func (e *Engine) similar(rec *memory.MemoryRecord) []link {
 	if v := rec.Content.Embedding(); v != nil {
 		// Background work: one core, and the engine's lock only a chunk
 		// of rows at a time, so stores never wait for a whole scan.
-		hits := e.vectors.search(vecQuery{vector: v, k: n, minScore: similarCosine, filter: persistentOnly, lock: e.mu.RLocker(), serial: true})
+		hits := e.vectors.Search(vecindex.Query{Vector: v, K: n, MinScore: similarCosine, Filter: persistentOnly, Lock: e.mu.RLocker(), Serial: true})
 		out := make([]link, len(hits))
 		for i, h := range hits {
-			out[i] = link{h.id, h.score}
+			out[i] = link{h.ID, h.Score}
 		}
 		return out
 	}
@@ -261,11 +262,11 @@ func (e *Engine) linkRecord(id memory.ID) error {
 			continue
 		}
 		w := round3(l.weight)
-		if addEdge(rec, l.target, memory.AssocSemantic, w, now) {
+		if addEdge(rec, l.target, memory.AssocSemantic, memory.OriginSimilarity, w, now) {
 			changed = true
 			added++
 		}
-		if addEdge(other, id, memory.AssocSemantic, w, now) {
+		if addEdge(other, id, memory.AssocSemantic, memory.OriginSimilarity, w, now) {
 			other.UpdatedAt = now
 			other.Version++
 			t.touchRecord(other)

@@ -3,7 +3,9 @@ package engine
 import (
 	"fmt"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -138,7 +140,7 @@ func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
 	if fresh {
 		put = t.e.idx.raw.PutNew
 	}
-	c, err := put(t.ib, rec.ID, rawAttrs(rec), rawTexts(rec)...)
+	c, err := put(t.ib, rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index raw record %s: %w", rec.ID, err)
 	}
@@ -181,17 +183,17 @@ func (t *txn) commit() error {
 	if t.replace {
 		e.st = newState()
 		e.working = newWorkingStore(e.working.capacity)
-		e.vectors = newVectorIndex()
+		e.vectors = vecindex.New(&e.vecMu)
 		e.raw = rawState{}
 	}
 	for _, id := range t.dels {
 		e.working.delete(id)
 		e.st.delete(id)
-		e.vectors.remove(id)
+		e.vectors.Remove(id)
 	}
 	for _, rec := range t.puts {
 		e.applyRecord(rec)
-		e.vectors.put(rec.ID, rec.Content.Embedding())
+		e.vectors.Put(rec.ID, rec.Content.Embedding())
 	}
 	for _, rec := range t.touched {
 		e.applyRecord(rec) // its vector row is unchanged

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -43,11 +45,6 @@ func (w *workingStore) all() []*memory.MemoryRecord {
 	return out
 }
 
-func idLess(a, b memory.ID) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
-}
+// compareIDs orders record ids by their bytes, which for UUIDv7 ids is
+// creation order.
+func compareIDs(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) }

@@ -426,6 +426,7 @@ func (e *encoder) record(r *memory.MemoryRecord) *pb.MemoryRecord {
 				Weight:           a.Weight,
 				CreatedAt:        timestamp(a.CreatedAt),
 				LastCoActivation: timestamp(a.LastCoActivation),
+				Origin:           pb.AssociationOrigin(a.Origin),
 			}
 		}
 	}

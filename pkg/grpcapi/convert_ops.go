@@ -446,7 +446,7 @@ func toModelImportOptions(d *decoder, f string, in *pb.ImportOptions) *memory.Im
 }
 
 func toProtoImportResponse(_ *encoder, r *memory.ImportResponse) *pb.ImportResponse {
-	return &pb.ImportResponse{RecordsImported: r.RecordsImported}
+	return &pb.ImportResponse{RecordsImported: r.RecordsImported, RecordsSkipped: r.RecordsSkipped, RawConflicts: r.RawConflicts}
 }
 
 // ---------------------------------------------------------------- introspect
@@ -487,6 +487,7 @@ func toProtoStats(e *encoder, s *memory.Stats) *pb.StatsResponse {
 		EvolutionMetrics:       toProtoEvolution(e, s.EvolutionMetrics),
 		BackgroundDecayEnabled: s.BackgroundDecayEnabled,
 		BackgroundDreamEnabled: s.BackgroundDreamEnabled,
+		QuarantinedRecords:     s.QuarantinedRecords,
 	}
 }
 

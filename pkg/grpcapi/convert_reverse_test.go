@@ -410,7 +410,7 @@ func toProtoImportOptions(_ *encoder, r *memory.ImportRequest) *pb.ImportOptions
 }
 
 func toModelImportResponse(_ *decoder, _ string, in *pb.ImportResponse) *memory.ImportResponse {
-	return &memory.ImportResponse{RecordsImported: in.GetRecordsImported()}
+	return &memory.ImportResponse{RecordsImported: in.GetRecordsImported(), RecordsSkipped: in.GetRecordsSkipped(), RawConflicts: in.GetRawConflicts()}
 }
 
 func toModelStats(d *decoder, f string, in *pb.StatsResponse) *memory.Stats {
@@ -431,6 +431,7 @@ func toModelStats(d *decoder, f string, in *pb.StatsResponse) *memory.Stats {
 		EvolutionMetrics:       toModelEvolution(d, join(f, "evolution_metrics"), in.GetEvolutionMetrics()),
 		BackgroundDecayEnabled: in.GetBackgroundDecayEnabled(),
 		BackgroundDreamEnabled: in.GetBackgroundDreamEnabled(),
+		QuarantinedRecords:     in.GetQuarantinedRecords(),
 	}
 	s.RecordsByStore = storeMap(d, join(f, "records_by_store"), in.GetRecordsByStore())
 	s.AvgFidelityByStore = storeMap(d, join(f, "avg_fidelity_by_store"), in.GetAvgFidelityByStore())
@@ -591,6 +592,7 @@ func (d *decoder) record(f string, in *pb.MemoryRecord) memory.MemoryRecord {
 				Weight:           a.GetWeight(),
 				CreatedAt:        d.time(join(af, "created_at"), a.GetCreatedAt()),
 				LastCoActivation: d.time(join(af, "last_co_activation"), a.GetLastCoActivation()),
+				Origin:           enum[memory.AssociationOrigin](d, join(af, "origin"), a.GetOrigin()),
 			}
 		}
 	}

@@ -119,6 +119,11 @@ func (s *Server) operation(path string) apiFunc {
 			return nil, svc.SetMode(r.Context(), &req)
 		}
 	case wire.PathForget:
+		// DELETE /v1/lifecycle/forget: with "cascade", the listed
+		// records' direct association targets go too, along links a
+		// client made and derivation links (dream and consolidation
+		// provenance), never along the similarity links memsvc infers
+		// on its own (memory.ForgetRequest).
 		return jsonOp(s, svc.Forget)
 	case wire.PathStats:
 		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Stats(r.Context()) }

@@ -611,7 +611,7 @@ func TestStreaming(t *testing.T) {
 	})
 	t.Run("import json", func(t *testing.T) {
 		resp, body := f.do(t, request{method: http.MethodPost, path: wire.PathImport, body: `{"archive_id":"a1","archive_data":[1,2,3],"strategy":"replace"}`})
-		if resp.StatusCode != 200 || string(body) != `{"records_imported":3}` {
+		if resp.StatusCode != 200 || string(body) != `{"records_imported":3,"records_skipped":0,"raw_conflicts":0}` {
 			t.Fatalf("status %d: %s", resp.StatusCode, body)
 		}
 		if string(gotImport.data) != "\x01\x02\x03" || gotImport.req.ArchiveID != "a1" || gotImport.req.Strategy != memory.ImportReplace {

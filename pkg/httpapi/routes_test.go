@@ -352,7 +352,7 @@ func TestRoutes(t *testing.T) {
 		{name: "import without data", request: post(wire.PathImport, `{"archive_id":"a"}`), status: 400, code: memory.CodeValidation, msg: "archive_data"},
 		{name: "import bad strategy", request: post(wire.PathImport, `{"archive_id":"a","strategy":"overwrite","archive_data":[]}`), status: 400, code: memory.CodeValidation, msg: "import strategy"},
 		{name: "import", request: post(wire.PathImport, importBody), status: 200, check: func(t *testing.T, _ *http.Response, body []byte) {
-			if string(body) != `{"records_imported":1}` {
+			if string(body) != `{"records_imported":1,"records_skipped":0,"raw_conflicts":0}` {
 				t.Errorf("body = %s", body)
 			}
 		}},

@@ -227,7 +227,7 @@ func (p *Proxy) tools() []tool {
 			"Permanently delete memories by record id. This cannot be undone: make sure the user wants it, then call with confirm=true. "+
 				"Returns JSON {\"records_deleted\": N}; ids that do not exist are skipped.",
 			mcp.WithString("record_ids", mcp.Required(), mcp.Description("Comma-separated record ids (UUIDs) to delete.")),
-			mcp.WithBoolean("cascade", mcp.DefaultBool(false), mcp.Description("Also delete the memories the listed ones are directly associated with.")),
+			mcp.WithBoolean("cascade", mcp.DefaultBool(false), mcp.Description("Also delete the memories the listed ones link to directly: links a client made and dream/consolidation provenance, never similarity links memsvc added.")),
 			mcp.WithBoolean("confirm", mcp.Required(), mcp.Description("Must be true; with false nothing is deleted.")),
 			annotate(false, true, true),
 		), p.forget},

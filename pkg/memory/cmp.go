@@ -496,8 +496,13 @@ type ForgetRequest struct {
 	RecordIDs     []ID           `json:"record_ids"`
 	Store         *StoreType     `json:"store"`
 	TemporalRange *TemporalRange `json:"temporal_range"`
-	Cascade       bool           `json:"cascade"`
-	Confirm       *bool          `json:"confirm"`
+	// Cascade also deletes the direct association targets of the listed
+	// records (one hop, outgoing), following only the links a client made
+	// (the associations of a store or batch request) and derivation links
+	// (a dream summary and its semantic node, a consolidated copy and its
+	// source), never the similarity links memsvc adds on its own.
+	Cascade bool  `json:"cascade"`
+	Confirm *bool `json:"confirm"`
 }
 
 // ForgetResponse reports how many records were deleted.
@@ -568,8 +573,17 @@ func (r *ImportRequest) UnmarshalJSON(b []byte) error {
 }
 
 // ImportResponse reports how many records (curated and raw) were imported.
+// RecordsSkipped and RawConflicts are additions to the upstream answer.
 type ImportResponse struct {
 	RecordsImported uint32 `json:"records_imported"`
+	// RecordsSkipped counts archive entries left out because the store
+	// already holds their id: curated records whose stored copy won the
+	// conflict resolution, and raw entries (the raw journal is verbatim and
+	// never changes under import).
+	RecordsSkipped uint32 `json:"records_skipped"`
+	// RawConflicts counts the skipped raw entries that differ from the
+	// stored entry of the same id; the stored entry was kept.
+	RawConflicts uint32 `json:"raw_conflicts"`
 }
 
 // IntrospectRecordRequest is introspect.record. The include flags are
@@ -638,6 +652,11 @@ type Stats struct {
 	EvolutionMetrics       *EvolutionMetrics     `json:"evolution_metrics"`
 	BackgroundDecayEnabled bool                  `json:"background_decay_enabled"`
 	BackgroundDreamEnabled bool                  `json:"background_dream_enabled"`
+	// QuarantinedRecords counts stored values that could not be read
+	// (damaged bytes, or an encrypted value that does not authenticate):
+	// they stay on disk untouched and out of every index. An addition to
+	// the upstream answer.
+	QuarantinedRecords uint32 `json:"quarantined_records"`
 }
 
 // Wire shapes of the responses: lists are [] and maps {} when empty, never

@@ -627,6 +627,7 @@ func TestEnums(t *testing.T) {
 	checkEnum(t, "episodic semantic procedural emotional working", ParseStoreType)
 	checkEnum[Modality](t, "text image audio video structured spatial temporal interoceptive", nil)
 	checkEnum(t, "temporal spatial semantic emotional causal sequential cross_modal user_defined", ParseAssociationType)
+	checkEnum[AssociationOrigin](t, "client derivation similarity", nil)
 	checkEnum(t, "human perfect", ParseRecallMode)
 	checkEnum(t, "conversation tool_io scratchpad summary imported", ParseRawSource)
 	checkEnum(t, "user assistant system tool", ParseRawSpeaker)

@@ -140,6 +140,38 @@ func ParseAssociationType(s string) (AssociationType, error) {
 	return AssociationType(v), err
 }
 
+// AssociationOrigin says who made an association. It is an addition to
+// the upstream model: edges from older data or other implementations have
+// none (the unset value), and it is left out of their JSON.
+type AssociationOrigin uint8
+
+// Association origins.
+const (
+	// OriginClient: given by a client when storing (the associations of a
+	// store request, the sequential links a batch asks to infer).
+	OriginClient AssociationOrigin = iota + 1
+	// OriginDerivation: provenance between a record and one memsvc derived
+	// from it (dream summary and semantic node, consolidated copy and
+	// source).
+	OriginDerivation
+	// OriginSimilarity: inferred by memsvc on its own because the records
+	// are alike.
+	OriginSimilarity
+)
+
+var originNames = enumNames{"association origin", []string{"", "client", "derivation", "similarity"}}
+
+func (o AssociationOrigin) String() string { return originNames.name(uint8(o)) }
+func (o AssociationOrigin) Valid() bool    { return o >= OriginClient && o <= OriginSimilarity }
+func (o AssociationOrigin) MarshalText() ([]byte, error) {
+	return originNames.marshal(uint8(o))
+}
+func (o *AssociationOrigin) UnmarshalText(b []byte) error {
+	v, err := originNames.parse(string(b))
+	*o = AssociationOrigin(v)
+	return err
+}
+
 // RecallMode selects how recall renders and ranks records.
 type RecallMode uint8
 

@@ -148,7 +148,7 @@ func TestMemoryRecordJSONShape(t *testing.T) {
 			ReinforcementCount: 2, Stability: 30, LastDecayTick: t1, ClockBase: 12345},
 		Emotion: EmotionVector{Joy: 0.6, Trust: 0.1, Fear: 0.2, Surprise: 0.3, Sadness: 0.4, Disgust: 0.05,
 			Anger: 0.7, Anticipation: 0.8, Intensity: 0.5, Valence: -0.25},
-		Associations: []Association{{TargetID: idB, AssociationType: AssocCrossModal, Weight: 0.7, CreatedAt: t0, LastCoActivation: t1}},
+		Associations: []Association{{TargetID: idB, AssociationType: AssocCrossModal, Weight: 0.7, CreatedAt: t0, LastCoActivation: t1, Origin: OriginClient}},
 		Metadata:     JSON(`{"src":"chat","n":[1,2]}`),
 		Version:      4,
 		Meta:         fullMeta(),
@@ -166,7 +166,7 @@ func TestMemoryRecordJSONShape(t *testing.T) {
 	 "emotion":{"joy":0.6,"trust":0.1,"fear":0.2,"surprise":0.3,"sadness":0.4,"disgust":0.05,"anger":0.7,
 	   "anticipation":0.8,"intensity":0.5,"valence":-0.25},
 	 "associations":[{"target_id":"0196a9e2-5c1d-7f00-8a00-0000000000bb","association_type":"cross_modal","weight":0.7,
-	   "created_at":"2025-03-01T12:00:00Z","last_co_activation":"2025-03-01T12:30:15.5Z"}],
+	   "created_at":"2025-03-01T12:00:00Z","last_co_activation":"2025-03-01T12:30:15.5Z","origin":"client"}],
 	 "metadata":{"src":"chat","n":[1,2]},
 	 "version":4,
 	 "meta":`+fullMetaJSON+`}`)
@@ -255,6 +255,7 @@ func TestStatsJSONShape(t *testing.T) {
 		},
 		BackgroundDecayEnabled: true,
 		BackgroundDreamEnabled: true,
+		QuarantinedRecords:     1,
 	}
 	checkGolden(t, "full stats", full, `{
 	 "total_records":6,
@@ -267,7 +268,7 @@ func TestStatsJSONShape(t *testing.T) {
 	 "last_dream_tick_at":"2025-03-01T12:30:15.5Z",
 	 "evolution_metrics":{"parameter_adjustments":[{"store":"episodic","parameter":"stability","original_value":1,
 	   "current_value":2,"reason":"recalled"}],"detected_patterns":["p"],"schema_adaptations":["s"]},
-	 "background_decay_enabled":true,"background_dream_enabled":true}`)
+	 "background_decay_enabled":true,"background_dream_enabled":true,"quarantined_records":1}`)
 
 	// An empty Stats still lists all five stores and never writes null
 	// for a map or a list.
@@ -280,7 +281,7 @@ func TestStatsJSONShape(t *testing.T) {
 	 "vector_search_backend":"brute_force","dream_episodic_summaries":0,"dream_semantic_nodes":0,
 	 "last_dream_tick_at":null,
 	 "evolution_metrics":{"parameter_adjustments":[],"detected_patterns":[],"schema_adaptations":[]},
-	 "background_decay_enabled":false,"background_dream_enabled":false}`)
+	 "background_decay_enabled":false,"background_dream_enabled":false,"quarantined_records":0}`)
 }
 
 // minimalRecordJSON is the shape of the record used inside the response
@@ -399,7 +400,7 @@ func TestResponseJSONShapes(t *testing.T) {
 		{"ForgetResponse", ForgetResponse{RecordsDeleted: 3}, `{"records_deleted":3}`},
 		{"ExportResponse", ExportResponse{ArchiveID: "a1", SizeBytes: 2048, RecordCount: 3, Checksum: "ab"},
 			`{"archive_id":"a1","size_bytes":2048,"record_count":3,"checksum":"ab"}`},
-		{"ImportResponse", ImportResponse{RecordsImported: 2}, `{"records_imported":2}`},
+		{"ImportResponse", ImportResponse{RecordsImported: 2, RecordsSkipped: 3, RawConflicts: 1}, `{"records_imported":2,"records_skipped":3,"raw_conflicts":1}`},
 		{"DecayForecastResponse", DecayForecastResponse{Forecasts: []DecayForecast{
 			{RecordID: idA, CurrentFidelity: 1, ForecastedFidelity: 0.5, EstimatedThresholdDate: &t2},
 			{RecordID: idB, CurrentFidelity: 0.5, ForecastedFidelity: 0.25}}},

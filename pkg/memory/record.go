@@ -183,11 +183,12 @@ func (e EmotionVector) Label() string {
 
 // Association is a directed, weighted edge from the record that holds it.
 type Association struct {
-	TargetID         ID              `json:"target_id"`
-	AssociationType  AssociationType `json:"association_type"`
-	Weight           float64         `json:"weight"`
-	CreatedAt        time.Time       `json:"created_at"`
-	LastCoActivation time.Time       `json:"last_co_activation"`
+	TargetID         ID                `json:"target_id"`
+	AssociationType  AssociationType   `json:"association_type"`
+	Weight           float64           `json:"weight"`
+	CreatedAt        time.Time         `json:"created_at"`
+	LastCoActivation time.Time         `json:"last_co_activation"`
+	Origin           AssociationOrigin `json:"origin,omitempty"`
 }
 
 // RawJournalRecord is one verbatim entry of the raw journal. Field order is

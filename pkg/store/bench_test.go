@@ -48,8 +48,10 @@ func BenchmarkDecodeRaw(b *testing.B) {
 
 // BenchmarkPutRecordSynced is one writer doing PutRecord + Commit (synced)
 // per record: the latency of an acknowledged encode.store.
-func BenchmarkPutRecordSynced(b *testing.B) {
-	db, err := Open(b.TempDir(), Options{})
+func BenchmarkPutRecordSynced(b *testing.B) { benchPutRecordSynced(b, Options{}) }
+
+func benchPutRecordSynced(b *testing.B, o Options) {
+	db, err := Open(b.TempDir(), o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func BenchmarkOpenRecord(b *testing.B) {
 	sealed := k.seal(key, plain)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeRecordAt(k, key, sealed, false); err != nil {
+		if _, err := decodeAt(k, key, sealed, false, DecodeRecord); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -161,7 +163,7 @@ func BenchmarkOpenRaw(b *testing.B) {
 	sealed := k.seal(key, EncodeRaw(rec))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeRawAt(k, key, sealed, false); err != nil {
+		if _, err := decodeAt(k, key, sealed, false, DecodeRaw); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -203,23 +205,7 @@ func BenchmarkGetRecord(b *testing.B) {
 // BenchmarkPutRecordSyncedEncrypted is BenchmarkPutRecordSynced with a
 // passphrase.
 func BenchmarkPutRecordSyncedEncrypted(b *testing.B) {
-	db, err := Open(b.TempDir(), Options{Passphrase: []byte("bench"), kdf: fastKDF()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	ids := memory.NewIDSource(nil, nil)
-	rec := realisticRecord(1, idA)
-	b.ReportAllocs()
-	for b.Loop() {
-		rec.ID = ids.New()
-		batch := db.NewBatch()
-		batch.PutRecord(rec)
-		if err := batch.Commit(); err != nil {
-			b.Fatal(err)
-		}
-		batch.Close()
-	}
+	benchPutRecordSynced(b, Options{Passphrase: []byte("bench"), kdf: fastKDF()})
 }
 
 // BenchmarkDeriveKeys is the cost a passphrase adds to Open with the

@@ -28,13 +28,20 @@ import (
 // Free-form metadata is kept as its compact JSON text (a str); everything
 // else is structural, so reading a record never parses JSON.
 //
+// Curated record formats: 0x01 is the first; 0x02 adds, after each
+// association's last_co_activation, one byte for its origin
+// (memory.AssociationOrigin, 0 when unknown). Records are written in 0x02;
+// a 0x01 record reads with every association's origin unknown, and is
+// rewritten in 0x02 the next time it is written.
+//
 // Plaintext format bytes stay below 0x80. 0xE0-0xEF lead encryption
 // envelopes (crypt.go; layout in the package comment): a stored value that
 // starts with 0xE1 holds XChaCha20-Poly1305 ciphertext of one of these
 // encodings, format byte included, and is opened before it is decoded.
 // EncodeRecord and DecodeRecord themselves only ever see plaintext.
 const (
-	formatRecordV1 byte = 0x01 // MemoryRecord
+	formatRecordV1 byte = 0x01 // MemoryRecord, first format
+	formatRecordV2 byte = 0x02 // MemoryRecord with association origins
 	formatRawV1    byte = 0x01 // RawJournalRecord
 )
 
@@ -53,30 +60,19 @@ func (w *wbuf) str(v string)     { w.uvarint(uint64(len(v))); w.b = append(w.b, 
 func (w *wbuf) time(t time.Time) { w.varint(t.Unix()); w.uvarint(uint64(t.Nanosecond())) }
 func (w *wbuf) bool(v bool)      { w.byte(boolByte(v)) }
 func (w *wbuf) present(ok bool)  { w.byte(boolByte(ok)) }
-func (w *wbuf) nstr(v *string) {
+
+// writeNullable writes a presence byte, then *v with write when present.
+func writeNullable[T any](w *wbuf, v *T, write func(T)) {
 	w.present(v != nil)
 	if v != nil {
-		w.str(*v)
+		write(*v)
 	}
 }
-func (w *wbuf) ntime(v *time.Time) {
-	w.present(v != nil)
-	if v != nil {
-		w.time(*v)
-	}
-}
-func (w *wbuf) nf64(v *float64) {
-	w.present(v != nil)
-	if v != nil {
-		w.f64(*v)
-	}
-}
-func (w *wbuf) nid(v *memory.ID) {
-	w.present(v != nil)
-	if v != nil {
-		w.id(*v)
-	}
-}
+
+func (w *wbuf) nstr(v *string)     { writeNullable(w, v, w.str) }
+func (w *wbuf) ntime(v *time.Time) { writeNullable(w, v, w.time) }
+func (w *wbuf) nf64(v *float64)    { writeNullable(w, v, w.f64) }
+func (w *wbuf) nid(v *memory.ID)   { writeNullable(w, v, w.id) }
 
 func (w *wbuf) strs(v []string) {
 	w.uvarint(uint64(len(v)))
@@ -125,28 +121,37 @@ func (r *rbuf) fail(what string) {
 	r.b = nil
 }
 
-func (r *rbuf) byte() byte {
-	if len(r.b) < 1 {
-		r.fail("short value")
-		return 0
+// next consumes n bytes; when fewer remain it fails with what and
+// returns nil.
+func (r *rbuf) next(n int, what string) []byte {
+	if n < 0 || len(r.b) < n {
+		r.fail(what)
+		return nil
 	}
-	c := r.b[0]
-	r.b = r.b[1:]
-	return c
-}
-
-func (r *rbuf) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail("bad uvarint")
-		return 0
-	}
+	p := r.b[:n]
 	r.b = r.b[n:]
-	return v
+	return p
 }
 
-func (r *rbuf) varint() int64 {
-	v, n := binary.Varint(r.b)
+func (r *rbuf) byte() byte {
+	if p := r.next(1, "short value"); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+// varint64 reads a uvarint (signed false) or a varint (signed true) as the
+// bits of an int64.
+func (r *rbuf) varint64(signed bool) uint64 {
+	var v uint64
+	var n int
+	if signed {
+		var sv int64
+		sv, n = binary.Varint(r.b)
+		v = uint64(sv)
+	} else {
+		v, n = binary.Uvarint(r.b)
+	}
 	if n <= 0 {
 		r.fail("bad varint")
 		return 0
@@ -154,6 +159,9 @@ func (r *rbuf) varint() int64 {
 	r.b = r.b[n:]
 	return v
 }
+
+func (r *rbuf) uvarint() uint64 { return r.varint64(false) }
+func (r *rbuf) varint() int64   { return int64(r.varint64(true)) }
 
 func (r *rbuf) u32() uint32 {
 	v := r.uvarint()
@@ -165,23 +173,15 @@ func (r *rbuf) u32() uint32 {
 }
 
 func (r *rbuf) f64() float64 {
-	if len(r.b) < 8 {
-		r.fail("short float")
-		return 0
+	if p := r.next(8, "short float"); p != nil {
+		return math.Float64frombits(binary.LittleEndian.Uint64(p))
 	}
-	v := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
-	r.b = r.b[8:]
-	return v
+	return 0
 }
 
 func (r *rbuf) id() memory.ID {
 	var id memory.ID
-	if len(r.b) < 16 {
-		r.fail("short id")
-		return id
-	}
-	copy(id[:], r.b)
-	r.b = r.b[16:]
+	copy(id[:], r.next(16, "short id"))
 	return id
 }
 
@@ -202,8 +202,7 @@ func (r *rbuf) bytes() []byte {
 		return nil
 	}
 	v := make([]byte, n)
-	copy(v, r.b)
-	r.b = r.b[n:]
+	copy(v, r.next(n, "short bytes"))
 	return v
 }
 
@@ -212,9 +211,7 @@ func (r *rbuf) str() string {
 	if r.err != nil {
 		return ""
 	}
-	v := string(r.b[:n])
-	r.b = r.b[n:]
-	return v
+	return string(r.next(n, "short string"))
 }
 
 func (r *rbuf) bool() bool {
@@ -239,37 +236,19 @@ func (r *rbuf) time() time.Time {
 	return time.Unix(sec, int64(nsec)).UTC()
 }
 
-func (r *rbuf) nstr() *string {
+// nullable reads a presence byte, then the value with read when present.
+func nullable[T any](r *rbuf, read func() T) *T {
 	if !r.bool() {
 		return nil
 	}
-	s := r.str()
-	return &s
-}
-
-func (r *rbuf) ntime() *time.Time {
-	if !r.bool() {
-		return nil
-	}
-	t := r.time()
-	return &t
-}
-
-func (r *rbuf) nf64() *float64 {
-	if !r.bool() {
-		return nil
-	}
-	v := r.f64()
+	v := read()
 	return &v
 }
 
-func (r *rbuf) nid() *memory.ID {
-	if !r.bool() {
-		return nil
-	}
-	v := r.id()
-	return &v
-}
+func (r *rbuf) nstr() *string     { return nullable(r, r.str) }
+func (r *rbuf) ntime() *time.Time { return nullable(r, r.time) }
+func (r *rbuf) nf64() *float64    { return nullable(r, r.f64) }
+func (r *rbuf) nid() *memory.ID   { return nullable(r, r.id) }
 
 func (r *rbuf) strs() []string {
 	n := r.n(1)
@@ -321,9 +300,12 @@ func (r *rbuf) done() error {
 }
 
 // EncodeRecord returns the stored form of a curated record.
-func EncodeRecord(rec *memory.MemoryRecord) []byte {
+func EncodeRecord(rec *memory.MemoryRecord) []byte { return encodeRecord(rec, formatRecordV2) }
+
+// encodeRecord writes rec in format f (tests write the older format).
+func encodeRecord(rec *memory.MemoryRecord, format byte) []byte {
 	w := &wbuf{b: make([]byte, 0, 256+contentSize(&rec.Content))}
-	w.byte(formatRecordV1)
+	w.byte(format)
 	w.id(rec.ID)
 	w.byte(byte(rec.Store))
 	w.time(rec.CreatedAt)
@@ -349,6 +331,9 @@ func EncodeRecord(rec *memory.MemoryRecord) []byte {
 		w.f64(a.Weight)
 		w.time(a.CreatedAt)
 		w.time(a.LastCoActivation)
+		if format >= formatRecordV2 {
+			w.byte(byte(a.Origin))
+		}
 	}
 	w.bytes(rec.Metadata)
 	w.uvarint(uint64(rec.Version))
@@ -359,8 +344,9 @@ func EncodeRecord(rec *memory.MemoryRecord) []byte {
 // DecodeRecord parses what EncodeRecord wrote.
 func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
 	r := &rbuf{b: b}
-	if f := r.byte(); r.err == nil && f != formatRecordV1 {
-		return nil, fmt.Errorf("%w: unknown record format %#x", ErrCorrupt, f)
+	format := r.byte()
+	if r.err == nil && format != formatRecordV1 && format != formatRecordV2 {
+		return nil, fmt.Errorf("%w: unknown record format %#x", ErrCorrupt, format)
 	}
 	rec := &memory.MemoryRecord{}
 	rec.ID = r.id()
@@ -389,6 +375,11 @@ func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
 			a.Weight = r.f64()
 			a.CreatedAt = r.time()
 			a.LastCoActivation = r.time()
+			if format >= formatRecordV2 {
+				if a.Origin = memory.AssociationOrigin(r.byte()); a.Origin != 0 && !a.Origin.Valid() {
+					r.fail("unknown association origin")
+				}
+			}
 		}
 	}
 	if md := r.bytes(); len(md) > 0 {

@@ -41,7 +41,7 @@ func TestRecordCodecRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			enc := EncodeRecord(tc.rec)
-			if len(enc) == 0 || enc[0] != formatRecordV1 {
+			if len(enc) == 0 || enc[0] != formatRecordV2 {
 				t.Fatalf("encoding does not start with the format byte: % x", enc[:min(len(enc), 4)])
 			}
 			got, err := DecodeRecord(enc)
@@ -242,7 +242,12 @@ func TestDecodeCorrupt(t *testing.T) {
 	}{
 		{"empty record", func() []byte { return nil }, decRec},
 		{"empty raw", func() []byte { return []byte{} }, decRaw},
-		{"record format 2", func() []byte { b := EncodeRecord(minimalRecord()); b[0] = 2; return b }, decRec},
+		{"record format 3", func() []byte { b := EncodeRecord(minimalRecord()); b[0] = 3; return b }, decRec},
+		{"association origin 4", func() []byte {
+			r := minimalRecord()
+			r.Associations = []memory.Association{{TargetID: idB, AssociationType: memory.AssocSemantic, Origin: 4}}
+			return EncodeRecord(r)
+		}, decRec},
 		{"record format 0", func() []byte { b := EncodeRecord(minimalRecord()); b[0] = 0; return b }, decRec},
 		{"raw format 0xff", func() []byte { b := EncodeRaw(minimalRaw()); b[0] = 0xff; return b }, decRaw},
 		{"embedding count overflows", func() []byte {
@@ -370,26 +375,8 @@ func FuzzDecodeRecord(f *testing.F) {
 		f.Add(EncodeRecord(r))
 	}
 	f.Add([]byte{formatRecordV1})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		rec, err := DecodeRecord(b)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v does not wrap ErrCorrupt", err)
-			}
-			return
-		}
-		// Whatever decodes re-encodes to a value that decodes to the
-		// same thing (compared as bytes: NaNs are not equal to
-		// themselves).
-		enc := EncodeRecord(rec)
-		again, err := DecodeRecord(enc)
-		if err != nil {
-			t.Fatalf("re-encoded record does not decode: %v", err)
-		}
-		if enc2 := EncodeRecord(again); !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not stable:\n% x\n% x", enc, enc2)
-		}
-	})
+	f.Add([]byte{formatRecordV2})
+	f.Fuzz(func(t *testing.T, b []byte) { checkDecode(t, b, DecodeRecord, EncodeRecord) })
 }
 
 func FuzzDecodeRaw(f *testing.F) {
@@ -397,21 +384,51 @@ func FuzzDecodeRaw(f *testing.F) {
 		f.Add(EncodeRaw(r))
 	}
 	f.Add([]byte{formatRawV1})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		rec, err := DecodeRaw(b)
-		if err != nil {
-			if !errors.Is(err, ErrCorrupt) {
-				t.Fatalf("error %v does not wrap ErrCorrupt", err)
-			}
-			return
+	f.Fuzz(func(t *testing.T, b []byte) { checkDecode(t, b, DecodeRaw, EncodeRaw) })
+}
+
+// checkDecode is the property both decoders must have: an error wraps
+// ErrCorrupt, and whatever decodes re-encodes to a value that decodes to
+// the same thing (compared as bytes: NaNs are not equal to themselves).
+func checkDecode[T any](t *testing.T, b []byte, decode func([]byte) (T, error), encode func(T) []byte) {
+	rec, err := decode(b)
+	if err != nil {
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("error %v does not wrap ErrCorrupt", err)
 		}
-		enc := EncodeRaw(rec)
-		again, err := DecodeRaw(enc)
-		if err != nil {
-			t.Fatalf("re-encoded entry does not decode: %v", err)
-		}
-		if enc2 := EncodeRaw(again); !bytes.Equal(enc, enc2) {
-			t.Fatalf("encoding is not stable:\n% x\n% x", enc, enc2)
-		}
-	})
+		return
+	}
+	enc := encode(rec)
+	again, err := decode(enc)
+	if err != nil {
+		t.Fatalf("re-encoded value does not decode: %v", err)
+	}
+	if enc2 := encode(again); !bytes.Equal(enc, enc2) {
+		t.Fatalf("encoding is not stable:\n% x\n% x", enc, enc2)
+	}
+}
+
+// TestDecodeRecordV1: records written in the first format, before
+// associations had an origin, still decode, with every origin unknown,
+// and the current format differs from it by exactly the origin bytes.
+func TestDecodeRecordV1(t *testing.T) {
+	rec := fullRecord()
+	v1 := encodeRecord(rec, formatRecordV1)
+	if v1[0] != 0x01 {
+		t.Fatalf("first format byte %#x", v1[0])
+	}
+	got, err := DecodeRecord(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := normaliseRecord(rec)
+	for i := range want.Associations {
+		want.Associations[i].Origin = 0
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("format 1 decodes as\n %+v\nwant %+v", got, want)
+	}
+	if v2 := EncodeRecord(rec); v2[0] != 0x02 || len(v2)-len(v1) != len(rec.Associations) {
+		t.Errorf("format 2 is %d bytes, format 1 %d, with %d associations", len(v2), len(v1), len(rec.Associations))
+	}
 }

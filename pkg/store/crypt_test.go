@@ -64,6 +64,18 @@ type dbMode struct {
 	setup func(t *testing.T, before, after func(*Batch)) *DB
 }
 
+// turnedOn writes before in plaintext, then reopens with a passphrase
+// and writes after.
+func turnedOn(t *testing.T, before, after func(*Batch)) *DB {
+	dir := t.TempDir()
+	db := openPlain(t, dir)
+	commit(t, db, before)
+	closeDB(t, db)
+	db = openEnc(t, dir, "pw")
+	commit(t, db, after)
+	return db
+}
+
 func dbModes() []dbMode {
 	return []dbMode{
 		{"plaintext", func(t *testing.T, before, after func(*Batch)) *DB {
@@ -78,22 +90,9 @@ func dbModes() []dbMode {
 			commit(t, db, after)
 			return db
 		}},
-		{"encryption turned on", func(t *testing.T, before, after func(*Batch)) *DB {
-			dir := t.TempDir()
-			db := openPlain(t, dir)
-			commit(t, db, before)
-			closeDB(t, db)
-			db = openEnc(t, dir, "pw")
-			commit(t, db, after)
-			return db
-		}},
+		{"encryption turned on", turnedOn},
 		{"turned on and migrated", func(t *testing.T, before, after func(*Batch)) *DB {
-			dir := t.TempDir()
-			db := openPlain(t, dir)
-			commit(t, db, before)
-			closeDB(t, db)
-			db = openEnc(t, dir, "pw")
-			commit(t, db, after)
+			db := turnedOn(t, before, after)
 			if _, err := db.MigrateEncryption(t.Context()); err != nil {
 				t.Fatalf("MigrateEncryption: %v", err)
 			}
@@ -121,6 +120,17 @@ func newSample() sample {
 		s.raws = append(s.raws, realisticRaw(i, recID(200+i)))
 	}
 	return s
+}
+
+// renumber gives the sample other ids (the same sessions), so it can be
+// stored next to a fresh sample.
+func (s sample) renumber() {
+	for _, r := range s.recs {
+		r.ID[2] = 0xEE
+	}
+	for _, r := range s.raws {
+		r.ID[2] = 0xEE
+	}
 }
 
 func (s sample) put(b *Batch) {
@@ -239,12 +249,7 @@ func TestPlaintextReadableAfterEnablingEncryption(t *testing.T) {
 	before, after := newSample(), newSample()
 	// The second half gets other ids but the same sessions, so session
 	// scans merge entries indexed before and after.
-	for _, r := range after.recs {
-		r.ID[2] = 0xEE
-	}
-	for _, r := range after.raws {
-		r.ID[2] = 0xEE
-	}
+	after.renumber()
 	db := openPlain(t, dir)
 	if got := db.Encryption(); got != EncryptionOff {
 		t.Errorf("Encryption() = %v, want off", got)
@@ -329,12 +334,7 @@ func TestBlankPassphraseRefused(t *testing.T) {
 func TestEncryptedValueWithoutPassphrase(t *testing.T) {
 	dir := t.TempDir()
 	plain, enc := newSample(), newSample()
-	for _, r := range enc.recs {
-		r.ID[2] = 0xEE
-	}
-	for _, r := range enc.raws {
-		r.ID[2] = 0xEE
-	}
+	enc.renumber()
 	db := openPlain(t, dir)
 	commit(t, db, plain.put)
 	closeDB(t, db)

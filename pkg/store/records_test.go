@@ -80,8 +80,9 @@ func fullRecord() *memory.MemoryRecord {
 		Emotion: memory.EmotionVector{Joy: 0.1, Trust: 0.2, Fear: 0.3, Surprise: 0.4, Sadness: 0.5, Disgust: 0.6,
 			Anger: 0.7, Anticipation: 0.8, Intensity: 0.9, Valence: -1},
 		Associations: []memory.Association{
-			{TargetID: idB, AssociationType: memory.AssocSequential, Weight: 0.7, CreatedAt: tBase, LastCoActivation: tBase.Add(time.Minute)},
+			{TargetID: idB, AssociationType: memory.AssocSequential, Weight: 0.7, CreatedAt: tBase, LastCoActivation: tBase.Add(time.Minute), Origin: memory.OriginClient},
 			{TargetID: idC, AssociationType: memory.AssocUserDefined, Weight: 0, CreatedAt: time.Unix(-1, 5).UTC(), LastCoActivation: time.Time{}},
+			{TargetID: idA, AssociationType: memory.AssocSemantic, Weight: 0.9, CreatedAt: tBase, LastCoActivation: tBase, Origin: memory.OriginSimilarity},
 		},
 		Metadata: memory.JSON(`{"_context":{"source":"chat","session_id":null},"k":[1,2,3]}`),
 		Version:  42,

@@ -21,6 +21,9 @@
 //	                                  value = RawFlags
 //	"t" ts(12) id(16)                 raw time index, value = RawFlags
 //	"m" name                          engine settings and counters (see engine)
+//	"o" seq(8)                        audit outbox event with sequence seq
+//	                                  (big endian), value = the event as the
+//	                                  engine encodes it (JSON)
 //	"x" ...                           derived indexes owned by the engine
 //
 // ts is a creation time as 8 bytes of Unix seconds with the sign bit
@@ -35,6 +38,13 @@
 // Every write goes through a Batch. Commit syncs the write-ahead log before
 // returning, so an acknowledged write survives a crash or kill -9; a batch is
 // applied atomically or not at all.
+//
+// # Damaged values
+//
+// A record value that cannot be read back (bytes that do not decode, or an
+// encryption envelope that does not open) is quarantined, not fatal: scans
+// skip it, it stays on disk untouched, it is logged once and listed by
+// DB.Quarantined (details in quarantine.go).
 //
 // # Encryption at rest
 //
@@ -106,9 +116,8 @@
 // entry creation times in the "t" and "S" keys, the RawFlags bytes
 // (visibility, secrecy, suppressed, dream-processed), the number and sizes
 // of values, the "F" layout byte, the header, and whatever the engine
-// writes with Batch.Set under its own namespaces: settings and counters
-// under "m", its audit outbox, and its derived indexes under "x" if it
-// persists them (it must not while encrypting unless told to). Embeddings
+// writes under "m" (settings and counters) and "o" (audit outbox events),
+// and its derived indexes under "x" if it persists them (it must not while encrypting unless told to). Embeddings
 // are inside the record values and are encrypted with them.
 //
 // A database opened with a passphrase also tunes pebble so that stale
@@ -149,6 +158,7 @@ const (
 	nsSealedSession = 'S'
 	nsRawTime       = 't'
 	nsMeta          = 'm'
+	nsOutbox        = 'o'
 	// NSDerived is the namespace the engine's own indexes live under.
 	NSDerived = 'x'
 )
@@ -208,6 +218,8 @@ type DB struct {
 	migrateHook func()
 	// space refuses commits that would eat into the free-space reserve.
 	space spaceGuard
+
+	quarantine quarantine // values that cannot be read (quarantine.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -504,6 +516,10 @@ type Batch struct {
 	b  *pebble.Batch
 	// records is set by PutRecord and PutRaw.
 	records bool
+	// healed are quarantined keys the batch rewrites; allDeleted is set
+	// by DeleteAllRecords. Both release quarantined values on commit.
+	healed     [][]byte
+	allDeleted bool
 }
 
 // NewBatch starts an empty batch.
@@ -541,7 +557,22 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	}
 	b.db.commitMu.RLock()
 	defer b.db.commitMu.RUnlock()
-	return b.b.Commit(o)
+	if err := b.b.Commit(o); err != nil {
+		return err
+	}
+	if b.healed != nil || b.allDeleted {
+		b.db.quarantine.release(b.healed, b.allDeleted)
+	}
+	return nil
+}
+
+// putValue writes a record value, noting a quarantined key it replaces.
+func (b *Batch) putValue(key, plain []byte) {
+	if b.db.quarantine.has(key) {
+		b.healed = append(b.healed, key)
+	}
+	b.records = true
+	b.Set(key, b.db.sealValue(key, plain))
 }
 
 // Close releases the batch; it may be called after Commit.
@@ -604,9 +635,7 @@ func MetaKey(name string) []byte { return append([]byte{nsMeta}, name...) }
 // PutRecord writes a curated record of a persistent store, encrypted when
 // the database has a passphrase.
 func (b *Batch) PutRecord(rec *memory.MemoryRecord) {
-	key := recordKey(rec.Store, rec.ID)
-	b.records = true
-	b.Set(key, b.db.sealValue(key, EncodeRecord(rec)))
+	b.putValue(recordKey(rec.Store, rec.ID), EncodeRecord(rec))
 }
 
 // sealValue returns what to store under key for the plaintext encoding
@@ -618,26 +647,15 @@ func (db *DB) sealValue(key, plain []byte) []byte {
 	return db.keys.seal(key, plain)
 }
 
-// decodeRecordAt decodes the value v stored under key, decrypting it first
-// when it is sealed (in place when the caller owns v).
-func decodeRecordAt(k *keyring, key, v []byte, owned bool) (*memory.MemoryRecord, error) {
+// decodeAt decodes the value v stored under key with decode, decrypting
+// it first when it is sealed (in place when the caller owns v).
+func decodeAt[T any](k *keyring, key, v []byte, owned bool, decode func([]byte) (T, error)) (T, error) {
 	plain, wipe, err := k.plainValue(key, v, owned)
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	rec, err := DecodeRecord(plain)
-	if wipe {
-		clear(plain)
-	}
-	return rec, err
-}
-
-func decodeRawAt(k *keyring, key, v []byte, owned bool) (*memory.RawJournalRecord, error) {
-	plain, wipe, err := k.plainValue(key, v, owned)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := DecodeRaw(plain)
+	rec, err := decode(plain)
 	if wipe {
 		clear(plain)
 	}
@@ -656,23 +674,28 @@ func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRecordAt(db.keys, key, v, true)
+	rec, err := decodeAt(db.keys, key, v, true, DecodeRecord)
 	if err != nil {
+		db.damaged(key, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
 	}
 	return rec, nil
 }
 
-// ScanRecords calls fn for every record of store st in id order.
+// ScanRecords calls fn for every record of store st in id order, skipping
+// quarantined values (see Quarantined).
 func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(db.pdb, db.keys, st, fn)
+	return db.scanRecords(db.pdb, st, fn)
 }
 
-func scanRecords(r pebble.Reader, keys *keyring, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+func (db *DB) scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
 	p := []byte{nsCurated, byte(st)}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRecordAt(keys, k, v, false)
+		rec, err := decodeAt(db.keys, k, v, false, DecodeRecord)
 		if err != nil {
+			if db.damaged(k, st, err) {
+				return true, nil
+			}
 			return false, fmt.Errorf("%s record %x: %w", st, k[2:], err)
 		}
 		return true, fn(rec)
@@ -689,9 +712,7 @@ func (b *Batch) PutRaw(rec, old *memory.RawJournalRecord) {
 		b.deleteRawIndex(old)
 	}
 	flags := []byte{byte(FlagsOf(rec))}
-	key := rawKey(rec.ID)
-	b.records = true
-	b.Set(key, b.db.sealValue(key, EncodeRaw(rec)))
+	b.putValue(rawKey(rec.ID), EncodeRaw(rec))
 	if k := b.db.keys; k != nil {
 		b.Set(k.sealedSessionKey(rec), flags)
 	} else {
@@ -737,11 +758,12 @@ func (db *DB) exists(key []byte) bool {
 
 // DeleteAllRecords removes every curated record and raw journal entry with
 // all their index entries, in whichever form they were written. Settings,
-// the encryption header and the engine's own namespaces stay.
+// the encryption header, the audit outbox and derived indexes stay.
 func (b *Batch) DeleteAllRecords() {
 	for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
 		b.DeleteRange([]byte{ns}, []byte{ns + 1})
 	}
+	b.allDeleted = true
 }
 
 // RawFlags are the filterable attributes of a raw entry, kept in its index
@@ -803,8 +825,9 @@ func (db *DB) GetRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeRawAt(db.keys, key, v, true)
+	rec, err := decodeAt(db.keys, key, v, true, DecodeRaw)
 	if err != nil {
+		db.damaged(key, 0, err)
 		return nil, fmt.Errorf("raw record %s: %w", id, err)
 	}
 	return rec, nil
@@ -822,16 +845,20 @@ func (db *DB) HasRaw(id memory.ID) (bool, error) {
 	return true, closer.Close()
 }
 
-// ScanRaw calls fn for every raw journal entry in id order.
+// ScanRaw calls fn for every raw journal entry in id order, skipping
+// quarantined values (see Quarantined).
 func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return scanRaw(db.pdb, db.keys, fn)
+	return db.scanRaw(db.pdb, fn)
 }
 
-func scanRaw(r pebble.Reader, keys *keyring, fn func(*memory.RawJournalRecord) error) error {
+func (db *DB) scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
 	p := []byte{nsRaw}
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
-		rec, err := decodeRawAt(keys, k, v, false)
+		rec, err := decodeAt(db.keys, k, v, false, DecodeRaw)
 		if err != nil {
+			if db.damaged(k, 0, err) {
+				return true, nil
+			}
 			return false, fmt.Errorf("raw record %x: %w", k[1:], err)
 		}
 		return true, fn(rec)
@@ -928,10 +955,9 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 		}
 		return k[len(k)-indexSuffixLen:], nil
 	}
-	var last [indexSuffixLen]byte
-	for {
-		best := -1
-		var bestSuffix []byte
+	// live calls f with every iterator that has an entry left and the key
+	// suffix it is at.
+	live := func(f func(i int, suf []byte)) error {
 		for i := range its {
 			if !valid[i] {
 				continue
@@ -940,9 +966,20 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 			if err != nil {
 				return err
 			}
+			f(i, suf)
+		}
+		return nil
+	}
+	var last [indexSuffixLen]byte
+	for {
+		best := -1
+		var bestSuffix []byte
+		if err := live(func(i int, suf []byte) {
 			if best < 0 || bytes.Compare(suf, bestSuffix) > 0 {
 				best, bestSuffix = i, suf
 			}
+		}); err != nil {
+			return err
 		}
 		if best < 0 {
 			break
@@ -961,17 +998,12 @@ func scanIndexNewest(r pebble.Reader, spans []indexSpan, fn func(id memory.ID, f
 		if err != nil || !more {
 			return err
 		}
-		for i := range its {
-			if !valid[i] {
-				continue
-			}
-			suf, err := suffix(i)
-			if err != nil {
-				return err
-			}
+		if err := live(func(i int, suf []byte) {
 			if bytes.Equal(suf, last[:]) {
 				valid[i] = its[i].Prev()
 			}
+		}); err != nil {
+			return err
 		}
 	}
 	for _, it := range its {
@@ -995,25 +1027,48 @@ func (db *DB) hasPrefix(p []byte) (bool, error) {
 // Snapshot is a consistent, read-only view of the database at one moment;
 // writes after it was taken are invisible to it.
 type Snapshot struct {
-	s    *pebble.Snapshot
-	keys *keyring
+	s  *pebble.Snapshot
+	db *DB
 }
 
 // NewSnapshot takes a snapshot. Close it when done.
-func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), keys: db.keys} }
+func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), db: db} }
 
 // ScanRecords is DB.ScanRecords over the snapshot.
 func (s *Snapshot) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return scanRecords(s.s, s.keys, st, fn)
+	return s.db.scanRecords(s.s, st, fn)
 }
 
 // ScanRaw is DB.ScanRaw over the snapshot.
 func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return scanRaw(s.s, s.keys, fn)
+	return s.db.scanRaw(s.s, fn)
 }
 
 // Close releases the snapshot.
 func (s *Snapshot) Close() error { return s.s.Close() }
+
+// Audit outbox.
+
+func outboxKey(seq uint64) []byte {
+	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
+}
+
+// PutOutbox writes the audit outbox event with sequence seq.
+func (b *Batch) PutOutbox(seq uint64, event []byte) { b.Set(outboxKey(seq), event) }
+
+// DeleteOutbox removes the outbox event with sequence seq.
+func (b *Batch) DeleteOutbox(seq uint64) { b.Delete(outboxKey(seq)) }
+
+// ScanOutbox calls fn with every outbox event in sequence order until fn
+// returns false. The event is only valid during the call.
+func (db *DB) ScanOutbox(fn func(seq uint64, event []byte) (bool, error)) error {
+	return db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
+		if len(k) != 9 {
+			return false, fmt.Errorf("outbox key %x: %w", k, ErrCorrupt)
+		}
+		return fn(binary.BigEndian.Uint64(k[1:]), v)
+	})
+}
 
 // Settings.
 

@@ -232,26 +232,6 @@ func TestCuratedRecords(t *testing.T) {
 	}
 }
 
-func TestCorruptValueReported(t *testing.T) {
-	db := openMem(t)
-	commit(t, db, func(b *Batch) {
-		b.Set(recordKey(memory.StoreEpisodic, idA), []byte{formatRecordV1, 1, 2})
-		b.Set(rawKey(idB), []byte{9})
-	})
-	if _, err := db.GetRecord(memory.StoreEpisodic, idA); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), idA.String()) {
-		t.Errorf("GetRecord of a corrupt value: %v", err)
-	}
-	if err := db.ScanRecords(memory.StoreEpisodic, func(*memory.MemoryRecord) error { return nil }); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("ScanRecords over a corrupt value: %v", err)
-	}
-	if _, err := db.GetRaw(idB); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("GetRaw of a corrupt value: %v", err)
-	}
-	if err := db.ScanRaw(func(*memory.RawJournalRecord) error { return nil }); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("ScanRaw over a corrupt value: %v", err)
-	}
-}
-
 func TestRawEntries(t *testing.T) {
 	db := openMem(t)
 	full, minimal := fullRaw(), minimalRaw()

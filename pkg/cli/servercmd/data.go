@@ -331,7 +331,7 @@ func (r *root) statsCmd() *ff.Command {
 
 func (r *root) forgetCmd() *ff.Command {
 	fs := r.subFlags("forget")
-	cascade := fs.BoolLong("cascade", "also delete the records linked to this one by a link a client made or by derivation (dream and consolidation provenance)")
+	cascade := fs.BoolLong("cascade", "also delete the records this one links to directly (links a client made, dream and consolidation provenance; never similarity links)")
 	confirm := fs.BoolLong("confirm", "confirm permanent deletion (required when not asked interactively)")
 	asJSON := jsonFlag(fs)
 	return &ff.Command{
@@ -339,10 +339,11 @@ func (r *root) forgetCmd() *ff.Command {
 		Usage:     "memsvc forget <RECORD_ID> --confirm [--cascade]",
 		ShortHelp: "delete a record permanently",
 		LongHelp: "Deletes a curated record for good. Without --confirm, asks on a terminal and\n" +
-			"refuses otherwise (exit 2). Associations other records hold to it are removed too.\n" +
-			"--cascade follows only links a client made and derivation links (the summaries and\n" +
-			"consolidated copies made from a record, and their sources); links memsvc inferred\n" +
-			"on its own by similarity are never followed.",
+			"refuses otherwise (exit 2). Associations other records hold to it are removed too.\n\n" +
+			"--cascade also deletes the records it links to directly (one hop): the links a\n" +
+			"client gave when storing it, and derivation links between a dream summary and its\n" +
+			"semantic node or a consolidated copy and its source. The similarity links memsvc\n" +
+			"adds on its own between alike records are never followed.",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			arg, err := oneArg(args, "RECORD_ID")

@@ -322,11 +322,12 @@ func (r *root) importCmd() *ff.Command {
 			if pass != "" {
 				req.DecryptionKey = &pass
 			}
-			inArchive, err := archiveRecords(path, pass)
-			if err != nil {
-				return err
-			}
 			if replace && !*yes {
+				// The prompt says how many records replace everything.
+				inArchive, err := archiveRecords(path, pass)
+				if err != nil {
+					return err
+				}
 				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL stored memories and raw entries and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
 				if err != nil {
 					return err
@@ -356,7 +357,7 @@ func (r *root) importCmd() *ff.Command {
 				if *asJSON {
 					return cli.PrintJSON(r.stdout, resp)
 				}
-				return printImport(r.stdout, resp, path, inArchive, req.ConflictResolution)
+				return printImport(r.stdout, resp, path, req.ConflictResolution)
 			})
 		},
 	}

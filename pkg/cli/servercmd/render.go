@@ -290,13 +290,22 @@ func printDreamTick(w io.Writer, resp *memory.DreamTickResponse, dryRun bool) er
 
 // printImport reports an import: the records imported and, when some of
 // the archive's records were not, how many were skipped and why.
-func printImport(w io.Writer, resp *memory.ImportResponse, path string, inArchive int, cr memory.ConflictResolution) error {
-	skipped := inArchive - int(resp.RecordsImported)
-	if skipped <= 0 {
+func printImport(w io.Writer, resp *memory.ImportResponse, path string, cr memory.ConflictResolution) error {
+	if resp.RecordsSkipped == 0 {
 		_, err := fmt.Fprintf(w, "Imported %d records from %s\n", resp.RecordsImported, path)
 		return err
 	}
-	_, err := fmt.Fprintf(w, "Imported %d of the %d records of %s; skipped %d already stored (--conflict-resolution %s)\n",
-		resp.RecordsImported, inArchive, path, skipped, cr)
+	_, err := fmt.Fprintf(w, "Imported %d records from %s; skipped %d already stored (--conflict-resolution %s",
+		resp.RecordsImported, path, resp.RecordsSkipped, cr)
+	if err != nil {
+		return err
+	}
+	if resp.RawConflicts > 0 {
+		_, err = fmt.Fprintf(w, "; %d of them raw entries that differ from the stored ones, which are never replaced", resp.RawConflicts)
+		if err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintln(w, ")")
 	return err
 }

@@ -245,6 +245,63 @@ func (AssociationType) EnumDescriptor() ([]byte, []int) {
 	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{2}
 }
 
+// AssociationOrigin says who made an association; UNSPECIFIED for edges
+// written before origins were recorded.
+type AssociationOrigin int32
+
+const (
+	AssociationOrigin_ASSOCIATION_ORIGIN_UNSPECIFIED AssociationOrigin = 0
+	// Given by a client when storing.
+	AssociationOrigin_ASSOCIATION_ORIGIN_CLIENT AssociationOrigin = 1
+	// Provenance between a record and one memsvc derived from it.
+	AssociationOrigin_ASSOCIATION_ORIGIN_DERIVATION AssociationOrigin = 2
+	// Inferred by memsvc because the records are alike.
+	AssociationOrigin_ASSOCIATION_ORIGIN_SIMILARITY AssociationOrigin = 3
+)
+
+// Enum value maps for AssociationOrigin.
+var (
+	AssociationOrigin_name = map[int32]string{
+		0: "ASSOCIATION_ORIGIN_UNSPECIFIED",
+		1: "ASSOCIATION_ORIGIN_CLIENT",
+		2: "ASSOCIATION_ORIGIN_DERIVATION",
+		3: "ASSOCIATION_ORIGIN_SIMILARITY",
+	}
+	AssociationOrigin_value = map[string]int32{
+		"ASSOCIATION_ORIGIN_UNSPECIFIED": 0,
+		"ASSOCIATION_ORIGIN_CLIENT":      1,
+		"ASSOCIATION_ORIGIN_DERIVATION":  2,
+		"ASSOCIATION_ORIGIN_SIMILARITY":  3,
+	}
+)
+
+func (x AssociationOrigin) Enum() *AssociationOrigin {
+	p := new(AssociationOrigin)
+	*p = x
+	return p
+}
+
+func (x AssociationOrigin) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AssociationOrigin) Descriptor() protoreflect.EnumDescriptor {
+	return file_memsvc_v1_memsvc_proto_enumTypes[3].Descriptor()
+}
+
+func (AssociationOrigin) Type() protoreflect.EnumType {
+	return &file_memsvc_v1_memsvc_proto_enumTypes[3]
+}
+
+func (x AssociationOrigin) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AssociationOrigin.Descriptor instead.
+func (AssociationOrigin) EnumDescriptor() ([]byte, []int) {
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{3}
+}
+
 // RecallMode selects how recall renders and ranks records.
 type RecallMode int32
 
@@ -279,11 +336,11 @@ func (x RecallMode) String() string {
 }
 
 func (RecallMode) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[3].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[4].Descriptor()
 }
 
 func (RecallMode) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[3]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[4]
 }
 
 func (x RecallMode) Number() protoreflect.EnumNumber {
@@ -292,7 +349,7 @@ func (x RecallMode) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RecallMode.Descriptor instead.
 func (RecallMode) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{3}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{4}
 }
 
 // RawSource says where a raw journal entry came from.
@@ -338,11 +395,11 @@ func (x RawSource) String() string {
 }
 
 func (RawSource) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[4].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[5].Descriptor()
 }
 
 func (RawSource) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[4]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[5]
 }
 
 func (x RawSource) Number() protoreflect.EnumNumber {
@@ -351,7 +408,7 @@ func (x RawSource) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RawSource.Descriptor instead.
 func (RawSource) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{4}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{5}
 }
 
 // RawSpeaker says who produced a raw journal entry.
@@ -394,11 +451,11 @@ func (x RawSpeaker) String() string {
 }
 
 func (RawSpeaker) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[5].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[6].Descriptor()
 }
 
 func (RawSpeaker) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[5]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[6]
 }
 
 func (x RawSpeaker) Number() protoreflect.EnumNumber {
@@ -407,7 +464,7 @@ func (x RawSpeaker) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RawSpeaker.Descriptor instead.
 func (RawSpeaker) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{5}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{6}
 }
 
 // Visibility controls whether raw entries show up in recall and dreams.
@@ -447,11 +504,11 @@ func (x Visibility) String() string {
 }
 
 func (Visibility) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[6].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[7].Descriptor()
 }
 
 func (Visibility) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[6]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[7]
 }
 
 func (x Visibility) Number() protoreflect.EnumNumber {
@@ -460,7 +517,7 @@ func (x Visibility) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Visibility.Descriptor instead.
 func (Visibility) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{6}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{7}
 }
 
 // SecrecyLevel classifies how sensitive a raw entry is.
@@ -500,11 +557,11 @@ func (x SecrecyLevel) String() string {
 }
 
 func (SecrecyLevel) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[7].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[8].Descriptor()
 }
 
 func (SecrecyLevel) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[7]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[8]
 }
 
 func (x SecrecyLevel) Number() protoreflect.EnumNumber {
@@ -513,7 +570,7 @@ func (x SecrecyLevel) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SecrecyLevel.Descriptor instead.
 func (SecrecyLevel) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{7}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{8}
 }
 
 // MetaCaptureStatus says how a record's meta-memory came to be.
@@ -557,11 +614,11 @@ func (x MetaCaptureStatus) String() string {
 }
 
 func (MetaCaptureStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[8].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[9].Descriptor()
 }
 
 func (MetaCaptureStatus) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[8]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[9]
 }
 
 func (x MetaCaptureStatus) Number() protoreflect.EnumNumber {
@@ -570,7 +627,7 @@ func (x MetaCaptureStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MetaCaptureStatus.Descriptor instead.
 func (MetaCaptureStatus) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{8}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{9}
 }
 
 // MetaRelation is the kind of a meta-memory context edge.
@@ -626,11 +683,11 @@ func (x MetaRelation) String() string {
 }
 
 func (MetaRelation) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[9].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[10].Descriptor()
 }
 
 func (MetaRelation) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[9]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[10]
 }
 
 func (x MetaRelation) Number() protoreflect.EnumNumber {
@@ -639,7 +696,7 @@ func (x MetaRelation) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use MetaRelation.Descriptor instead.
 func (MetaRelation) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{9}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{10}
 }
 
 // TimeGranularity is the bucket size of a timeline.
@@ -685,11 +742,11 @@ func (x TimeGranularity) String() string {
 }
 
 func (TimeGranularity) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[10].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[11].Descriptor()
 }
 
 func (TimeGranularity) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[10]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[11]
 }
 
 func (x TimeGranularity) Number() protoreflect.EnumNumber {
@@ -698,7 +755,7 @@ func (x TimeGranularity) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use TimeGranularity.Descriptor instead.
 func (TimeGranularity) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{10}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{11}
 }
 
 // ConsolidationStrategy selects what consolidation does.
@@ -738,11 +795,11 @@ func (x ConsolidationStrategy) String() string {
 }
 
 func (ConsolidationStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[11].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[12].Descriptor()
 }
 
 func (ConsolidationStrategy) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[11]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[12]
 }
 
 func (x ConsolidationStrategy) Number() protoreflect.EnumNumber {
@@ -751,7 +808,7 @@ func (x ConsolidationStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ConsolidationStrategy.Descriptor instead.
 func (ConsolidationStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{11}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{12}
 }
 
 // ImportStrategy selects whether an import merges into or replaces the data.
@@ -788,11 +845,11 @@ func (x ImportStrategy) String() string {
 }
 
 func (ImportStrategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[12].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[13].Descriptor()
 }
 
 func (ImportStrategy) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[12]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[13]
 }
 
 func (x ImportStrategy) Number() protoreflect.EnumNumber {
@@ -801,7 +858,7 @@ func (x ImportStrategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ImportStrategy.Descriptor instead.
 func (ImportStrategy) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{12}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{13}
 }
 
 // ConflictResolution decides which copy wins when an import meets an
@@ -842,11 +899,11 @@ func (x ConflictResolution) String() string {
 }
 
 func (ConflictResolution) Descriptor() protoreflect.EnumDescriptor {
-	return file_memsvc_v1_memsvc_proto_enumTypes[13].Descriptor()
+	return file_memsvc_v1_memsvc_proto_enumTypes[14].Descriptor()
 }
 
 func (ConflictResolution) Type() protoreflect.EnumType {
-	return &file_memsvc_v1_memsvc_proto_enumTypes[13]
+	return &file_memsvc_v1_memsvc_proto_enumTypes[14]
 }
 
 func (x ConflictResolution) Number() protoreflect.EnumNumber {
@@ -855,7 +912,7 @@ func (x ConflictResolution) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ConflictResolution.Descriptor instead.
 func (ConflictResolution) EnumDescriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{13}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{14}
 }
 
 // StoreTypeList is a list of stores whose absence is meaningful.
@@ -1646,6 +1703,7 @@ type Association struct {
 	Weight           float64                `protobuf:"fixed64,3,opt,name=weight,proto3" json:"weight,omitempty"`
 	CreatedAt        *timestamppb.Timestamp `protobuf:"bytes,4,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	LastCoActivation *timestamppb.Timestamp `protobuf:"bytes,5,opt,name=last_co_activation,json=lastCoActivation,proto3" json:"last_co_activation,omitempty"`
+	Origin           AssociationOrigin      `protobuf:"varint,6,opt,name=origin,proto3,enum=memsvc.v1.AssociationOrigin" json:"origin,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -1713,6 +1771,13 @@ func (x *Association) GetLastCoActivation() *timestamppb.Timestamp {
 		return x.LastCoActivation
 	}
 	return nil
+}
+
+func (x *Association) GetOrigin() AssociationOrigin {
+	if x != nil {
+		return x.Origin
+	}
+	return AssociationOrigin_ASSOCIATION_ORIGIN_UNSPECIFIED
 }
 
 // RawJournalRecord is one verbatim entry of the raw journal.
@@ -5552,8 +5617,13 @@ func (x *ImportOptions) GetDecryptionKey() string {
 type ImportResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	RecordsImported uint32                 `protobuf:"varint,1,opt,name=records_imported,json=recordsImported,proto3" json:"records_imported,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Archive entries left out because the store holds their id: curated
+	// records whose stored copy won, and raw entries (never replaced).
+	RecordsSkipped uint32 `protobuf:"varint,2,opt,name=records_skipped,json=recordsSkipped,proto3" json:"records_skipped,omitempty"`
+	// Skipped raw entries that differ from the stored entry.
+	RawConflicts  uint32 `protobuf:"varint,3,opt,name=raw_conflicts,json=rawConflicts,proto3" json:"raw_conflicts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ImportResponse) Reset() {
@@ -5589,6 +5659,20 @@ func (*ImportResponse) Descriptor() ([]byte, []int) {
 func (x *ImportResponse) GetRecordsImported() uint32 {
 	if x != nil {
 		return x.RecordsImported
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetRecordsSkipped() uint32 {
+	if x != nil {
+		return x.RecordsSkipped
+	}
+	return 0
+}
+
+func (x *ImportResponse) GetRawConflicts() uint32 {
+	if x != nil {
+		return x.RawConflicts
 	}
 	return 0
 }
@@ -5653,8 +5737,10 @@ type StatsResponse struct {
 	EvolutionMetrics       *EvolutionMetrics      `protobuf:"bytes,16,opt,name=evolution_metrics,json=evolutionMetrics,proto3" json:"evolution_metrics,omitempty"`
 	BackgroundDecayEnabled bool                   `protobuf:"varint,17,opt,name=background_decay_enabled,json=backgroundDecayEnabled,proto3" json:"background_decay_enabled,omitempty"`
 	BackgroundDreamEnabled bool                   `protobuf:"varint,18,opt,name=background_dream_enabled,json=backgroundDreamEnabled,proto3" json:"background_dream_enabled,omitempty"`
-	unknownFields          protoimpl.UnknownFields
-	sizeCache              protoimpl.SizeCache
+	// Stored values that cannot be read, kept on disk and out of every index.
+	QuarantinedRecords uint32 `protobuf:"varint,19,opt,name=quarantined_records,json=quarantinedRecords,proto3" json:"quarantined_records,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *StatsResponse) Reset() {
@@ -5811,6 +5897,13 @@ func (x *StatsResponse) GetBackgroundDreamEnabled() bool {
 		return x.BackgroundDreamEnabled
 	}
 	return false
+}
+
+func (x *StatsResponse) GetQuarantinedRecords() uint32 {
+	if x != nil {
+		return x.QuarantinedRecords
+	}
+	return 0
 }
 
 // IntrospectRecordRequest names a record. The include flags are accepted
@@ -6404,14 +6497,15 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\fanticipation\x18\b \x01(\x01R\fanticipation\x12\x1c\n" +
 	"\tintensity\x18\t \x01(\x01R\tintensity\x12\x18\n" +
 	"\avalence\x18\n" +
-	" \x01(\x01R\avalence\"\x8e\x02\n" +
+	" \x01(\x01R\avalence\"\xc4\x02\n" +
 	"\vAssociation\x12\x1b\n" +
 	"\ttarget_id\x18\x01 \x01(\tR\btargetId\x12E\n" +
 	"\x10association_type\x18\x02 \x01(\x0e2\x1a.memsvc.v1.AssociationTypeR\x0fassociationType\x12\x16\n" +
 	"\x06weight\x18\x03 \x01(\x01R\x06weight\x129\n" +
 	"\n" +
 	"created_at\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12H\n" +
-	"\x12last_co_activation\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10lastCoActivation\"\xc4\x05\n" +
+	"\x12last_co_activation\x18\x05 \x01(\v2\x1a.google.protobuf.TimestampR\x10lastCoActivation\x124\n" +
+	"\x06origin\x18\x06 \x01(\x0e2\x1c.memsvc.v1.AssociationOriginR\x06origin\"\xc4\x05\n" +
 	"\x10RawJournalRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x1d\n" +
 	"\n" +
@@ -6803,10 +6897,12 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\bstrategy\x18\x03 \x01(\x0e2\x19.memsvc.v1.ImportStrategyR\bstrategy\x12N\n" +
 	"\x13conflict_resolution\x18\x04 \x01(\x0e2\x1d.memsvc.v1.ConflictResolutionR\x12conflictResolution\x12*\n" +
 	"\x0edecryption_key\x18\x05 \x01(\tH\x00R\rdecryptionKey\x88\x01\x01B\x11\n" +
-	"\x0f_decryption_key\";\n" +
+	"\x0f_decryption_key\"\x89\x01\n" +
 	"\x0eImportResponse\x12)\n" +
-	"\x10records_imported\x18\x01 \x01(\rR\x0frecordsImported\"\x0e\n" +
-	"\fStatsRequest\"\xc1\t\n" +
+	"\x10records_imported\x18\x01 \x01(\rR\x0frecordsImported\x12'\n" +
+	"\x0frecords_skipped\x18\x02 \x01(\rR\x0erecordsSkipped\x12#\n" +
+	"\rraw_conflicts\x18\x03 \x01(\rR\frawConflicts\"\x0e\n" +
+	"\fStatsRequest\"\xf2\t\n" +
 	"\rStatsResponse\x12#\n" +
 	"\rtotal_records\x18\x01 \x01(\rR\ftotalRecords\x12V\n" +
 	"\x10records_by_store\x18\x02 \x03(\v2,.memsvc.v1.StatsResponse.RecordsByStoreEntryR\x0erecordsByStore\x12-\n" +
@@ -6826,7 +6922,8 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x12last_dream_tick_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\x0flastDreamTickAt\x12H\n" +
 	"\x11evolution_metrics\x18\x10 \x01(\v2\x1b.memsvc.v1.EvolutionMetricsR\x10evolutionMetrics\x128\n" +
 	"\x18background_decay_enabled\x18\x11 \x01(\bR\x16backgroundDecayEnabled\x128\n" +
-	"\x18background_dream_enabled\x18\x12 \x01(\bR\x16backgroundDreamEnabled\x1aA\n" +
+	"\x18background_dream_enabled\x18\x12 \x01(\bR\x16backgroundDreamEnabled\x12/\n" +
+	"\x13quarantined_records\x18\x13 \x01(\rR\x12quarantinedRecords\x1aA\n" +
 	"\x13RecordsByStoreEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\rR\x05value:\x028\x01\x1aE\n" +
@@ -6893,7 +6990,12 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x17ASSOCIATION_TYPE_CAUSAL\x10\x05\x12\x1f\n" +
 	"\x1bASSOCIATION_TYPE_SEQUENTIAL\x10\x06\x12 \n" +
 	"\x1cASSOCIATION_TYPE_CROSS_MODAL\x10\a\x12!\n" +
-	"\x1dASSOCIATION_TYPE_USER_DEFINED\x10\b*Y\n" +
+	"\x1dASSOCIATION_TYPE_USER_DEFINED\x10\b*\x9c\x01\n" +
+	"\x11AssociationOrigin\x12\"\n" +
+	"\x1eASSOCIATION_ORIGIN_UNSPECIFIED\x10\x00\x12\x1d\n" +
+	"\x19ASSOCIATION_ORIGIN_CLIENT\x10\x01\x12!\n" +
+	"\x1dASSOCIATION_ORIGIN_DERIVATION\x10\x02\x12!\n" +
+	"\x1dASSOCIATION_ORIGIN_SIMILARITY\x10\x03*Y\n" +
 	"\n" +
 	"RecallMode\x12\x1b\n" +
 	"\x17RECALL_MODE_UNSPECIFIED\x10\x00\x12\x15\n" +
@@ -6996,295 +7098,297 @@ func file_memsvc_v1_memsvc_proto_rawDescGZIP() []byte {
 	return file_memsvc_v1_memsvc_proto_rawDescData
 }
 
-var file_memsvc_v1_memsvc_proto_enumTypes = make([]protoimpl.EnumInfo, 14)
+var file_memsvc_v1_memsvc_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
 var file_memsvc_v1_memsvc_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_memsvc_v1_memsvc_proto_goTypes = []any{
 	(StoreType)(0),                      // 0: memsvc.v1.StoreType
 	(Modality)(0),                       // 1: memsvc.v1.Modality
 	(AssociationType)(0),                // 2: memsvc.v1.AssociationType
-	(RecallMode)(0),                     // 3: memsvc.v1.RecallMode
-	(RawSource)(0),                      // 4: memsvc.v1.RawSource
-	(RawSpeaker)(0),                     // 5: memsvc.v1.RawSpeaker
-	(Visibility)(0),                     // 6: memsvc.v1.Visibility
-	(SecrecyLevel)(0),                   // 7: memsvc.v1.SecrecyLevel
-	(MetaCaptureStatus)(0),              // 8: memsvc.v1.MetaCaptureStatus
-	(MetaRelation)(0),                   // 9: memsvc.v1.MetaRelation
-	(TimeGranularity)(0),                // 10: memsvc.v1.TimeGranularity
-	(ConsolidationStrategy)(0),          // 11: memsvc.v1.ConsolidationStrategy
-	(ImportStrategy)(0),                 // 12: memsvc.v1.ImportStrategy
-	(ConflictResolution)(0),             // 13: memsvc.v1.ConflictResolution
-	(*StoreTypeList)(nil),               // 14: memsvc.v1.StoreTypeList
-	(*SecrecyLevelList)(nil),            // 15: memsvc.v1.SecrecyLevelList
-	(*AssociationTypeList)(nil),         // 16: memsvc.v1.AssociationTypeList
-	(*StringList)(nil),                  // 17: memsvc.v1.StringList
-	(*CmpHeader)(nil),                   // 18: memsvc.v1.CmpHeader
-	(*TemporalRange)(nil),               // 19: memsvc.v1.TemporalRange
-	(*MemoryRecord)(nil),                // 20: memsvc.v1.MemoryRecord
-	(*MemoryContent)(nil),               // 21: memsvc.v1.MemoryContent
-	(*ContentBlock)(nil),                // 22: memsvc.v1.ContentBlock
-	(*FidelityState)(nil),               // 23: memsvc.v1.FidelityState
-	(*EmotionVector)(nil),               // 24: memsvc.v1.EmotionVector
-	(*Association)(nil),                 // 25: memsvc.v1.Association
-	(*RawJournalRecord)(nil),            // 26: memsvc.v1.RawJournalRecord
-	(*MetaMemory)(nil),                  // 27: memsvc.v1.MetaMemory
-	(*MetaEvidenceRef)(nil),             // 28: memsvc.v1.MetaEvidenceRef
-	(*MetaAlternative)(nil),             // 29: memsvc.v1.MetaAlternative
-	(*MetaEdge)(nil),                    // 30: memsvc.v1.MetaEdge
-	(*EncodeContext)(nil),               // 31: memsvc.v1.EncodeContext
-	(*ManualAssociation)(nil),           // 32: memsvc.v1.ManualAssociation
-	(*EncodeStoreRequest)(nil),          // 33: memsvc.v1.EncodeStoreRequest
-	(*EncodeStoreResponse)(nil),         // 34: memsvc.v1.EncodeStoreResponse
-	(*EncodeBatchRequest)(nil),          // 35: memsvc.v1.EncodeBatchRequest
-	(*EncodeBatchResponse)(nil),         // 36: memsvc.v1.EncodeBatchResponse
-	(*EncodeUpdateRequest)(nil),         // 37: memsvc.v1.EncodeUpdateRequest
-	(*EncodeUpdateResponse)(nil),        // 38: memsvc.v1.EncodeUpdateResponse
-	(*EncodeStoreRawRequest)(nil),       // 39: memsvc.v1.EncodeStoreRawRequest
-	(*EncodeStoreRawResponse)(nil),      // 40: memsvc.v1.EncodeStoreRawResponse
-	(*EncodeBatchStoreRawRequest)(nil),  // 41: memsvc.v1.EncodeBatchStoreRawRequest
-	(*EncodeBatchStoreRawResponse)(nil), // 42: memsvc.v1.EncodeBatchStoreRawResponse
-	(*RecallCue)(nil),                   // 43: memsvc.v1.RecallCue
-	(*RecallQueryRequest)(nil),          // 44: memsvc.v1.RecallQueryRequest
-	(*RecalledMemory)(nil),              // 45: memsvc.v1.RecalledMemory
-	(*QueryMetadata)(nil),               // 46: memsvc.v1.QueryMetadata
-	(*ActivationTrace)(nil),             // 47: memsvc.v1.ActivationTrace
-	(*Activation)(nil),                  // 48: memsvc.v1.Activation
-	(*RecallQueryResponse)(nil),         // 49: memsvc.v1.RecallQueryResponse
-	(*RecallRawQueryRequest)(nil),       // 50: memsvc.v1.RecallRawQueryRequest
-	(*RecallRawQueryResponse)(nil),      // 51: memsvc.v1.RecallRawQueryResponse
-	(*RecallAssociateRequest)(nil),      // 52: memsvc.v1.RecallAssociateRequest
-	(*RecallAssociateResponse)(nil),     // 53: memsvc.v1.RecallAssociateResponse
-	(*RecallTimelineRequest)(nil),       // 54: memsvc.v1.RecallTimelineRequest
-	(*TimelineBucket)(nil),              // 55: memsvc.v1.TimelineBucket
-	(*RecallTimelineResponse)(nil),      // 56: memsvc.v1.RecallTimelineResponse
-	(*RecallGraphRequest)(nil),          // 57: memsvc.v1.RecallGraphRequest
-	(*GraphNode)(nil),                   // 58: memsvc.v1.GraphNode
-	(*GraphEdge)(nil),                   // 59: memsvc.v1.GraphEdge
-	(*RecallGraphResponse)(nil),         // 60: memsvc.v1.RecallGraphResponse
-	(*ConsolidateRequest)(nil),          // 61: memsvc.v1.ConsolidateRequest
-	(*ConsolidateResponse)(nil),         // 62: memsvc.v1.ConsolidateResponse
-	(*DreamTickRequest)(nil),            // 63: memsvc.v1.DreamTickRequest
-	(*DreamTickResponse)(nil),           // 64: memsvc.v1.DreamTickResponse
-	(*DecayTickRequest)(nil),            // 65: memsvc.v1.DecayTickRequest
-	(*DecayTickResponse)(nil),           // 66: memsvc.v1.DecayTickResponse
-	(*SetModeRequest)(nil),              // 67: memsvc.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 68: memsvc.v1.SetModeResponse
-	(*ForgetRequest)(nil),               // 69: memsvc.v1.ForgetRequest
-	(*ForgetResponse)(nil),              // 70: memsvc.v1.ForgetResponse
-	(*ExportRequest)(nil),               // 71: memsvc.v1.ExportRequest
-	(*ExportResponse)(nil),              // 72: memsvc.v1.ExportResponse
-	(*ExportSummary)(nil),               // 73: memsvc.v1.ExportSummary
-	(*ImportRequest)(nil),               // 74: memsvc.v1.ImportRequest
-	(*ImportOptions)(nil),               // 75: memsvc.v1.ImportOptions
-	(*ImportResponse)(nil),              // 76: memsvc.v1.ImportResponse
-	(*StatsRequest)(nil),                // 77: memsvc.v1.StatsRequest
-	(*StatsResponse)(nil),               // 78: memsvc.v1.StatsResponse
-	(*IntrospectRecordRequest)(nil),     // 79: memsvc.v1.IntrospectRecordRequest
-	(*IntrospectRecordResponse)(nil),    // 80: memsvc.v1.IntrospectRecordResponse
-	(*DecayForecastRequest)(nil),        // 81: memsvc.v1.DecayForecastRequest
-	(*DecayForecast)(nil),               // 82: memsvc.v1.DecayForecast
-	(*DecayForecastResponse)(nil),       // 83: memsvc.v1.DecayForecastResponse
-	(*EvolutionRequest)(nil),            // 84: memsvc.v1.EvolutionRequest
-	(*ParameterAdjustment)(nil),         // 85: memsvc.v1.ParameterAdjustment
-	(*EvolutionMetrics)(nil),            // 86: memsvc.v1.EvolutionMetrics
-	(*EvolutionResponse)(nil),           // 87: memsvc.v1.EvolutionResponse
-	nil,                                 // 88: memsvc.v1.StatsResponse.RecordsByStoreEntry
-	nil,                                 // 89: memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
-	(*timestamppb.Timestamp)(nil),       // 90: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),             // 91: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 92: google.protobuf.Value
+	(AssociationOrigin)(0),              // 3: memsvc.v1.AssociationOrigin
+	(RecallMode)(0),                     // 4: memsvc.v1.RecallMode
+	(RawSource)(0),                      // 5: memsvc.v1.RawSource
+	(RawSpeaker)(0),                     // 6: memsvc.v1.RawSpeaker
+	(Visibility)(0),                     // 7: memsvc.v1.Visibility
+	(SecrecyLevel)(0),                   // 8: memsvc.v1.SecrecyLevel
+	(MetaCaptureStatus)(0),              // 9: memsvc.v1.MetaCaptureStatus
+	(MetaRelation)(0),                   // 10: memsvc.v1.MetaRelation
+	(TimeGranularity)(0),                // 11: memsvc.v1.TimeGranularity
+	(ConsolidationStrategy)(0),          // 12: memsvc.v1.ConsolidationStrategy
+	(ImportStrategy)(0),                 // 13: memsvc.v1.ImportStrategy
+	(ConflictResolution)(0),             // 14: memsvc.v1.ConflictResolution
+	(*StoreTypeList)(nil),               // 15: memsvc.v1.StoreTypeList
+	(*SecrecyLevelList)(nil),            // 16: memsvc.v1.SecrecyLevelList
+	(*AssociationTypeList)(nil),         // 17: memsvc.v1.AssociationTypeList
+	(*StringList)(nil),                  // 18: memsvc.v1.StringList
+	(*CmpHeader)(nil),                   // 19: memsvc.v1.CmpHeader
+	(*TemporalRange)(nil),               // 20: memsvc.v1.TemporalRange
+	(*MemoryRecord)(nil),                // 21: memsvc.v1.MemoryRecord
+	(*MemoryContent)(nil),               // 22: memsvc.v1.MemoryContent
+	(*ContentBlock)(nil),                // 23: memsvc.v1.ContentBlock
+	(*FidelityState)(nil),               // 24: memsvc.v1.FidelityState
+	(*EmotionVector)(nil),               // 25: memsvc.v1.EmotionVector
+	(*Association)(nil),                 // 26: memsvc.v1.Association
+	(*RawJournalRecord)(nil),            // 27: memsvc.v1.RawJournalRecord
+	(*MetaMemory)(nil),                  // 28: memsvc.v1.MetaMemory
+	(*MetaEvidenceRef)(nil),             // 29: memsvc.v1.MetaEvidenceRef
+	(*MetaAlternative)(nil),             // 30: memsvc.v1.MetaAlternative
+	(*MetaEdge)(nil),                    // 31: memsvc.v1.MetaEdge
+	(*EncodeContext)(nil),               // 32: memsvc.v1.EncodeContext
+	(*ManualAssociation)(nil),           // 33: memsvc.v1.ManualAssociation
+	(*EncodeStoreRequest)(nil),          // 34: memsvc.v1.EncodeStoreRequest
+	(*EncodeStoreResponse)(nil),         // 35: memsvc.v1.EncodeStoreResponse
+	(*EncodeBatchRequest)(nil),          // 36: memsvc.v1.EncodeBatchRequest
+	(*EncodeBatchResponse)(nil),         // 37: memsvc.v1.EncodeBatchResponse
+	(*EncodeUpdateRequest)(nil),         // 38: memsvc.v1.EncodeUpdateRequest
+	(*EncodeUpdateResponse)(nil),        // 39: memsvc.v1.EncodeUpdateResponse
+	(*EncodeStoreRawRequest)(nil),       // 40: memsvc.v1.EncodeStoreRawRequest
+	(*EncodeStoreRawResponse)(nil),      // 41: memsvc.v1.EncodeStoreRawResponse
+	(*EncodeBatchStoreRawRequest)(nil),  // 42: memsvc.v1.EncodeBatchStoreRawRequest
+	(*EncodeBatchStoreRawResponse)(nil), // 43: memsvc.v1.EncodeBatchStoreRawResponse
+	(*RecallCue)(nil),                   // 44: memsvc.v1.RecallCue
+	(*RecallQueryRequest)(nil),          // 45: memsvc.v1.RecallQueryRequest
+	(*RecalledMemory)(nil),              // 46: memsvc.v1.RecalledMemory
+	(*QueryMetadata)(nil),               // 47: memsvc.v1.QueryMetadata
+	(*ActivationTrace)(nil),             // 48: memsvc.v1.ActivationTrace
+	(*Activation)(nil),                  // 49: memsvc.v1.Activation
+	(*RecallQueryResponse)(nil),         // 50: memsvc.v1.RecallQueryResponse
+	(*RecallRawQueryRequest)(nil),       // 51: memsvc.v1.RecallRawQueryRequest
+	(*RecallRawQueryResponse)(nil),      // 52: memsvc.v1.RecallRawQueryResponse
+	(*RecallAssociateRequest)(nil),      // 53: memsvc.v1.RecallAssociateRequest
+	(*RecallAssociateResponse)(nil),     // 54: memsvc.v1.RecallAssociateResponse
+	(*RecallTimelineRequest)(nil),       // 55: memsvc.v1.RecallTimelineRequest
+	(*TimelineBucket)(nil),              // 56: memsvc.v1.TimelineBucket
+	(*RecallTimelineResponse)(nil),      // 57: memsvc.v1.RecallTimelineResponse
+	(*RecallGraphRequest)(nil),          // 58: memsvc.v1.RecallGraphRequest
+	(*GraphNode)(nil),                   // 59: memsvc.v1.GraphNode
+	(*GraphEdge)(nil),                   // 60: memsvc.v1.GraphEdge
+	(*RecallGraphResponse)(nil),         // 61: memsvc.v1.RecallGraphResponse
+	(*ConsolidateRequest)(nil),          // 62: memsvc.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),         // 63: memsvc.v1.ConsolidateResponse
+	(*DreamTickRequest)(nil),            // 64: memsvc.v1.DreamTickRequest
+	(*DreamTickResponse)(nil),           // 65: memsvc.v1.DreamTickResponse
+	(*DecayTickRequest)(nil),            // 66: memsvc.v1.DecayTickRequest
+	(*DecayTickResponse)(nil),           // 67: memsvc.v1.DecayTickResponse
+	(*SetModeRequest)(nil),              // 68: memsvc.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 69: memsvc.v1.SetModeResponse
+	(*ForgetRequest)(nil),               // 70: memsvc.v1.ForgetRequest
+	(*ForgetResponse)(nil),              // 71: memsvc.v1.ForgetResponse
+	(*ExportRequest)(nil),               // 72: memsvc.v1.ExportRequest
+	(*ExportResponse)(nil),              // 73: memsvc.v1.ExportResponse
+	(*ExportSummary)(nil),               // 74: memsvc.v1.ExportSummary
+	(*ImportRequest)(nil),               // 75: memsvc.v1.ImportRequest
+	(*ImportOptions)(nil),               // 76: memsvc.v1.ImportOptions
+	(*ImportResponse)(nil),              // 77: memsvc.v1.ImportResponse
+	(*StatsRequest)(nil),                // 78: memsvc.v1.StatsRequest
+	(*StatsResponse)(nil),               // 79: memsvc.v1.StatsResponse
+	(*IntrospectRecordRequest)(nil),     // 80: memsvc.v1.IntrospectRecordRequest
+	(*IntrospectRecordResponse)(nil),    // 81: memsvc.v1.IntrospectRecordResponse
+	(*DecayForecastRequest)(nil),        // 82: memsvc.v1.DecayForecastRequest
+	(*DecayForecast)(nil),               // 83: memsvc.v1.DecayForecast
+	(*DecayForecastResponse)(nil),       // 84: memsvc.v1.DecayForecastResponse
+	(*EvolutionRequest)(nil),            // 85: memsvc.v1.EvolutionRequest
+	(*ParameterAdjustment)(nil),         // 86: memsvc.v1.ParameterAdjustment
+	(*EvolutionMetrics)(nil),            // 87: memsvc.v1.EvolutionMetrics
+	(*EvolutionResponse)(nil),           // 88: memsvc.v1.EvolutionResponse
+	nil,                                 // 89: memsvc.v1.StatsResponse.RecordsByStoreEntry
+	nil,                                 // 90: memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
+	(*timestamppb.Timestamp)(nil),       // 91: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),             // 92: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 93: google.protobuf.Value
 }
 var file_memsvc_v1_memsvc_proto_depIdxs = []int32{
 	0,   // 0: memsvc.v1.StoreTypeList.values:type_name -> memsvc.v1.StoreType
-	7,   // 1: memsvc.v1.SecrecyLevelList.values:type_name -> memsvc.v1.SecrecyLevel
+	8,   // 1: memsvc.v1.SecrecyLevelList.values:type_name -> memsvc.v1.SecrecyLevel
 	2,   // 2: memsvc.v1.AssociationTypeList.values:type_name -> memsvc.v1.AssociationType
-	90,  // 3: memsvc.v1.CmpHeader.timestamp:type_name -> google.protobuf.Timestamp
-	90,  // 4: memsvc.v1.TemporalRange.start:type_name -> google.protobuf.Timestamp
-	90,  // 5: memsvc.v1.TemporalRange.end:type_name -> google.protobuf.Timestamp
+	91,  // 3: memsvc.v1.CmpHeader.timestamp:type_name -> google.protobuf.Timestamp
+	91,  // 4: memsvc.v1.TemporalRange.start:type_name -> google.protobuf.Timestamp
+	91,  // 5: memsvc.v1.TemporalRange.end:type_name -> google.protobuf.Timestamp
 	0,   // 6: memsvc.v1.MemoryRecord.store:type_name -> memsvc.v1.StoreType
-	90,  // 7: memsvc.v1.MemoryRecord.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 8: memsvc.v1.MemoryRecord.updated_at:type_name -> google.protobuf.Timestamp
-	90,  // 9: memsvc.v1.MemoryRecord.last_accessed_at:type_name -> google.protobuf.Timestamp
-	21,  // 10: memsvc.v1.MemoryRecord.content:type_name -> memsvc.v1.MemoryContent
-	23,  // 11: memsvc.v1.MemoryRecord.fidelity:type_name -> memsvc.v1.FidelityState
-	24,  // 12: memsvc.v1.MemoryRecord.emotion:type_name -> memsvc.v1.EmotionVector
-	25,  // 13: memsvc.v1.MemoryRecord.associations:type_name -> memsvc.v1.Association
-	91,  // 14: memsvc.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
-	27,  // 15: memsvc.v1.MemoryRecord.meta:type_name -> memsvc.v1.MetaMemory
-	22,  // 16: memsvc.v1.MemoryContent.blocks:type_name -> memsvc.v1.ContentBlock
+	91,  // 7: memsvc.v1.MemoryRecord.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 8: memsvc.v1.MemoryRecord.updated_at:type_name -> google.protobuf.Timestamp
+	91,  // 9: memsvc.v1.MemoryRecord.last_accessed_at:type_name -> google.protobuf.Timestamp
+	22,  // 10: memsvc.v1.MemoryRecord.content:type_name -> memsvc.v1.MemoryContent
+	24,  // 11: memsvc.v1.MemoryRecord.fidelity:type_name -> memsvc.v1.FidelityState
+	25,  // 12: memsvc.v1.MemoryRecord.emotion:type_name -> memsvc.v1.EmotionVector
+	26,  // 13: memsvc.v1.MemoryRecord.associations:type_name -> memsvc.v1.Association
+	92,  // 14: memsvc.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
+	28,  // 15: memsvc.v1.MemoryRecord.meta:type_name -> memsvc.v1.MetaMemory
+	23,  // 16: memsvc.v1.MemoryContent.blocks:type_name -> memsvc.v1.ContentBlock
 	1,   // 17: memsvc.v1.ContentBlock.modality:type_name -> memsvc.v1.Modality
-	90,  // 18: memsvc.v1.FidelityState.last_decay_tick:type_name -> google.protobuf.Timestamp
+	91,  // 18: memsvc.v1.FidelityState.last_decay_tick:type_name -> google.protobuf.Timestamp
 	2,   // 19: memsvc.v1.Association.association_type:type_name -> memsvc.v1.AssociationType
-	90,  // 20: memsvc.v1.Association.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 21: memsvc.v1.Association.last_co_activation:type_name -> google.protobuf.Timestamp
-	4,   // 22: memsvc.v1.RawJournalRecord.source:type_name -> memsvc.v1.RawSource
-	5,   // 23: memsvc.v1.RawJournalRecord.speaker:type_name -> memsvc.v1.RawSpeaker
-	6,   // 24: memsvc.v1.RawJournalRecord.visibility:type_name -> memsvc.v1.Visibility
-	7,   // 25: memsvc.v1.RawJournalRecord.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	90,  // 26: memsvc.v1.RawJournalRecord.created_at:type_name -> google.protobuf.Timestamp
-	90,  // 27: memsvc.v1.RawJournalRecord.updated_at:type_name -> google.protobuf.Timestamp
-	21,  // 28: memsvc.v1.RawJournalRecord.content:type_name -> memsvc.v1.MemoryContent
-	91,  // 29: memsvc.v1.RawJournalRecord.metadata:type_name -> google.protobuf.Struct
-	27,  // 30: memsvc.v1.RawJournalRecord.meta:type_name -> memsvc.v1.MetaMemory
-	8,   // 31: memsvc.v1.MetaMemory.capture_status:type_name -> memsvc.v1.MetaCaptureStatus
-	28,  // 32: memsvc.v1.MetaMemory.evidence:type_name -> memsvc.v1.MetaEvidenceRef
-	29,  // 33: memsvc.v1.MetaMemory.alternatives:type_name -> memsvc.v1.MetaAlternative
-	30,  // 34: memsvc.v1.MetaMemory.context_edges:type_name -> memsvc.v1.MetaEdge
-	90,  // 35: memsvc.v1.MetaMemory.captured_at:type_name -> google.protobuf.Timestamp
-	9,   // 36: memsvc.v1.MetaEdge.relation:type_name -> memsvc.v1.MetaRelation
-	28,  // 37: memsvc.v1.MetaEdge.evidence:type_name -> memsvc.v1.MetaEvidenceRef
-	90,  // 38: memsvc.v1.MetaEdge.created_at:type_name -> google.protobuf.Timestamp
-	92,  // 39: memsvc.v1.EncodeContext.spatial:type_name -> google.protobuf.Value
-	92,  // 40: memsvc.v1.EncodeContext.temporal:type_name -> google.protobuf.Value
-	2,   // 41: memsvc.v1.ManualAssociation.association_type:type_name -> memsvc.v1.AssociationType
-	18,  // 42: memsvc.v1.EncodeStoreRequest.header:type_name -> memsvc.v1.CmpHeader
-	21,  // 43: memsvc.v1.EncodeStoreRequest.content:type_name -> memsvc.v1.MemoryContent
-	0,   // 44: memsvc.v1.EncodeStoreRequest.store:type_name -> memsvc.v1.StoreType
-	24,  // 45: memsvc.v1.EncodeStoreRequest.emotion:type_name -> memsvc.v1.EmotionVector
-	31,  // 46: memsvc.v1.EncodeStoreRequest.context:type_name -> memsvc.v1.EncodeContext
-	91,  // 47: memsvc.v1.EncodeStoreRequest.metadata:type_name -> google.protobuf.Struct
-	32,  // 48: memsvc.v1.EncodeStoreRequest.associations:type_name -> memsvc.v1.ManualAssociation
-	27,  // 49: memsvc.v1.EncodeStoreRequest.meta:type_name -> memsvc.v1.MetaMemory
-	0,   // 50: memsvc.v1.EncodeStoreResponse.store:type_name -> memsvc.v1.StoreType
-	18,  // 51: memsvc.v1.EncodeBatchRequest.header:type_name -> memsvc.v1.CmpHeader
-	33,  // 52: memsvc.v1.EncodeBatchRequest.records:type_name -> memsvc.v1.EncodeStoreRequest
-	34,  // 53: memsvc.v1.EncodeBatchResponse.results:type_name -> memsvc.v1.EncodeStoreResponse
-	18,  // 54: memsvc.v1.EncodeUpdateRequest.header:type_name -> memsvc.v1.CmpHeader
-	21,  // 55: memsvc.v1.EncodeUpdateRequest.content:type_name -> memsvc.v1.MemoryContent
-	24,  // 56: memsvc.v1.EncodeUpdateRequest.emotion:type_name -> memsvc.v1.EmotionVector
-	91,  // 57: memsvc.v1.EncodeUpdateRequest.metadata:type_name -> google.protobuf.Struct
-	27,  // 58: memsvc.v1.EncodeUpdateRequest.meta:type_name -> memsvc.v1.MetaMemory
-	18,  // 59: memsvc.v1.EncodeStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
-	4,   // 60: memsvc.v1.EncodeStoreRawRequest.source:type_name -> memsvc.v1.RawSource
-	5,   // 61: memsvc.v1.EncodeStoreRawRequest.speaker:type_name -> memsvc.v1.RawSpeaker
-	6,   // 62: memsvc.v1.EncodeStoreRawRequest.visibility:type_name -> memsvc.v1.Visibility
-	7,   // 63: memsvc.v1.EncodeStoreRawRequest.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	21,  // 64: memsvc.v1.EncodeStoreRawRequest.content:type_name -> memsvc.v1.MemoryContent
-	91,  // 65: memsvc.v1.EncodeStoreRawRequest.metadata:type_name -> google.protobuf.Struct
-	27,  // 66: memsvc.v1.EncodeStoreRawRequest.meta:type_name -> memsvc.v1.MetaMemory
-	6,   // 67: memsvc.v1.EncodeStoreRawResponse.visibility:type_name -> memsvc.v1.Visibility
-	7,   // 68: memsvc.v1.EncodeStoreRawResponse.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	18,  // 69: memsvc.v1.EncodeBatchStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
-	39,  // 70: memsvc.v1.EncodeBatchStoreRawRequest.records:type_name -> memsvc.v1.EncodeStoreRawRequest
-	40,  // 71: memsvc.v1.EncodeBatchStoreRawResponse.results:type_name -> memsvc.v1.EncodeStoreRawResponse
-	24,  // 72: memsvc.v1.RecallCue.emotion:type_name -> memsvc.v1.EmotionVector
-	19,  // 73: memsvc.v1.RecallCue.temporal:type_name -> memsvc.v1.TemporalRange
-	92,  // 74: memsvc.v1.RecallCue.spatial:type_name -> google.protobuf.Value
-	92,  // 75: memsvc.v1.RecallCue.semantic:type_name -> google.protobuf.Value
-	18,  // 76: memsvc.v1.RecallQueryRequest.header:type_name -> memsvc.v1.CmpHeader
-	43,  // 77: memsvc.v1.RecallQueryRequest.cue:type_name -> memsvc.v1.RecallCue
-	14,  // 78: memsvc.v1.RecallQueryRequest.stores:type_name -> memsvc.v1.StoreTypeList
-	3,   // 79: memsvc.v1.RecallQueryRequest.recall_mode:type_name -> memsvc.v1.RecallMode
-	20,  // 80: memsvc.v1.RecalledMemory.record:type_name -> memsvc.v1.MemoryRecord
-	21,  // 81: memsvc.v1.RecalledMemory.rendered_content:type_name -> memsvc.v1.MemoryContent
-	0,   // 82: memsvc.v1.QueryMetadata.stores_searched:type_name -> memsvc.v1.StoreType
-	48,  // 83: memsvc.v1.ActivationTrace.activations:type_name -> memsvc.v1.Activation
-	2,   // 84: memsvc.v1.Activation.edge_type:type_name -> memsvc.v1.AssociationType
-	45,  // 85: memsvc.v1.RecallQueryResponse.memories:type_name -> memsvc.v1.RecalledMemory
-	47,  // 86: memsvc.v1.RecallQueryResponse.activation_trace:type_name -> memsvc.v1.ActivationTrace
-	46,  // 87: memsvc.v1.RecallQueryResponse.query_metadata:type_name -> memsvc.v1.QueryMetadata
-	18,  // 88: memsvc.v1.RecallRawQueryRequest.header:type_name -> memsvc.v1.CmpHeader
-	19,  // 89: memsvc.v1.RecallRawQueryRequest.temporal:type_name -> memsvc.v1.TemporalRange
-	15,  // 90: memsvc.v1.RecallRawQueryRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
-	26,  // 91: memsvc.v1.RecallRawQueryResponse.records:type_name -> memsvc.v1.RawJournalRecord
-	18,  // 92: memsvc.v1.RecallAssociateRequest.header:type_name -> memsvc.v1.CmpHeader
-	16,  // 93: memsvc.v1.RecallAssociateRequest.association_types:type_name -> memsvc.v1.AssociationTypeList
-	45,  // 94: memsvc.v1.RecallAssociateResponse.memories:type_name -> memsvc.v1.RecalledMemory
-	18,  // 95: memsvc.v1.RecallTimelineRequest.header:type_name -> memsvc.v1.CmpHeader
-	19,  // 96: memsvc.v1.RecallTimelineRequest.range:type_name -> memsvc.v1.TemporalRange
-	10,  // 97: memsvc.v1.RecallTimelineRequest.granularity:type_name -> memsvc.v1.TimeGranularity
-	24,  // 98: memsvc.v1.RecallTimelineRequest.emotion_filter:type_name -> memsvc.v1.EmotionVector
-	90,  // 99: memsvc.v1.TimelineBucket.start:type_name -> google.protobuf.Timestamp
-	90,  // 100: memsvc.v1.TimelineBucket.end:type_name -> google.protobuf.Timestamp
-	45,  // 101: memsvc.v1.TimelineBucket.memories:type_name -> memsvc.v1.RecalledMemory
-	55,  // 102: memsvc.v1.RecallTimelineResponse.buckets:type_name -> memsvc.v1.TimelineBucket
-	18,  // 103: memsvc.v1.RecallGraphRequest.header:type_name -> memsvc.v1.CmpHeader
-	17,  // 104: memsvc.v1.RecallGraphRequest.edge_types:type_name -> memsvc.v1.StringList
-	0,   // 105: memsvc.v1.GraphNode.store:type_name -> memsvc.v1.StoreType
-	27,  // 106: memsvc.v1.GraphNode.meta:type_name -> memsvc.v1.MetaMemory
-	2,   // 107: memsvc.v1.GraphEdge.edge_type:type_name -> memsvc.v1.AssociationType
-	58,  // 108: memsvc.v1.RecallGraphResponse.nodes:type_name -> memsvc.v1.GraphNode
-	59,  // 109: memsvc.v1.RecallGraphResponse.edges:type_name -> memsvc.v1.GraphEdge
-	30,  // 110: memsvc.v1.RecallGraphResponse.meta_edges:type_name -> memsvc.v1.MetaEdge
-	18,  // 111: memsvc.v1.ConsolidateRequest.header:type_name -> memsvc.v1.CmpHeader
-	11,  // 112: memsvc.v1.ConsolidateRequest.strategy:type_name -> memsvc.v1.ConsolidationStrategy
-	18,  // 113: memsvc.v1.DreamTickRequest.header:type_name -> memsvc.v1.CmpHeader
-	15,  // 114: memsvc.v1.DreamTickRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
-	18,  // 115: memsvc.v1.DecayTickRequest.header:type_name -> memsvc.v1.CmpHeader
-	18,  // 116: memsvc.v1.SetModeRequest.header:type_name -> memsvc.v1.CmpHeader
-	3,   // 117: memsvc.v1.SetModeRequest.mode:type_name -> memsvc.v1.RecallMode
-	0,   // 118: memsvc.v1.SetModeRequest.scope:type_name -> memsvc.v1.StoreType
-	18,  // 119: memsvc.v1.ForgetRequest.header:type_name -> memsvc.v1.CmpHeader
-	0,   // 120: memsvc.v1.ForgetRequest.store:type_name -> memsvc.v1.StoreType
-	19,  // 121: memsvc.v1.ForgetRequest.temporal_range:type_name -> memsvc.v1.TemporalRange
-	18,  // 122: memsvc.v1.ExportRequest.header:type_name -> memsvc.v1.CmpHeader
-	14,  // 123: memsvc.v1.ExportRequest.stores:type_name -> memsvc.v1.StoreTypeList
-	73,  // 124: memsvc.v1.ExportResponse.summary:type_name -> memsvc.v1.ExportSummary
-	75,  // 125: memsvc.v1.ImportRequest.options:type_name -> memsvc.v1.ImportOptions
-	18,  // 126: memsvc.v1.ImportOptions.header:type_name -> memsvc.v1.CmpHeader
-	12,  // 127: memsvc.v1.ImportOptions.strategy:type_name -> memsvc.v1.ImportStrategy
-	13,  // 128: memsvc.v1.ImportOptions.conflict_resolution:type_name -> memsvc.v1.ConflictResolution
-	88,  // 129: memsvc.v1.StatsResponse.records_by_store:type_name -> memsvc.v1.StatsResponse.RecordsByStoreEntry
-	89,  // 130: memsvc.v1.StatsResponse.avg_fidelity_by_store:type_name -> memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
-	90,  // 131: memsvc.v1.StatsResponse.oldest_record:type_name -> google.protobuf.Timestamp
-	90,  // 132: memsvc.v1.StatsResponse.newest_record:type_name -> google.protobuf.Timestamp
-	90,  // 133: memsvc.v1.StatsResponse.last_dream_tick_at:type_name -> google.protobuf.Timestamp
-	86,  // 134: memsvc.v1.StatsResponse.evolution_metrics:type_name -> memsvc.v1.EvolutionMetrics
-	18,  // 135: memsvc.v1.IntrospectRecordRequest.header:type_name -> memsvc.v1.CmpHeader
-	20,  // 136: memsvc.v1.IntrospectRecordResponse.record:type_name -> memsvc.v1.MemoryRecord
-	18,  // 137: memsvc.v1.DecayForecastRequest.header:type_name -> memsvc.v1.CmpHeader
-	90,  // 138: memsvc.v1.DecayForecastRequest.forecast_at:type_name -> google.protobuf.Timestamp
-	90,  // 139: memsvc.v1.DecayForecast.estimated_threshold_date:type_name -> google.protobuf.Timestamp
-	82,  // 140: memsvc.v1.DecayForecastResponse.forecasts:type_name -> memsvc.v1.DecayForecast
-	0,   // 141: memsvc.v1.ParameterAdjustment.store:type_name -> memsvc.v1.StoreType
-	85,  // 142: memsvc.v1.EvolutionMetrics.parameter_adjustments:type_name -> memsvc.v1.ParameterAdjustment
-	86,  // 143: memsvc.v1.EvolutionResponse.metrics:type_name -> memsvc.v1.EvolutionMetrics
-	33,  // 144: memsvc.v1.MemsvcService.EncodeStore:input_type -> memsvc.v1.EncodeStoreRequest
-	35,  // 145: memsvc.v1.MemsvcService.EncodeBatch:input_type -> memsvc.v1.EncodeBatchRequest
-	37,  // 146: memsvc.v1.MemsvcService.EncodeUpdate:input_type -> memsvc.v1.EncodeUpdateRequest
-	39,  // 147: memsvc.v1.MemsvcService.EncodeStoreRaw:input_type -> memsvc.v1.EncodeStoreRawRequest
-	41,  // 148: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:input_type -> memsvc.v1.EncodeBatchStoreRawRequest
-	44,  // 149: memsvc.v1.MemsvcService.RecallQuery:input_type -> memsvc.v1.RecallQueryRequest
-	50,  // 150: memsvc.v1.MemsvcService.RecallRawQuery:input_type -> memsvc.v1.RecallRawQueryRequest
-	52,  // 151: memsvc.v1.MemsvcService.RecallAssociate:input_type -> memsvc.v1.RecallAssociateRequest
-	54,  // 152: memsvc.v1.MemsvcService.RecallTimeline:input_type -> memsvc.v1.RecallTimelineRequest
-	57,  // 153: memsvc.v1.MemsvcService.RecallGraph:input_type -> memsvc.v1.RecallGraphRequest
-	61,  // 154: memsvc.v1.MemsvcService.Consolidate:input_type -> memsvc.v1.ConsolidateRequest
-	63,  // 155: memsvc.v1.MemsvcService.DreamTick:input_type -> memsvc.v1.DreamTickRequest
-	65,  // 156: memsvc.v1.MemsvcService.DecayTick:input_type -> memsvc.v1.DecayTickRequest
-	67,  // 157: memsvc.v1.MemsvcService.SetMode:input_type -> memsvc.v1.SetModeRequest
-	69,  // 158: memsvc.v1.MemsvcService.Forget:input_type -> memsvc.v1.ForgetRequest
-	71,  // 159: memsvc.v1.MemsvcService.Export:input_type -> memsvc.v1.ExportRequest
-	74,  // 160: memsvc.v1.MemsvcService.Import:input_type -> memsvc.v1.ImportRequest
-	77,  // 161: memsvc.v1.MemsvcService.Stats:input_type -> memsvc.v1.StatsRequest
-	79,  // 162: memsvc.v1.MemsvcService.IntrospectRecord:input_type -> memsvc.v1.IntrospectRecordRequest
-	81,  // 163: memsvc.v1.MemsvcService.DecayForecast:input_type -> memsvc.v1.DecayForecastRequest
-	84,  // 164: memsvc.v1.MemsvcService.Evolution:input_type -> memsvc.v1.EvolutionRequest
-	34,  // 165: memsvc.v1.MemsvcService.EncodeStore:output_type -> memsvc.v1.EncodeStoreResponse
-	36,  // 166: memsvc.v1.MemsvcService.EncodeBatch:output_type -> memsvc.v1.EncodeBatchResponse
-	38,  // 167: memsvc.v1.MemsvcService.EncodeUpdate:output_type -> memsvc.v1.EncodeUpdateResponse
-	40,  // 168: memsvc.v1.MemsvcService.EncodeStoreRaw:output_type -> memsvc.v1.EncodeStoreRawResponse
-	42,  // 169: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:output_type -> memsvc.v1.EncodeBatchStoreRawResponse
-	49,  // 170: memsvc.v1.MemsvcService.RecallQuery:output_type -> memsvc.v1.RecallQueryResponse
-	51,  // 171: memsvc.v1.MemsvcService.RecallRawQuery:output_type -> memsvc.v1.RecallRawQueryResponse
-	53,  // 172: memsvc.v1.MemsvcService.RecallAssociate:output_type -> memsvc.v1.RecallAssociateResponse
-	56,  // 173: memsvc.v1.MemsvcService.RecallTimeline:output_type -> memsvc.v1.RecallTimelineResponse
-	60,  // 174: memsvc.v1.MemsvcService.RecallGraph:output_type -> memsvc.v1.RecallGraphResponse
-	62,  // 175: memsvc.v1.MemsvcService.Consolidate:output_type -> memsvc.v1.ConsolidateResponse
-	64,  // 176: memsvc.v1.MemsvcService.DreamTick:output_type -> memsvc.v1.DreamTickResponse
-	66,  // 177: memsvc.v1.MemsvcService.DecayTick:output_type -> memsvc.v1.DecayTickResponse
-	68,  // 178: memsvc.v1.MemsvcService.SetMode:output_type -> memsvc.v1.SetModeResponse
-	70,  // 179: memsvc.v1.MemsvcService.Forget:output_type -> memsvc.v1.ForgetResponse
-	72,  // 180: memsvc.v1.MemsvcService.Export:output_type -> memsvc.v1.ExportResponse
-	76,  // 181: memsvc.v1.MemsvcService.Import:output_type -> memsvc.v1.ImportResponse
-	78,  // 182: memsvc.v1.MemsvcService.Stats:output_type -> memsvc.v1.StatsResponse
-	80,  // 183: memsvc.v1.MemsvcService.IntrospectRecord:output_type -> memsvc.v1.IntrospectRecordResponse
-	83,  // 184: memsvc.v1.MemsvcService.DecayForecast:output_type -> memsvc.v1.DecayForecastResponse
-	87,  // 185: memsvc.v1.MemsvcService.Evolution:output_type -> memsvc.v1.EvolutionResponse
-	165, // [165:186] is the sub-list for method output_type
-	144, // [144:165] is the sub-list for method input_type
-	144, // [144:144] is the sub-list for extension type_name
-	144, // [144:144] is the sub-list for extension extendee
-	0,   // [0:144] is the sub-list for field type_name
+	91,  // 20: memsvc.v1.Association.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 21: memsvc.v1.Association.last_co_activation:type_name -> google.protobuf.Timestamp
+	3,   // 22: memsvc.v1.Association.origin:type_name -> memsvc.v1.AssociationOrigin
+	5,   // 23: memsvc.v1.RawJournalRecord.source:type_name -> memsvc.v1.RawSource
+	6,   // 24: memsvc.v1.RawJournalRecord.speaker:type_name -> memsvc.v1.RawSpeaker
+	7,   // 25: memsvc.v1.RawJournalRecord.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 26: memsvc.v1.RawJournalRecord.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	91,  // 27: memsvc.v1.RawJournalRecord.created_at:type_name -> google.protobuf.Timestamp
+	91,  // 28: memsvc.v1.RawJournalRecord.updated_at:type_name -> google.protobuf.Timestamp
+	22,  // 29: memsvc.v1.RawJournalRecord.content:type_name -> memsvc.v1.MemoryContent
+	92,  // 30: memsvc.v1.RawJournalRecord.metadata:type_name -> google.protobuf.Struct
+	28,  // 31: memsvc.v1.RawJournalRecord.meta:type_name -> memsvc.v1.MetaMemory
+	9,   // 32: memsvc.v1.MetaMemory.capture_status:type_name -> memsvc.v1.MetaCaptureStatus
+	29,  // 33: memsvc.v1.MetaMemory.evidence:type_name -> memsvc.v1.MetaEvidenceRef
+	30,  // 34: memsvc.v1.MetaMemory.alternatives:type_name -> memsvc.v1.MetaAlternative
+	31,  // 35: memsvc.v1.MetaMemory.context_edges:type_name -> memsvc.v1.MetaEdge
+	91,  // 36: memsvc.v1.MetaMemory.captured_at:type_name -> google.protobuf.Timestamp
+	10,  // 37: memsvc.v1.MetaEdge.relation:type_name -> memsvc.v1.MetaRelation
+	29,  // 38: memsvc.v1.MetaEdge.evidence:type_name -> memsvc.v1.MetaEvidenceRef
+	91,  // 39: memsvc.v1.MetaEdge.created_at:type_name -> google.protobuf.Timestamp
+	93,  // 40: memsvc.v1.EncodeContext.spatial:type_name -> google.protobuf.Value
+	93,  // 41: memsvc.v1.EncodeContext.temporal:type_name -> google.protobuf.Value
+	2,   // 42: memsvc.v1.ManualAssociation.association_type:type_name -> memsvc.v1.AssociationType
+	19,  // 43: memsvc.v1.EncodeStoreRequest.header:type_name -> memsvc.v1.CmpHeader
+	22,  // 44: memsvc.v1.EncodeStoreRequest.content:type_name -> memsvc.v1.MemoryContent
+	0,   // 45: memsvc.v1.EncodeStoreRequest.store:type_name -> memsvc.v1.StoreType
+	25,  // 46: memsvc.v1.EncodeStoreRequest.emotion:type_name -> memsvc.v1.EmotionVector
+	32,  // 47: memsvc.v1.EncodeStoreRequest.context:type_name -> memsvc.v1.EncodeContext
+	92,  // 48: memsvc.v1.EncodeStoreRequest.metadata:type_name -> google.protobuf.Struct
+	33,  // 49: memsvc.v1.EncodeStoreRequest.associations:type_name -> memsvc.v1.ManualAssociation
+	28,  // 50: memsvc.v1.EncodeStoreRequest.meta:type_name -> memsvc.v1.MetaMemory
+	0,   // 51: memsvc.v1.EncodeStoreResponse.store:type_name -> memsvc.v1.StoreType
+	19,  // 52: memsvc.v1.EncodeBatchRequest.header:type_name -> memsvc.v1.CmpHeader
+	34,  // 53: memsvc.v1.EncodeBatchRequest.records:type_name -> memsvc.v1.EncodeStoreRequest
+	35,  // 54: memsvc.v1.EncodeBatchResponse.results:type_name -> memsvc.v1.EncodeStoreResponse
+	19,  // 55: memsvc.v1.EncodeUpdateRequest.header:type_name -> memsvc.v1.CmpHeader
+	22,  // 56: memsvc.v1.EncodeUpdateRequest.content:type_name -> memsvc.v1.MemoryContent
+	25,  // 57: memsvc.v1.EncodeUpdateRequest.emotion:type_name -> memsvc.v1.EmotionVector
+	92,  // 58: memsvc.v1.EncodeUpdateRequest.metadata:type_name -> google.protobuf.Struct
+	28,  // 59: memsvc.v1.EncodeUpdateRequest.meta:type_name -> memsvc.v1.MetaMemory
+	19,  // 60: memsvc.v1.EncodeStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
+	5,   // 61: memsvc.v1.EncodeStoreRawRequest.source:type_name -> memsvc.v1.RawSource
+	6,   // 62: memsvc.v1.EncodeStoreRawRequest.speaker:type_name -> memsvc.v1.RawSpeaker
+	7,   // 63: memsvc.v1.EncodeStoreRawRequest.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 64: memsvc.v1.EncodeStoreRawRequest.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	22,  // 65: memsvc.v1.EncodeStoreRawRequest.content:type_name -> memsvc.v1.MemoryContent
+	92,  // 66: memsvc.v1.EncodeStoreRawRequest.metadata:type_name -> google.protobuf.Struct
+	28,  // 67: memsvc.v1.EncodeStoreRawRequest.meta:type_name -> memsvc.v1.MetaMemory
+	7,   // 68: memsvc.v1.EncodeStoreRawResponse.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 69: memsvc.v1.EncodeStoreRawResponse.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	19,  // 70: memsvc.v1.EncodeBatchStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
+	40,  // 71: memsvc.v1.EncodeBatchStoreRawRequest.records:type_name -> memsvc.v1.EncodeStoreRawRequest
+	41,  // 72: memsvc.v1.EncodeBatchStoreRawResponse.results:type_name -> memsvc.v1.EncodeStoreRawResponse
+	25,  // 73: memsvc.v1.RecallCue.emotion:type_name -> memsvc.v1.EmotionVector
+	20,  // 74: memsvc.v1.RecallCue.temporal:type_name -> memsvc.v1.TemporalRange
+	93,  // 75: memsvc.v1.RecallCue.spatial:type_name -> google.protobuf.Value
+	93,  // 76: memsvc.v1.RecallCue.semantic:type_name -> google.protobuf.Value
+	19,  // 77: memsvc.v1.RecallQueryRequest.header:type_name -> memsvc.v1.CmpHeader
+	44,  // 78: memsvc.v1.RecallQueryRequest.cue:type_name -> memsvc.v1.RecallCue
+	15,  // 79: memsvc.v1.RecallQueryRequest.stores:type_name -> memsvc.v1.StoreTypeList
+	4,   // 80: memsvc.v1.RecallQueryRequest.recall_mode:type_name -> memsvc.v1.RecallMode
+	21,  // 81: memsvc.v1.RecalledMemory.record:type_name -> memsvc.v1.MemoryRecord
+	22,  // 82: memsvc.v1.RecalledMemory.rendered_content:type_name -> memsvc.v1.MemoryContent
+	0,   // 83: memsvc.v1.QueryMetadata.stores_searched:type_name -> memsvc.v1.StoreType
+	49,  // 84: memsvc.v1.ActivationTrace.activations:type_name -> memsvc.v1.Activation
+	2,   // 85: memsvc.v1.Activation.edge_type:type_name -> memsvc.v1.AssociationType
+	46,  // 86: memsvc.v1.RecallQueryResponse.memories:type_name -> memsvc.v1.RecalledMemory
+	48,  // 87: memsvc.v1.RecallQueryResponse.activation_trace:type_name -> memsvc.v1.ActivationTrace
+	47,  // 88: memsvc.v1.RecallQueryResponse.query_metadata:type_name -> memsvc.v1.QueryMetadata
+	19,  // 89: memsvc.v1.RecallRawQueryRequest.header:type_name -> memsvc.v1.CmpHeader
+	20,  // 90: memsvc.v1.RecallRawQueryRequest.temporal:type_name -> memsvc.v1.TemporalRange
+	16,  // 91: memsvc.v1.RecallRawQueryRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
+	27,  // 92: memsvc.v1.RecallRawQueryResponse.records:type_name -> memsvc.v1.RawJournalRecord
+	19,  // 93: memsvc.v1.RecallAssociateRequest.header:type_name -> memsvc.v1.CmpHeader
+	17,  // 94: memsvc.v1.RecallAssociateRequest.association_types:type_name -> memsvc.v1.AssociationTypeList
+	46,  // 95: memsvc.v1.RecallAssociateResponse.memories:type_name -> memsvc.v1.RecalledMemory
+	19,  // 96: memsvc.v1.RecallTimelineRequest.header:type_name -> memsvc.v1.CmpHeader
+	20,  // 97: memsvc.v1.RecallTimelineRequest.range:type_name -> memsvc.v1.TemporalRange
+	11,  // 98: memsvc.v1.RecallTimelineRequest.granularity:type_name -> memsvc.v1.TimeGranularity
+	25,  // 99: memsvc.v1.RecallTimelineRequest.emotion_filter:type_name -> memsvc.v1.EmotionVector
+	91,  // 100: memsvc.v1.TimelineBucket.start:type_name -> google.protobuf.Timestamp
+	91,  // 101: memsvc.v1.TimelineBucket.end:type_name -> google.protobuf.Timestamp
+	46,  // 102: memsvc.v1.TimelineBucket.memories:type_name -> memsvc.v1.RecalledMemory
+	56,  // 103: memsvc.v1.RecallTimelineResponse.buckets:type_name -> memsvc.v1.TimelineBucket
+	19,  // 104: memsvc.v1.RecallGraphRequest.header:type_name -> memsvc.v1.CmpHeader
+	18,  // 105: memsvc.v1.RecallGraphRequest.edge_types:type_name -> memsvc.v1.StringList
+	0,   // 106: memsvc.v1.GraphNode.store:type_name -> memsvc.v1.StoreType
+	28,  // 107: memsvc.v1.GraphNode.meta:type_name -> memsvc.v1.MetaMemory
+	2,   // 108: memsvc.v1.GraphEdge.edge_type:type_name -> memsvc.v1.AssociationType
+	59,  // 109: memsvc.v1.RecallGraphResponse.nodes:type_name -> memsvc.v1.GraphNode
+	60,  // 110: memsvc.v1.RecallGraphResponse.edges:type_name -> memsvc.v1.GraphEdge
+	31,  // 111: memsvc.v1.RecallGraphResponse.meta_edges:type_name -> memsvc.v1.MetaEdge
+	19,  // 112: memsvc.v1.ConsolidateRequest.header:type_name -> memsvc.v1.CmpHeader
+	12,  // 113: memsvc.v1.ConsolidateRequest.strategy:type_name -> memsvc.v1.ConsolidationStrategy
+	19,  // 114: memsvc.v1.DreamTickRequest.header:type_name -> memsvc.v1.CmpHeader
+	16,  // 115: memsvc.v1.DreamTickRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
+	19,  // 116: memsvc.v1.DecayTickRequest.header:type_name -> memsvc.v1.CmpHeader
+	19,  // 117: memsvc.v1.SetModeRequest.header:type_name -> memsvc.v1.CmpHeader
+	4,   // 118: memsvc.v1.SetModeRequest.mode:type_name -> memsvc.v1.RecallMode
+	0,   // 119: memsvc.v1.SetModeRequest.scope:type_name -> memsvc.v1.StoreType
+	19,  // 120: memsvc.v1.ForgetRequest.header:type_name -> memsvc.v1.CmpHeader
+	0,   // 121: memsvc.v1.ForgetRequest.store:type_name -> memsvc.v1.StoreType
+	20,  // 122: memsvc.v1.ForgetRequest.temporal_range:type_name -> memsvc.v1.TemporalRange
+	19,  // 123: memsvc.v1.ExportRequest.header:type_name -> memsvc.v1.CmpHeader
+	15,  // 124: memsvc.v1.ExportRequest.stores:type_name -> memsvc.v1.StoreTypeList
+	74,  // 125: memsvc.v1.ExportResponse.summary:type_name -> memsvc.v1.ExportSummary
+	76,  // 126: memsvc.v1.ImportRequest.options:type_name -> memsvc.v1.ImportOptions
+	19,  // 127: memsvc.v1.ImportOptions.header:type_name -> memsvc.v1.CmpHeader
+	13,  // 128: memsvc.v1.ImportOptions.strategy:type_name -> memsvc.v1.ImportStrategy
+	14,  // 129: memsvc.v1.ImportOptions.conflict_resolution:type_name -> memsvc.v1.ConflictResolution
+	89,  // 130: memsvc.v1.StatsResponse.records_by_store:type_name -> memsvc.v1.StatsResponse.RecordsByStoreEntry
+	90,  // 131: memsvc.v1.StatsResponse.avg_fidelity_by_store:type_name -> memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
+	91,  // 132: memsvc.v1.StatsResponse.oldest_record:type_name -> google.protobuf.Timestamp
+	91,  // 133: memsvc.v1.StatsResponse.newest_record:type_name -> google.protobuf.Timestamp
+	91,  // 134: memsvc.v1.StatsResponse.last_dream_tick_at:type_name -> google.protobuf.Timestamp
+	87,  // 135: memsvc.v1.StatsResponse.evolution_metrics:type_name -> memsvc.v1.EvolutionMetrics
+	19,  // 136: memsvc.v1.IntrospectRecordRequest.header:type_name -> memsvc.v1.CmpHeader
+	21,  // 137: memsvc.v1.IntrospectRecordResponse.record:type_name -> memsvc.v1.MemoryRecord
+	19,  // 138: memsvc.v1.DecayForecastRequest.header:type_name -> memsvc.v1.CmpHeader
+	91,  // 139: memsvc.v1.DecayForecastRequest.forecast_at:type_name -> google.protobuf.Timestamp
+	91,  // 140: memsvc.v1.DecayForecast.estimated_threshold_date:type_name -> google.protobuf.Timestamp
+	83,  // 141: memsvc.v1.DecayForecastResponse.forecasts:type_name -> memsvc.v1.DecayForecast
+	0,   // 142: memsvc.v1.ParameterAdjustment.store:type_name -> memsvc.v1.StoreType
+	86,  // 143: memsvc.v1.EvolutionMetrics.parameter_adjustments:type_name -> memsvc.v1.ParameterAdjustment
+	87,  // 144: memsvc.v1.EvolutionResponse.metrics:type_name -> memsvc.v1.EvolutionMetrics
+	34,  // 145: memsvc.v1.MemsvcService.EncodeStore:input_type -> memsvc.v1.EncodeStoreRequest
+	36,  // 146: memsvc.v1.MemsvcService.EncodeBatch:input_type -> memsvc.v1.EncodeBatchRequest
+	38,  // 147: memsvc.v1.MemsvcService.EncodeUpdate:input_type -> memsvc.v1.EncodeUpdateRequest
+	40,  // 148: memsvc.v1.MemsvcService.EncodeStoreRaw:input_type -> memsvc.v1.EncodeStoreRawRequest
+	42,  // 149: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:input_type -> memsvc.v1.EncodeBatchStoreRawRequest
+	45,  // 150: memsvc.v1.MemsvcService.RecallQuery:input_type -> memsvc.v1.RecallQueryRequest
+	51,  // 151: memsvc.v1.MemsvcService.RecallRawQuery:input_type -> memsvc.v1.RecallRawQueryRequest
+	53,  // 152: memsvc.v1.MemsvcService.RecallAssociate:input_type -> memsvc.v1.RecallAssociateRequest
+	55,  // 153: memsvc.v1.MemsvcService.RecallTimeline:input_type -> memsvc.v1.RecallTimelineRequest
+	58,  // 154: memsvc.v1.MemsvcService.RecallGraph:input_type -> memsvc.v1.RecallGraphRequest
+	62,  // 155: memsvc.v1.MemsvcService.Consolidate:input_type -> memsvc.v1.ConsolidateRequest
+	64,  // 156: memsvc.v1.MemsvcService.DreamTick:input_type -> memsvc.v1.DreamTickRequest
+	66,  // 157: memsvc.v1.MemsvcService.DecayTick:input_type -> memsvc.v1.DecayTickRequest
+	68,  // 158: memsvc.v1.MemsvcService.SetMode:input_type -> memsvc.v1.SetModeRequest
+	70,  // 159: memsvc.v1.MemsvcService.Forget:input_type -> memsvc.v1.ForgetRequest
+	72,  // 160: memsvc.v1.MemsvcService.Export:input_type -> memsvc.v1.ExportRequest
+	75,  // 161: memsvc.v1.MemsvcService.Import:input_type -> memsvc.v1.ImportRequest
+	78,  // 162: memsvc.v1.MemsvcService.Stats:input_type -> memsvc.v1.StatsRequest
+	80,  // 163: memsvc.v1.MemsvcService.IntrospectRecord:input_type -> memsvc.v1.IntrospectRecordRequest
+	82,  // 164: memsvc.v1.MemsvcService.DecayForecast:input_type -> memsvc.v1.DecayForecastRequest
+	85,  // 165: memsvc.v1.MemsvcService.Evolution:input_type -> memsvc.v1.EvolutionRequest
+	35,  // 166: memsvc.v1.MemsvcService.EncodeStore:output_type -> memsvc.v1.EncodeStoreResponse
+	37,  // 167: memsvc.v1.MemsvcService.EncodeBatch:output_type -> memsvc.v1.EncodeBatchResponse
+	39,  // 168: memsvc.v1.MemsvcService.EncodeUpdate:output_type -> memsvc.v1.EncodeUpdateResponse
+	41,  // 169: memsvc.v1.MemsvcService.EncodeStoreRaw:output_type -> memsvc.v1.EncodeStoreRawResponse
+	43,  // 170: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:output_type -> memsvc.v1.EncodeBatchStoreRawResponse
+	50,  // 171: memsvc.v1.MemsvcService.RecallQuery:output_type -> memsvc.v1.RecallQueryResponse
+	52,  // 172: memsvc.v1.MemsvcService.RecallRawQuery:output_type -> memsvc.v1.RecallRawQueryResponse
+	54,  // 173: memsvc.v1.MemsvcService.RecallAssociate:output_type -> memsvc.v1.RecallAssociateResponse
+	57,  // 174: memsvc.v1.MemsvcService.RecallTimeline:output_type -> memsvc.v1.RecallTimelineResponse
+	61,  // 175: memsvc.v1.MemsvcService.RecallGraph:output_type -> memsvc.v1.RecallGraphResponse
+	63,  // 176: memsvc.v1.MemsvcService.Consolidate:output_type -> memsvc.v1.ConsolidateResponse
+	65,  // 177: memsvc.v1.MemsvcService.DreamTick:output_type -> memsvc.v1.DreamTickResponse
+	67,  // 178: memsvc.v1.MemsvcService.DecayTick:output_type -> memsvc.v1.DecayTickResponse
+	69,  // 179: memsvc.v1.MemsvcService.SetMode:output_type -> memsvc.v1.SetModeResponse
+	71,  // 180: memsvc.v1.MemsvcService.Forget:output_type -> memsvc.v1.ForgetResponse
+	73,  // 181: memsvc.v1.MemsvcService.Export:output_type -> memsvc.v1.ExportResponse
+	77,  // 182: memsvc.v1.MemsvcService.Import:output_type -> memsvc.v1.ImportResponse
+	79,  // 183: memsvc.v1.MemsvcService.Stats:output_type -> memsvc.v1.StatsResponse
+	81,  // 184: memsvc.v1.MemsvcService.IntrospectRecord:output_type -> memsvc.v1.IntrospectRecordResponse
+	84,  // 185: memsvc.v1.MemsvcService.DecayForecast:output_type -> memsvc.v1.DecayForecastResponse
+	88,  // 186: memsvc.v1.MemsvcService.Evolution:output_type -> memsvc.v1.EvolutionResponse
+	166, // [166:187] is the sub-list for method output_type
+	145, // [145:166] is the sub-list for method input_type
+	145, // [145:145] is the sub-list for extension type_name
+	145, // [145:145] is the sub-list for extension extendee
+	0,   // [0:145] is the sub-list for field type_name
 }
 
 func init() { file_memsvc_v1_memsvc_proto_init() }
@@ -7321,7 +7425,7 @@ func file_memsvc_v1_memsvc_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memsvc_v1_memsvc_proto_rawDesc), len(file_memsvc_v1_memsvc_proto_rawDesc)),
-			NumEnums:      14,
+			NumEnums:      15,
 			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1,19 +1,11 @@
-package engine
-
-import (
-	"container/heap"
-	"math"
-	"runtime"
-	"sync"
-
-	"memsvc.dev/memsvc/pkg/memory"
-)
-
-// vectorIndex is the exact cosine search over caller-supplied embeddings.
+// Package vecindex is memsvc's vector search: an exact cosine scan over
+// caller-supplied embeddings, one vector per record.
+//
 // Vectors are L2-normalised and kept in one contiguous float32 matrix per
-// dimension, so a search is a straight scan of memory. A query is compared
-// only with vectors of its own dimension. One vector per record: the first
-// embedding of its content.
+// dimension, so a search is a straight scan of memory (with AVX2 and FMA
+// on amd64, bound by memory bandwidth). A query is compared only with
+// vectors of its own dimension; ties go to the smaller record id, so
+// answers are deterministic.
 //
 // A scan of 100,000 vectors takes tens of milliseconds, so a search takes
 // its locks one chunk of rows at a time and writers wait for a chunk, not
@@ -22,8 +14,28 @@ import (
 // are copied into a new matrix that replaces the old one for new searches
 // and writes (searches already running finish on the old one, which no
 // longer changes).
-type vectorIndex struct {
-	mu    sync.RWMutex
+package vecindex
+
+import (
+	"bytes"
+	"container/heap"
+	"math"
+	"runtime"
+	"sync"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// RWLocker is a reader/writer lock, such as *sync.RWMutex.
+type RWLocker interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+}
+
+// Index is the vector index. Its methods are safe for concurrent use.
+type Index struct {
+	mu    RWLocker
 	byDim map[int]*matrix
 	where map[memory.ID]int // record -> dimension of its row
 }
@@ -40,12 +52,18 @@ type matrix struct {
 // least a quarter of all rows, are removed ones.
 const compactDead = 1024
 
-func newVectorIndex() *vectorIndex {
-	return &vectorIndex{byDim: make(map[int]*matrix), where: make(map[memory.ID]int)}
+// New returns an empty index guarded by mu, which no other code may hold
+// while it calls the index (a caller that orders its locks passes its own);
+// nil selects a new sync.RWMutex.
+func New(mu RWLocker) *Index {
+	if mu == nil {
+		mu = new(sync.RWMutex)
+	}
+	return &Index{mu: mu, byDim: make(map[int]*matrix), where: make(map[memory.ID]int)}
 }
 
-// normalize returns v scaled to unit length, or nil for a zero vector.
-func normalize(v []float32) []float32 {
+// Normalize returns v scaled to unit length, or nil for a zero vector.
+func Normalize(v []float32) []float32 {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x) * float64(x)
@@ -61,9 +79,10 @@ func normalize(v []float32) []float32 {
 	return out
 }
 
-// put sets the vector of id (replacing any earlier one); nil removes it.
-func (x *vectorIndex) put(id memory.ID, v []float32) {
-	n := normalize(v)
+// Put sets the vector of id (replacing any earlier one); nil or a zero
+// vector removes it.
+func (x *Index) Put(id memory.ID, v []float32) {
+	n := Normalize(v)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if dim, ok := x.where[id]; ok && dim == len(n) {
@@ -89,7 +108,8 @@ func (x *vectorIndex) put(id memory.ID, v []float32) {
 	x.where[id] = len(n)
 }
 
-func (x *vectorIndex) remove(id memory.ID) {
+// Remove drops the vector of id, if any.
+func (x *Index) Remove(id memory.ID) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.removeLocked(id)
@@ -97,7 +117,7 @@ func (x *vectorIndex) remove(id memory.ID) {
 
 // removeLocked marks the row of id removed and compacts its matrix when
 // enough rows are.
-func (x *vectorIndex) removeLocked(id memory.ID) {
+func (x *Index) removeLocked(id memory.ID) {
 	dim, ok := x.where[id]
 	if !ok {
 		return
@@ -127,33 +147,34 @@ func (m *matrix) compacted() *matrix {
 	return c
 }
 
-type vecHit struct {
-	id    memory.ID
-	score float64
+// Hit is a record found by a search and its cosine similarity.
+type Hit struct {
+	ID    memory.ID
+	Score float64
 }
 
-// vecQuery is a search of the vector index.
-type vecQuery struct {
-	vector   []float32
-	k        int
-	minScore float64 // cosine similarity a hit must exceed
-	// filter, when set, decides which records may be returned. It is
-	// called with lock held.
-	filter func(memory.ID) bool
-	// lock, when set, guards what filter reads. The search takes it
+// Query is a search of the index.
+type Query struct {
+	Vector   []float32
+	K        int     // hits wanted
+	MinScore float64 // cosine similarity a hit must exceed
+	// Filter, when set, decides which records may be returned. It is
+	// called with Lock held.
+	Filter func(memory.ID) bool
+	// Lock, when set, guards what Filter reads. The search takes it
 	// around every chunk of rows, before the index's own lock; the caller
 	// must not hold it.
-	lock sync.Locker
-	// serial keeps the scan on one core (background work).
-	serial bool
+	Lock sync.Locker
+	// Serial keeps the scan on one core (background work).
+	Serial bool
 }
 
-// search returns the k most similar records that pass the filter, best
+// Search returns the K most similar records that pass the filter, best
 // first; ties go to the smaller id so the order is deterministic. A record
 // added or changed during the search may or may not be seen.
-func (x *vectorIndex) search(q vecQuery) []vecHit {
-	v := normalize(q.vector)
-	if v == nil || q.k <= 0 {
+func (x *Index) Search(q Query) []Hit {
+	v := Normalize(q.Vector)
+	if v == nil || q.K <= 0 {
 		return nil
 	}
 	x.mu.RLock()
@@ -169,7 +190,7 @@ func (x *vectorIndex) search(q vecQuery) []vecHit {
 	// Large matrices are scanned in parallel slices, each keeping its own
 	// top k, then merged; the result is the same as one scan.
 	parts := 1
-	if n >= parallelRows && !q.serial {
+	if n >= parallelRows && !q.Serial {
 		parts = min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
 	}
 	heaps := make([]vecHeap, parts)
@@ -186,12 +207,12 @@ func (x *vectorIndex) search(q vecQuery) []vecHit {
 	h := heaps[0]
 	for _, other := range heaps[1:] {
 		for _, c := range other {
-			push(&h, c, q.k)
+			push(&h, c, q.K)
 		}
 	}
-	out := make([]vecHit, len(h))
+	out := make([]Hit, len(h))
 	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(vecHit)
+		out[i] = heap.Pop(&h).(Hit)
 	}
 	return out
 }
@@ -204,17 +225,17 @@ const parallelRows = 16384
 const scanChunk = 1024
 
 // scan keeps the top k of rows [lo, hi) of m, taking the locks per chunk.
-func (x *vectorIndex) scan(m *matrix, v []float32, lo, hi int, q vecQuery) vecHeap {
-	h := make(vecHeap, 0, q.k)
+func (x *Index) scan(m *matrix, v []float32, lo, hi int, q Query) vecHeap {
+	h := make(vecHeap, 0, q.K)
 	for c := lo; c < hi; c += scanChunk {
-		if q.lock != nil {
-			q.lock.Lock()
+		if q.Lock != nil {
+			q.Lock.Lock()
 		}
 		x.mu.RLock()
 		scanRows(m, v, c, min(c+scanChunk, hi), &h, q)
 		x.mu.RUnlock()
-		if q.lock != nil {
-			q.lock.Unlock()
+		if q.Lock != nil {
+			q.Lock.Unlock()
 		}
 	}
 	return h
@@ -222,7 +243,7 @@ func (x *vectorIndex) scan(m *matrix, v []float32, lo, hi int, q vecQuery) vecHe
 
 // scanRows adds the qualifying rows [lo, hi) of m to the top-k heap h.
 // The caller holds the index's read lock.
-func scanRows(m *matrix, v []float32, lo, hi int, h *vecHeap, q vecQuery) {
+func scanRows(m *matrix, v []float32, lo, hi int, h *vecHeap, q Query) {
 	dim := m.dim
 	for r := lo; r < hi; r++ {
 		id := m.ids[r]
@@ -230,25 +251,25 @@ func scanRows(m *matrix, v []float32, lo, hi int, h *vecHeap, q vecQuery) {
 			continue
 		}
 		s := float64(dot(v, m.data[r*dim:(r+1)*dim]))
-		if s <= q.minScore {
+		if s <= q.MinScore {
 			continue
 		}
-		if len(*h) == q.k && !better(vecHit{id, s}, (*h)[0]) {
+		if len(*h) == q.K && !better(Hit{id, s}, (*h)[0]) {
 			continue
 		}
-		if q.filter != nil && !q.filter(id) {
+		if q.Filter != nil && !q.Filter(id) {
 			continue
 		}
-		push(h, vecHit{id, s}, q.k)
+		push(h, Hit{id, s}, q.K)
 	}
 }
 
 // push adds c to a top-k heap. A record already in the heap keeps its
 // better score: a record removed and added again during a search can be
 // met twice.
-func push(h *vecHeap, c vecHit, k int) {
+func push(h *vecHeap, c Hit, k int) {
 	for i := range *h {
-		if (*h)[i].id == c.id {
+		if (*h)[i].ID == c.ID {
 			if better(c, (*h)[i]) {
 				(*h)[i] = c
 				heap.Fix(h, i)
@@ -265,6 +286,10 @@ func push(h *vecHeap, c vecHit, k int) {
 		heap.Fix(h, 0)
 	}
 }
+
+// Dot is the inner product of a and b[:len(a)]: the cosine similarity of
+// two normalised vectors.
+func Dot(a, b []float32) float32 { return dot(a, b) }
 
 // dotGeneric is the inner product in plain Go, unrolled by four. dot uses
 // it where there is no vector instruction version.
@@ -285,20 +310,20 @@ func dotGeneric(a, b []float32) float32 {
 }
 
 // better orders hits: higher score first, then smaller id.
-func better(a, b vecHit) bool {
-	if a.score != b.score {
-		return a.score > b.score
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
 	}
-	return idLess(a.id, b.id)
+	return bytes.Compare(a.ID[:], b.ID[:]) < 0
 }
 
 // vecHeap is a min-heap of the current top k (worst on top).
-type vecHeap []vecHit
+type vecHeap []Hit
 
 func (h vecHeap) Len() int           { return len(h) }
 func (h vecHeap) Less(i, j int) bool { return better(h[j], h[i]) }
 func (h vecHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *vecHeap) Push(v any)        { *h = append(*h, v.(vecHit)) }
+func (h *vecHeap) Push(v any)        { *h = append(*h, v.(Hit)) }
 func (h *vecHeap) Pop() any {
 	old := *h
 	v := old[len(old)-1]

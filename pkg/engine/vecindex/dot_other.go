@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package engine
+package vecindex
 
 // dot is the inner product of a and b[:len(a)], the hot loop of every
 // vector scan.

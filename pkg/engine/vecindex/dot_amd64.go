@@ -1,4 +1,4 @@
-package engine
+package vecindex
 
 import "golang.org/x/sys/cpu"
 

@@ -1,4 +1,4 @@
-package engine
+package dreamgroup
 
 import (
 	"fmt"
@@ -54,27 +54,27 @@ func backlog(rng *rand.Rand, n int, withTopics bool) []*memory.RawJournalRecord 
 }
 
 // describe renders groups for comparison: session, topic, name and entries.
-func describe(groups []*dreamGroup) []string {
+func describe(groups []*Group) []string {
 	var out []string
 	for _, g := range groups {
 		var ids []string
-		for _, rec := range g.entries {
+		for _, rec := range g.Entries {
 			ids = append(ids, rec.ID.String()[24:])
 		}
 		topic := "-"
-		if g.topic != nil {
-			topic = *g.topic
+		if g.Topic != nil {
+			topic = *g.Topic
 		}
-		out = append(out, fmt.Sprintf("%s/%s/%s %v", g.session, topic, g.hint, ids))
+		out = append(out, fmt.Sprintf("%s/%s/%s %v", g.Session, topic, g.Hint, ids))
 	}
 	return out
 }
 
-// feed runs firstDreamGroups over entries and reports how many it read.
-func feed(t *testing.T, max int, entries []*memory.RawJournalRecord) ([]*dreamGroup, int) {
+// feed runs First over entries and reports how many it read.
+func feed(t *testing.T, max int, entries []*memory.RawJournalRecord) ([]*Group, int) {
 	t.Helper()
 	read := 0
-	groups, err := firstDreamGroups(max, func() (*memory.RawJournalRecord, error) {
+	groups, err := First(max, func() (*memory.RawJournalRecord, error) {
 		if read == len(entries) {
 			return nil, nil
 		}
@@ -87,14 +87,14 @@ func feed(t *testing.T, max int, entries []*memory.RawJournalRecord) ([]*dreamGr
 	return groups, read
 }
 
-// TestFirstDreamGroupsMatchesFullGrouping: reading the backlog only until
+// TestFirstMatchesAll: reading the backlog only until
 // the first max groups are settled gives exactly the groups that grouping
 // the whole backlog puts first, for random backlogs and every max.
-func TestFirstDreamGroupsMatchesFullGrouping(t *testing.T) {
+func TestFirstMatchesAll(t *testing.T) {
 	for seed := range uint64(120) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		entries := backlog(rng, 10+rng.IntN(120), seed%2 == 0)
-		all := describe(groupForDream(entries))
+		all := describe(All(entries))
 		for max := range 12 {
 			got, read := feed(t, max, entries)
 			want := all[:min(max, len(all))]
@@ -105,10 +105,10 @@ func TestFirstDreamGroupsMatchesFullGrouping(t *testing.T) {
 	}
 }
 
-// TestFirstDreamGroupsReadsLittle: with a backlog of many days, a tick of
+// TestFirstReadsLittle: with a backlog of many days, a tick of
 // two groups reads the first days only, not the whole backlog; entries out
 // of time order make it read everything rather than guess.
-func TestFirstDreamGroupsReadsLittle(t *testing.T) {
+func TestFirstReadsLittle(t *testing.T) {
 	day := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	var entries []*memory.RawJournalRecord
 	for d := range 30 {
@@ -123,7 +123,7 @@ func TestFirstDreamGroupsReadsLittle(t *testing.T) {
 		}
 	}
 	groups, read := feed(t, 2, entries)
-	if len(groups) != 2 || groups[0].session != "day-00" || groups[1].session != "day-01" || len(groups[1].entries) != 10 {
+	if len(groups) != 2 || groups[0].Session != "day-00" || groups[1].Session != "day-01" || len(groups[1].Entries) != 10 {
 		t.Fatalf("groups %q", describe(groups))
 	}
 	// Two days of entries, then the first entry of the third day, which
@@ -139,11 +139,11 @@ func TestFirstDreamGroupsReadsLittle(t *testing.T) {
 	}
 }
 
-// TestDreamGroupingEdges pins two cases random backlogs rarely reach: a
+// TestGroupingEdges pins two cases random backlogs rarely reach: a
 // pause past the soft gap compares the new entry with the words of every
 // entry of the group so far, and groups of one session that start at the
 // same instant are ordered by name, also when only the first is returned.
-func TestDreamGroupingEdges(t *testing.T) {
+func TestGroupingEdges(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	n := 0
 	entry := func(at time.Duration, topic, text string) *memory.RawJournalRecord {
