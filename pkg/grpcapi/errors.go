@@ -39,6 +39,8 @@ func Code(c memory.Code) codes.Code {
 		return codes.AlreadyExists
 	case memory.CodeUnauthorized:
 		return codes.Unauthenticated
+	case memory.CodeForbidden:
+		return codes.PermissionDenied
 	default: // EXPORT_FAILED, INTERNAL_ERROR and anything unknown
 		return codes.Internal
 	}

@@ -86,6 +86,7 @@ func TestErrorTable(t *testing.T) {
 		{memory.Errorf(memory.CodeWorkingMemoryFull, "m"), codes.ResourceExhausted, memory.CodeWorkingMemoryFull, "m"},
 		{&memory.Error{Code: memory.CodeRateLimited, Message: "m", RetryAfter: 3}, codes.ResourceExhausted, memory.CodeRateLimited, "m"},
 		{memory.Errorf(memory.CodeInsufficientStorage, "m"), codes.ResourceExhausted, memory.CodeInsufficientStorage, "m"},
+		{memory.Errorf(memory.CodeForbidden, "m"), codes.PermissionDenied, memory.CodeForbidden, "m"},
 		{memory.Errorf(memory.CodeDecayEngineBusy, "m"), codes.Unavailable, memory.CodeDecayEngineBusy, "m"},
 		{memory.Errorf(memory.CodeConsolidationInProgress, "m"), codes.Unavailable, memory.CodeConsolidationInProgress, "m"},
 		{memory.Errorf(memory.CodeImportConflict, "m"), codes.AlreadyExists, memory.CodeImportConflict, "m"},

@@ -121,6 +121,11 @@ func (p *Proxy) describeServer(e *memory.Error) failure {
 		return failure{"busy", slog.LevelWarn, fmt.Sprintf(
 			"The memsvc server is busy (%s: %s). Retry after %d s.", e.Code, msg, max(e.RetryAfter, 1))}
 
+	case memory.CodeForbidden:
+		return failure{"forbidden", slog.LevelWarn, fmt.Sprintf(
+			"Forbidden: %s. The API key configured for this MCP server (MEMSVC_SERVER_API_KEY) is not bound to this namespace: "+
+				"set --namespace (MEMSVC_NAMESPACE) to one the key may use, or ask the server's operator to bind the key to it.", msg)}
+
 	case memory.CodeInsufficientStorage:
 		return failure{"insufficient_storage", slog.LevelWarn, fmt.Sprintf(
 			"The memsvc server is low on disk space and refused to write: %s. Nothing was changed. "+

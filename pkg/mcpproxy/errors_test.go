@@ -168,6 +168,7 @@ func TestDescribe(t *testing.T) {
 		{&memory.Error{Code: memory.CodeWorkingMemoryFull, Message: "full"}, "busy", "Retry after 1 s"},
 		{&memory.Error{Code: memory.CodeImportConflict, Message: "bad archive"}, "conflict", "Conflict: bad archive"},
 		{&memory.Error{Code: memory.CodeInsufficientStorage, Message: "only 10 MiB free"}, "insufficient_storage", "low on disk space and refused to write: only 10 MiB free. Nothing was changed."},
+		{&memory.Error{Code: memory.CodeForbidden, Message: "this API key may not use namespace \"b\""}, "forbidden", "Forbidden: this API key may not use namespace \"b\". The API key"},
 		{&localError{"Disk full."}, "local", "Disk full."},
 		{errors.New("nil map"), "internal", "bug in the proxy"},
 	}

@@ -6,8 +6,8 @@ import (
 )
 
 // Code is a CMP error code. The fifteen codes of the CMP contract and their
-// spellings are part of the wire contract; INSUFFICIENT_STORAGE is memsvc's
-// own addition (an older client reads it as a server error). Every
+// spellings are part of the wire contract; INSUFFICIENT_STORAGE and FORBIDDEN are
+// memsvc's own additions (an older client reads it as a server error). Every
 // transport maps them in one table of its own.
 type Code string
 
@@ -31,6 +31,9 @@ const (
 	// CodeInsufficientStorage refuses a write because the server's disk
 	// is below its free-space floor; reads keep working.
 	CodeInsufficientStorage Code = "INSUFFICIENT_STORAGE"
+	// CodeForbidden refuses a request whose API key may not use the
+	// namespace it names (HTTP 403); memsvc's own addition.
+	CodeForbidden Code = "FORBIDDEN"
 )
 
 // Codes lists every CMP error code.
@@ -39,7 +42,7 @@ var Codes = []Code{
 	CodeModalityUnsupported, CodeWorkingMemoryFull, CodeDecayEngineBusy,
 	CodeConsolidationInProgress, CodeExportFailed, CodeImportConflict,
 	CodeForgetUnconfirmed, CodeVersionMismatch, CodeUnauthorized,
-	CodeRateLimited, CodeInternal, CodeInsufficientStorage,
+	CodeRateLimited, CodeInternal, CodeInsufficientStorage, CodeForbidden,
 }
 
 // Error is an error a client may see: a code, a message that says what was
@@ -76,6 +79,7 @@ var (
 	ErrRateLimited         = &Error{Code: CodeRateLimited}
 	ErrInternal            = &Error{Code: CodeInternal}
 	ErrInsufficientStorage = &Error{Code: CodeInsufficientStorage}
+	ErrForbidden           = &Error{Code: CodeForbidden}
 )
 
 // Errorf builds an Error with a formatted message.

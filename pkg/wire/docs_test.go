@@ -48,21 +48,13 @@ func routeTable() string {
 func codeTable() string {
 	var b strings.Builder
 	b.WriteString("| Code | HTTP status |\n|---|---|\n")
-	for _, c := range allCodes {
+	for _, c := range memory.Codes {
 		s := Status(c)
 		fmt.Fprintf(&b, "| `%s` | %d %s |\n", c, s, http.StatusText(s))
 	}
 	return b.String()
 }
 
-// allCodes are the fifteen CMP error codes.
-var allCodes = []memory.Code{
-	memory.CodeNotFound, memory.CodeStoreInvalid, memory.CodeContentTooLarge, memory.CodeValidation,
-	memory.CodeModalityUnsupported, memory.CodeWorkingMemoryFull, memory.CodeDecayEngineBusy,
-	memory.CodeConsolidationInProgress, memory.CodeExportFailed, memory.CodeImportConflict,
-	memory.CodeForgetUnconfirmed, memory.CodeVersionMismatch, memory.CodeUnauthorized,
-	memory.CodeRateLimited, memory.CodeInternal,
-}
 
 // anchor is the GitHub-style anchor of the heading "METHOD PATH".
 func anchor(method, path string) string {

@@ -200,6 +200,8 @@ func Status(code memory.Code) int {
 		return http.StatusServiceUnavailable
 	case memory.CodeInsufficientStorage:
 		return http.StatusInsufficientStorage
+	case memory.CodeForbidden:
+		return http.StatusForbidden
 	default: // EXPORT_FAILED, INTERNAL_ERROR and anything unknown
 		return http.StatusInternalServerError
 	}

@@ -27,6 +27,7 @@ func TestStatus(t *testing.T) {
 		memory.CodeRateLimited:             429,
 		memory.CodeInternal:                500,
 		memory.CodeInsufficientStorage:     507,
+		memory.CodeForbidden:               403,
 	}
 	if len(want) != len(memory.Codes) {
 		t.Fatalf("table has %d codes, memory.Codes %d", len(want), len(memory.Codes))
