@@ -55,7 +55,6 @@ func codeTable() string {
 	return b.String()
 }
 
-
 // anchor is the GitHub-style anchor of the heading "METHOD PATH".
 func anchor(method, path string) string {
 	s := strings.ToLower(method + " " + path)
