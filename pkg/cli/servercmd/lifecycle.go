@@ -321,6 +321,8 @@ func (r *root) importCmd() *ff.Command {
 			}
 			if pass != "" {
 				req.DecryptionKey = &pass
+			} else if err := checkUnencrypted(path); err != nil {
+				return err
 			}
 			if replace && !*yes {
 				// The prompt says how many records replace everything.

@@ -3,6 +3,7 @@ package servercmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/peterbourgon/ff/v4"
@@ -26,6 +27,25 @@ func (r *root) progress(quiet bool, o cli.ProgressOptions) *cli.Progress {
 // archiveRecords reads the header of the archive at path and returns the
 // number of records it declares (curated and raw), so that an import can
 // say how many it skipped. The import itself verifies the whole archive.
+// checkUnencrypted refuses, before anything is opened or derived, an
+// encrypted archive given without a passphrase, saying which flag to add.
+func checkUnencrypted(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open archive: %w", err)
+	}
+	defer f.Close()
+	prefix := make([]byte, archive.DetectLen)
+	n, err := io.ReadFull(f, prefix)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read archive %s: %w", path, err)
+	}
+	if archive.IsEncrypted(prefix[:n]) {
+		return fmt.Errorf("archive %s: %w; pass --decryption-key-stdin (or --decryption-key)", path, archive.ErrNeedKey)
+	}
+	return nil
+}
+
 func archiveRecords(path, passphrase string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
