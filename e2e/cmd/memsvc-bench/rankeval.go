@@ -40,7 +40,6 @@ type pipeline struct {
 	// Speaker field weight (0: off); SpeakerText stores "Speaker: text".
 	Speaker     float64
 	SpeakerText bool
-	SpeakerGate bool // the speaker field counts only with a text match
 	// Proximity weight (0: off) and window.
 	Prox       float64
 	ProxWindow int
@@ -48,6 +47,13 @@ type pipeline struct {
 	Before, After float64
 	// Pseudo-relevance feedback.
 	PRF rank.Feedback
+	// Lexical expansion field weight (0: off) and its index options.
+	Lex                 float64
+	LexSenses, LexDepth int
+	LexVerbs            bool
+	// Character n-gram field weight (0: off) and n.
+	Gram  float64
+	GramN int
 	// Top is how many first-stage candidates the later stages see.
 	Top int
 }
@@ -55,6 +61,75 @@ type pipeline struct {
 // baseline is plain BM25 over memsvc's terms: what the engine's text
 // search ranks by today.
 var baseline = pipeline{Name: "bm25", K1: 1.2, B: 0.75, Top: 100}
+
+// chosen is the pipeline package rank recommends (docs/recall-ranking.md):
+// the baseline with every technique that paid for itself on both
+// development sets.
+const chosen = "top=30,function,time=1,widen,speaker=1,prox=1,window=5,before=1,after=0.2,b=0.5,lex=0.5,senses=1,depth=2"
+
+// chosenPipeline is the pipeline of chosen.
+func chosenPipeline() (pipeline, error) {
+	p := baseline
+	p.Name = "chosen"
+	return p, p.set(chosen)
+}
+
+// ablation is a technique of the ablation table: the settings that switch
+// it off in the chosen pipeline (or on, for techniques not chosen).
+type ablation struct {
+	name string
+	off  string // applied to chosen to remove the technique
+	on   string // applied to baseline to add it alone
+	kept bool   // part of chosen
+}
+
+var ablations = []ablation{
+	{"query analysis (function words)", "function=0", "function", true},
+	{"BM25 b = 0.5 (instead of 0.75)", "b=0.75", "b=0.5", true},
+	{"proximity (BM25TP, window 5)", "prox=0", "prox=1,window=5", true},
+	{"time field", "time=0", "time=1,widen", true},
+	{"speaker field", "speaker=0", "speaker=1", true},
+	{"neighbours (before 1, after 0.2)", "before=0,after=0", "before=1,after=0.2", true},
+	{"WordNet field (1 sense, 2 hypernym levels)", "lex=0", "lex=0.5,senses=1,depth=2", true},
+	{"relative dates resolved", "", "relative", false},
+	{"RM3 feedback (3 docs, 20 terms, λ 0.2)", "", "prf=0.2,prfdocs=3,prfterms=20,prfidf", false},
+	{"character 5-grams", "", "gram=1,gramn=5", false},
+	{"\"Speaker: text\" stored", "", "speakertext", false},
+}
+
+// ablationPipelines are the rows of the ablation table.
+func ablationPipelines() ([]pipeline, error) {
+	all, err := chosenPipeline()
+	if err != nil {
+		return nil, err
+	}
+	out := []pipeline{baseline}
+	for _, a := range ablations {
+		if !a.kept {
+			continue
+		}
+		p := baseline
+		p.Name = "bm25 + " + a.name
+		if err := p.set(a.on); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	out = append(out, all)
+	for _, a := range ablations {
+		name, set := "chosen − "+a.name, a.off
+		if !a.kept {
+			name, set = "chosen + "+a.name, a.on
+		}
+		p := all
+		p.Name = name
+		if err := p.set(set); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
 
 // setPipeline applies "key=value" settings to p.
 func (p *pipeline) set(settings string) error {
@@ -91,8 +166,6 @@ func (p *pipeline) set(settings string) error {
 			p.Relative = b
 		case "speaker":
 			p.Speaker = f
-		case "gate":
-			p.SpeakerGate = b
 		case "speakertext":
 			p.SpeakerText = b
 		case "prox":
@@ -111,6 +184,18 @@ func (p *pipeline) set(settings string) error {
 			p.PRF.Terms = int(f)
 		case "prfidf":
 			p.PRF.IDF = b
+		case "lex":
+			p.Lex = f
+		case "senses":
+			p.LexSenses = int(f)
+		case "depth":
+			p.LexDepth = int(f)
+		case "verbs":
+			p.LexVerbs = b
+		case "gram":
+			p.Gram = f
+		case "gramn":
+			p.GramN = int(f)
 		case "top":
 			p.Top = int(f)
 		default:
@@ -126,6 +211,12 @@ func parsePipeline(s string, base pipeline) (pipeline, error) {
 	if !ok {
 		name, settings = s, ""
 	}
+	if name == "chosen" {
+		var err error
+		if base, err = chosenPipeline(); err != nil {
+			return base, err
+		}
+	}
 	p := base
 	p.Name = name
 	return p, p.set(settings)
@@ -136,6 +227,7 @@ type evaluator struct {
 	ds       *dataset
 	analyzer *rank.Analyzer
 	indexes  map[rankIndexOptions]*rankIndex
+	wordNet  *wordNet
 }
 
 func newEvaluator(ds *dataset) *evaluator {
@@ -144,9 +236,15 @@ func newEvaluator(ds *dataset) *evaluator {
 
 func (e *evaluator) index(p *pipeline) *rankIndex {
 	opt := rankIndexOptions{speakerText: p.SpeakerText, relative: p.Relative}
+	if p.Lex > 0 {
+		opt.lexSenses, opt.lexDepth, opt.lexVerbs = p.LexSenses, p.LexDepth, p.LexVerbs
+	}
+	if p.Gram > 0 {
+		opt.gram = p.GramN
+	}
 	x := e.indexes[opt]
 	if x == nil {
-		x = newRankIndex(e.ds, opt)
+		x = newRankIndex(e.ds, opt, e.wordNet)
 		e.indexes[opt] = x
 	}
 	return x
@@ -200,6 +298,8 @@ type query struct {
 	times   []string
 	scorer  *rank.Scorer
 	speaker map[string]float64 // speaker-field term -> weight · idf
+	lex     map[string]float64 // lexical-field term -> weight · idf
+	grams   map[string]float64 // n-gram -> idf / number of the query's n-grams
 }
 
 func (e *evaluator) prepare(x *rankIndex, p *pipeline, terms []rank.QueryTerm, text string) *query {
@@ -211,6 +311,29 @@ func (e *evaluator) prepare(x *rankIndex, p *pipeline, terms []rank.QueryTerm, t
 	q.scorer = rank.NewScorer(rank.BM25{K1: p.K1, B: p.B}, terms, idf, x.avgdl())
 	if p.Time > 0 {
 		q.times = rank.QueryTimeTerms(text, p.Widen)
+	}
+	if p.Lex > 0 {
+		q.lex = map[string]float64{}
+		for _, t := range terms {
+			if t.Weight > 0 && x.fields[fieldLex].df[t.Term] > 0 {
+				q.lex[t.Term] = t.Weight * x.fieldIDF(fieldLex, t.Term)
+			}
+		}
+	}
+	if p.Gram > 0 {
+		q.grams = map[string]float64{}
+		var content []string
+		for _, w := range splitWords(text) {
+			if !functionWords[w] {
+				content = append(content, w)
+			}
+		}
+		gs := charGrams(strings.Join(content, " "), p.GramN)
+		for _, g := range gs {
+			if x.fields[fieldGram].df[g] > 0 {
+				q.grams[g] = x.fieldIDF(fieldGram, g) / float64(len(gs))
+			}
+		}
 	}
 	if p.Speaker > 0 {
 		q.speaker = map[string]float64{}
@@ -241,9 +364,17 @@ func (e *evaluator) firstStage(x *rankIndex, p *pipeline, q *query) map[int32]fl
 	}
 	for term, w := range q.speaker {
 		for _, d := range x.fields[fieldSpeaker].postings[term] {
-			if _, matched := scores[d]; matched || !p.SpeakerGate {
-				scores[d] += p.Speaker * w
-			}
+			scores[d] += p.Speaker * w
+		}
+	}
+	for term, w := range q.lex {
+		for _, d := range x.fields[fieldLex].postings[term] {
+			scores[d] += p.Lex * w
+		}
+	}
+	for g, w := range q.grams {
+		for _, d := range x.fields[fieldGram].postings[g] {
+			scores[d] += p.Gram * w
 		}
 	}
 	for _, term := range q.times {
@@ -255,46 +386,41 @@ func (e *evaluator) firstStage(x *rankIndex, p *pipeline, q *query) map[int32]fl
 	return scores
 }
 
-// contentScore is the score of one document's text: BM25 plus
-// proximity. It is the evidence neighbours share.
-func (e *evaluator) contentScore(x *rankIndex, p *pipeline, q *query, d int32) float64 {
-	doc := &x.docs[d]
-	s := q.scorer.BM25(doc.terms)
-	if p.Prox > 0 {
-		s += p.Prox * q.scorer.Proximity(doc.terms, p.ProxWindow)
-	}
-	return s
+// evalDocs is the rank.Docs of one question over a rankIndex.
+type evalDocs struct {
+	sequence
+	p *pipeline
+	q *query
 }
 
-// fieldScore is the score of a document's speaker and time fields. The
-// speaker field counts only for a document whose text matched
-// (content > 0): alone it would lift every turn of a named speaker.
-func (e *evaluator) fieldScore(x *rankIndex, p *pipeline, q *query, d int32, content float64) float64 {
-	doc := &x.docs[d]
-	var s float64
-	if content > 0 || !p.SpeakerGate {
-		for _, t := range doc.fields[fieldSpeaker] {
-			s += p.Speaker * q.speaker[t]
-		}
+func (d evalDocs) Terms(doc int32) []string { return d.x.docs[doc].terms }
+
+// Fields scores the lexical and n-gram fields (shared with neighbours)
+// and the speaker and time fields (the record's own).
+func (d evalDocs) Fields(doc int32) (shared, own float64) {
+	x, p, q := d.x, d.p, d.q
+	f := &x.docs[doc].fields
+	for _, t := range f[fieldLex] {
+		shared += p.Lex * q.lex[t]
+	}
+	for _, g := range dedupeTerms(f[fieldGram]) {
+		shared += p.Gram * q.grams[g]
+	}
+	for _, t := range f[fieldSpeaker] {
+		own += p.Speaker * q.speaker[t]
 	}
 	for _, t := range q.times {
-		if slices.Contains(doc.fields[fieldTime], t) {
-			s += p.Time * x.fieldIDF(fieldTime, t)
+		if slices.Contains(f[fieldTime], t) {
+			own += p.Time * x.fieldIDF(fieldTime, t)
 		}
 	}
-	return s
+	return shared, own
 }
 
-func sortScored(s []rank.Scored[int32]) {
-	slices.SortStableFunc(s, func(a, b rank.Scored[int32]) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
+// params is p as rank.Params.
+func (p *pipeline) params() rank.Params {
+	return rank.Params{BM25: rank.BM25{K1: p.K1, B: p.B}, Candidates: p.Top, Proximity: p.Prox, Window: p.ProxWindow,
+		Context: rank.Context{Before: p.Before, After: p.After}, Time: p.Time, Speaker: p.Speaker, Lexical: p.Lex}
 }
 
 // ranked orders a score map, best first, ties by ingest order.
@@ -335,19 +461,7 @@ func (e *evaluator) answer(x *rankIndex, p *pipeline, text string, limit int) []
 	}
 	top := cands[:min(len(cands), p.Top)]
 	if p.Prox > 0 || p.Before > 0 || p.After > 0 {
-		// Rescore the candidates: text (with proximity), smoothed over
-		// neighbours, then the fields.
-		content := func(d int32) float64 { return e.contentScore(x, p, q, d) }
-		for i := range top {
-			top[i].Score = content(top[i].Doc)
-		}
-		if p.Before > 0 || p.After > 0 {
-			top = rank.SmoothNeighbours(top, sequence{x}, rank.Context{Before: p.Before, After: p.After}, content)
-		}
-		for i := range top {
-			top[i].Score += e.fieldScore(x, p, q, top[i].Doc, top[i].Score)
-		}
-		sortScored(top)
+		top = rank.Rerank(p.params(), q.scorer, top, evalDocs{sequence{x}, p, q})
 	}
 	out := make([]int32, 0, limit)
 	for _, c := range top[:min(len(top), limit)] {
@@ -363,6 +477,7 @@ type rankevalConfig struct {
 	groups    bool
 	ablate    bool
 	limit     int
+	wordNet   string
 }
 
 func parseRankevalFlags(args []string, stderr io.Writer) (*rankevalConfig, error) {
@@ -381,8 +496,9 @@ func parseRankevalFlags(args []string, stderr io.Writer) (*rankevalConfig, error
 	fs.StringVar(&datasets, "dataset", "", "comma-separated JSONL datasets (required)")
 	fs.Var(&pipes, "pipeline", "a pipeline to evaluate, NAME:key=value,... (repeatable; default: the ablation table)")
 	fs.BoolVar(&cfg.groups, "groups", false, "also print hit@5 and MRR per category and tag")
-	fs.BoolVar(&cfg.ablate, "ablate", false, "print the ablation table of the chosen pipeline")
+	fs.BoolVar(&cfg.ablate, "ablate", false, "evaluate the ablation table of the chosen pipeline (each technique on and off)")
 	fs.IntVar(&cfg.limit, "limit", 10, "answers per question")
+	fs.StringVar(&cfg.wordNet, "wordnet", "", "WordNet database directory for the lex settings (Debian: /usr/share/wordnet)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil
@@ -414,6 +530,11 @@ func runRankeval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	var pipes []pipeline
+	if cfg.ablate {
+		if pipes, err = ablationPipelines(); err != nil {
+			return err
+		}
+	}
 	for _, s := range cfg.pipelines {
 		p, err := parsePipeline(s, baseline)
 		if err != nil {
@@ -424,6 +545,12 @@ func runRankeval(args []string, stdout, stderr io.Writer) error {
 	if len(pipes) == 0 {
 		pipes = append(pipes, baseline)
 	}
+	var wn *wordNet
+	if cfg.wordNet != "" {
+		if wn, err = loadWordNet(cfg.wordNet); err != nil {
+			return fmt.Errorf("--wordnet: %w", err)
+		}
+	}
 	evals := make([]*evaluator, len(cfg.datasets))
 	for i, path := range cfg.datasets {
 		ds, err := loadDataset(path)
@@ -431,6 +558,7 @@ func runRankeval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		evals[i] = newEvaluator(ds)
+		evals[i].wordNet = wn
 	}
 	fmt.Fprintf(stdout, "| Pipeline |")
 	for _, path := range cfg.datasets {

@@ -25,6 +25,8 @@ type rankIndex struct {
 const (
 	fieldSpeaker = iota
 	fieldTime
+	fieldLex  // words related to the text's words by a lexical resource
+	fieldGram // character n-grams of the text's content words
 	numFields
 )
 
@@ -47,6 +49,11 @@ type rankDoc struct {
 type rankIndexOptions struct {
 	speakerText bool // store "Speaker: text" as the content
 	relative    bool // resolve spoken relative dates into the time field
+	// Lexical expansion of the text's words: the first lexSenses senses,
+	// and hypernyms up to lexDepth levels up (0: synonyms only).
+	lexSenses, lexDepth int
+	lexVerbs            bool
+	gram                int // n of the character n-grams (0: none)
 }
 
 // termSeq is the sequence of terms of text, with repeats. textindex
@@ -63,7 +70,7 @@ func termSeq(text string) []string {
 }
 
 // newRankIndex indexes every turn of ds, sessions in ingest order.
-func newRankIndex(ds *dataset, opt rankIndexOptions) *rankIndex {
+func newRankIndex(ds *dataset, opt rankIndexOptions, wn *wordNet) *rankIndex {
 	x := &rankIndex{postings: map[string][]posting{}}
 	for f := range x.fields {
 		x.fields[f] = fieldStats{df: map[string]int{}, postings: map[string][]int32{}}
@@ -84,6 +91,12 @@ func newRankIndex(ds *dataset, opt rankIndexOptions) *rankIndex {
 			}
 			d.fields[fieldSpeaker] = textindex.Tokenize(t.Speaker)
 			d.fields[fieldTime] = timeTerms(t, opt.relative)
+			if opt.gram > 0 {
+				d.fields[fieldGram] = charGrams(t.Text, opt.gram)
+			}
+			if wn != nil && opt.lexSenses > 0 {
+				d.fields[fieldLex] = lexTerms(wn, t.Text, opt)
+			}
 			x.add(d)
 		}
 	}
@@ -161,4 +174,41 @@ func (s sequence) Prev(d int32) (int32, bool) {
 func (s sequence) Next(d int32) (int32, bool) {
 	n := s.x.docs[d].next
 	return n, n >= 0
+}
+
+// lexTerms are the terms of the words related to the content words of
+// text, without the text's own terms.
+func lexTerms(wn *wordNet, text string, opt rankIndexOptions) []string {
+	own := textindex.Tokenize(text)
+	var out []string
+	for _, w := range splitWords(text) {
+		if functionWords[w] {
+			continue
+		}
+		for _, r := range wn.related(w, opt.lexSenses, opt.lexDepth, opt.lexVerbs) {
+			for _, t := range textindex.Tokenize(r) {
+				if !slices.Contains(own, t) && !slices.Contains(out, t) {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// charGrams are the character n-grams of the content words of text,
+// each word padded with a space at either end ("bike": " bi", "bik",
+// "ike", "ke " for n = 3).
+func charGrams(text string, n int) []string {
+	var out []string
+	for _, w := range splitWords(text) {
+		if functionWords[w] {
+			continue
+		}
+		rs := []rune(" " + w + " ")
+		for i := 0; i+n <= len(rs); i++ {
+			out = append(out, string(rs[i:i+n]))
+		}
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package rank
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Scored is a document and its score.
 type Scored[K comparable] struct {
@@ -33,56 +36,72 @@ type Context struct {
 // word with the question can enter). This is score propagation over the
 // sequence graph, a one-step form of the passage and context smoothing of
 // conversational and passage retrieval. The scores of candidates are
-// those given; a neighbour's own score comes from score (nil: 0). The
-// result is ordered by s' descending; ties keep the order of cands,
-// then of the neighbours added in the order they were reached.
+// those given; a neighbour's own score comes from score (nil: 0), called
+// at most once per neighbour; a document two steps from every candidate
+// lends nothing (measured: looking those up too changed no ranking for
+// the better and doubles the cost). The result is ordered by s'
+// descending; ties keep the order of cands, then of the neighbours in
+// the order they were reached.
 func SmoothNeighbours[K comparable](cands []Scored[K], seq Sequence[K], c Context, score func(K) float64) []Scored[K] {
-	base := make(map[K]float64, 3*len(cands))
-	order := make([]K, 0, 3*len(cands))
+	// out holds every document in order of appearance; at maps a document
+	// to its place; base[i] is out[i]'s own score, NaN until known.
+	out := make([]Scored[K], 0, 3*len(cands))
+	base := make([]float64, 0, 3*len(cands))
+	at := make(map[K]int, 3*len(cands))
+	add := func(d K, s float64) int {
+		if i, ok := at[d]; ok {
+			return i
+		}
+		at[d] = len(out)
+		out = append(out, Scored[K]{Doc: d})
+		base = append(base, s)
+		return len(out) - 1
+	}
 	for _, x := range cands {
-		if _, dup := base[x.Doc]; !dup {
-			base[x.Doc] = x.Score
-			order = append(order, x.Doc)
+		add(x.Doc, x.Score)
+	}
+	known := len(out)
+	for i := range known {
+		d := out[i].Doc
+		if p, ok := seq.Prev(d); ok {
+			add(p, math.NaN())
+		}
+		if n, ok := seq.Next(d); ok {
+			add(n, math.NaN())
 		}
 	}
-	known := len(order)
 	get := func(d K) float64 {
-		if s, ok := base[d]; ok {
-			return s
+		i, ok := at[d]
+		if !ok {
+			return 0 // two steps from every candidate
 		}
-		s := 0.0
-		if score != nil {
-			s = score(d)
-		}
-		base[d] = s
-		return s
-	}
-	inSet := make(map[K]struct{}, 3*len(cands))
-	for _, d := range order {
-		inSet[d] = struct{}{}
-	}
-	for _, d := range order[:known] {
-		for _, nb := range [2]func(K) (K, bool){seq.Prev, seq.Next} {
-			if n, ok := nb(d); ok {
-				if _, dup := inSet[n]; !dup {
-					inSet[n] = struct{}{}
-					order = append(order, n)
-				}
+		if math.IsNaN(base[i]) {
+			base[i] = 0
+			if score != nil {
+				base[i] = score(d)
 			}
 		}
+		return base[i]
 	}
-	out := make([]Scored[K], len(order))
-	for i, d := range order {
+	for i := range out {
+		d := out[i].Doc
 		s := get(d)
 		if p, ok := seq.Prev(d); ok && c.Before != 0 {
 			s += c.Before * get(p)
 		}
-		if n, ok := seq.Next(d); ok && c.After != 0 {
-			s += c.After * get(n)
+		if nx, ok := seq.Next(d); ok && c.After != 0 {
+			s += c.After * get(nx)
 		}
-		out[i] = Scored[K]{Doc: d, Score: s}
+		out[i].Score = s
 	}
-	slices.SortStableFunc(out, func(a, b Scored[K]) int {
+	sortScored(out)
+	return out
+}
+
+// sortScored orders s by score, best first, keeping the order of equal
+// scores.
+func sortScored[K comparable](s []Scored[K]) {
+	slices.SortStableFunc(s, func(a, b Scored[K]) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -91,5 +110,4 @@ func SmoothNeighbours[K comparable](cands []Scored[K], seq Sequence[K], c Contex
 		}
 		return 0
 	})
-	return out
 }

@@ -1,5 +1,7 @@
 package rank
 
+import "slices"
+
 // Scorer scores documents, given as term sequences, against one analysed
 // query: BM25 from the sequence itself (for records the first stage did
 // not score, such as a candidate's neighbours) and term-pair proximity.
@@ -7,7 +9,8 @@ package rank
 type Scorer struct {
 	p     BM25
 	avgdl float64
-	index map[string]int // query term -> position in w
+	terms []string       // weighted query terms; w[i] is terms[i]'s
+	index map[string]int // term -> position, for long queries only
 	w     []float64      // weight · idf of each query term
 	// Buffers reused across documents.
 	tf     []int
@@ -19,20 +22,43 @@ type Scorer struct {
 // document frequencies idf (idf[i] for q[i]), over documents whose mean
 // length is avgdl. Terms of weight 0 take no part.
 func NewScorer(p BM25, q []QueryTerm, idf []float64, avgdl float64) *Scorer {
-	s := &Scorer{p: p, avgdl: avgdl, index: make(map[string]int, len(q))}
+	s := &Scorer{p: p, avgdl: avgdl}
 	for i, t := range q {
-		if t.Weight <= 0 {
+		if t.Weight <= 0 || slices.Contains(s.terms, t.Term) {
 			continue
 		}
-		if _, dup := s.index[t.Term]; dup {
-			continue
-		}
-		s.index[t.Term] = len(s.w)
+		s.terms = append(s.terms, t.Term)
 		s.w = append(s.w, t.Weight*idf[i])
+	}
+	if len(s.terms) > linearTerms {
+		s.index = make(map[string]int, len(s.terms))
+		for i, t := range s.terms {
+			s.index[t] = i
+		}
 	}
 	s.tf = make([]int, len(s.w))
 	s.pairs = make([]float64, len(s.w)*len(s.w))
 	return s
+}
+
+// linearTerms is the longest query whose terms are looked up by a linear
+// scan, which beats hashing for a handful of strings.
+const linearTerms = 8
+
+// lookup returns the position of a query term, or -1.
+func (s *Scorer) lookup(t string) int {
+	if s.index != nil {
+		if i, ok := s.index[t]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, q := range s.terms {
+		if q == t {
+			return i
+		}
+	}
+	return -1
 }
 
 // BM25 is the weighted BM25 score of the document whose terms, in order
@@ -40,7 +66,7 @@ func NewScorer(p BM25, q []QueryTerm, idf []float64, avgdl float64) *Scorer {
 func (s *Scorer) BM25(doc []string) float64 {
 	clear(s.tf)
 	for _, t := range doc {
-		if i, ok := s.index[t]; ok {
+		if i := s.lookup(t); i >= 0 {
 			s.tf[i]++
 		}
 	}
@@ -75,10 +101,7 @@ func (s *Scorer) Proximity(doc []string, window int) float64 {
 		recent[i] = -1
 	}
 	for pos, t := range doc {
-		cur, ok := s.index[t]
-		if !ok {
-			cur = -1
-		}
+		cur := s.lookup(t)
 		if cur >= 0 {
 			for d := 1; d <= window && d <= pos; d++ {
 				other := recent[(pos-d)%window]
