@@ -51,6 +51,7 @@ type pipeline struct {
 	Lex                 float64
 	LexSenses, LexDepth int
 	LexVerbs            bool
+	LexStem             bool
 	// Character n-gram field weight (0: off) and n.
 	Gram  float64
 	GramN int
@@ -65,7 +66,7 @@ var baseline = pipeline{Name: "bm25", K1: 1.2, B: 0.75, Top: 100}
 // chosen is the pipeline package rank recommends (docs/recall-ranking.md):
 // the baseline with every technique that paid for itself on both
 // development sets.
-const chosen = "top=30,function,time=1,widen,speaker=1,prox=1,window=5,before=1,after=0.2,b=0.5,lex=0.5,senses=1,depth=2"
+const chosen = "top=30,function,time=1,widen,speaker=1,prox=1,window=5,before=1,after=0.2,b=0.5,lex=0.5,senses=1,depth=2,lexstem"
 
 // chosenPipeline is the pipeline of chosen.
 func chosenPipeline() (pipeline, error) {
@@ -90,7 +91,7 @@ var ablations = []ablation{
 	{"time field", "time=0", "time=1,widen", true},
 	{"speaker field", "speaker=0", "speaker=1", true},
 	{"neighbours (before 1, after 0.2)", "before=0,after=0", "before=1,after=0.2", true},
-	{"WordNet field (1 sense, 2 hypernym levels)", "lex=0", "lex=0.5,senses=1,depth=2", true},
+	{"WordNet field (1 sense, 2 hypernym levels)", "lex=0", "lex=0.5,senses=1,depth=2,lexstem", true},
 	{"relative dates resolved", "", "relative", false},
 	{"RM3 feedback (3 docs, 20 terms, λ 0.2)", "", "prf=0.2,prfdocs=3,prfterms=20,prfidf", false},
 	{"character 5-grams", "", "gram=1,gramn=5", false},
@@ -192,6 +193,8 @@ func (p *pipeline) set(settings string) error {
 			p.LexDepth = int(f)
 		case "verbs":
 			p.LexVerbs = b
+		case "lexstem":
+			p.LexStem = b
 		case "gram":
 			p.Gram = f
 		case "gramn":
@@ -237,7 +240,7 @@ func newEvaluator(ds *dataset) *evaluator {
 func (e *evaluator) index(p *pipeline) *rankIndex {
 	opt := rankIndexOptions{speakerText: p.SpeakerText, relative: p.Relative}
 	if p.Lex > 0 {
-		opt.lexSenses, opt.lexDepth, opt.lexVerbs = p.LexSenses, p.LexDepth, p.LexVerbs
+		opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexStem = p.LexSenses, p.LexDepth, p.LexVerbs, p.LexStem
 	}
 	if p.Gram > 0 {
 		opt.gram = p.GramN

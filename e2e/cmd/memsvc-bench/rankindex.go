@@ -53,7 +53,8 @@ type rankIndexOptions struct {
 	// and hypernyms up to lexDepth levels up (0: synonyms only).
 	lexSenses, lexDepth int
 	lexVerbs            bool
-	gram                int // n of the character n-grams (0: none)
+	lexStem             bool // expand index terms through wordNet.stemTable
+	gram                int  // n of the character n-grams (0: none)
 }
 
 // termSeq is the sequence of terms of text, with repeats. textindex
@@ -94,7 +95,10 @@ func newRankIndex(ds *dataset, opt rankIndexOptions, wn *wordNet) *rankIndex {
 			if opt.gram > 0 {
 				d.fields[fieldGram] = charGrams(t.Text, opt.gram)
 			}
-			if wn != nil && opt.lexSenses > 0 {
+			switch {
+			case wn != nil && opt.lexSenses > 0 && opt.lexStem:
+				d.fields[fieldLex] = stemLexTerms(wn.table(opt), d.terms)
+			case wn != nil && opt.lexSenses > 0:
 				d.fields[fieldLex] = lexTerms(wn, t.Text, opt)
 			}
 			x.add(d)
@@ -208,6 +212,20 @@ func charGrams(text string, n int) []string {
 		rs := []rune(" " + w + " ")
 		for i := 0; i+n <= len(rs); i++ {
 			out = append(out, string(rs[i:i+n]))
+		}
+	}
+	return out
+}
+
+// stemLexTerms are the related terms of a document's terms by table,
+// without the document's own terms.
+func stemLexTerms(table map[string][]string, terms []string) []string {
+	var out []string
+	for _, t := range terms {
+		for _, r := range table[t] {
+			if !slices.Contains(terms, r) && !slices.Contains(out, r) {
+				out = append(out, r)
+			}
 		}
 	}
 	return out

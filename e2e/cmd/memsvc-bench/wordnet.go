@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"memsvc.dev/memsvc/pkg/engine/textindex"
 )
 
 // wordNet is the part of a WordNet database (the Princeton WordNet 3.0
@@ -15,7 +18,8 @@ import (
 // lemma's synsets in order of frequency, each synset's words and its
 // hypernyms.
 type wordNet struct {
-	senses  [2]map[string][]int // pos -> lemma -> synset offsets, most frequent first
+	tables  map[rankIndexOptions]map[string][]string // stemTable by settings
+	senses  [2]map[string][]int                      // pos -> lemma -> synset offsets, most frequent first
 	synsets [2]map[int]*synset
 	exc     [2]map[string]string // irregular form -> lemma
 }
@@ -206,4 +210,52 @@ func (wn *wordNet) related(w string, senses, depth int, verbs bool) []string {
 		}
 	}
 	return out
+}
+
+// stemTable maps index terms to the terms of related words: for every
+// one-word lemma, the terms of related(lemma) filed under the lemma's own
+// term. It is the form an embedded table would take: the engine would
+// look up each term of a record, with no morphology of its own (the
+// stemmer already folds word forms).
+func (wn *wordNet) stemTable(senses, depth int, verbs bool, tokenize func(string) []string) map[string][]string {
+	out := map[string][]string{}
+	for pos := range 2 {
+		if pos == wnVerb && !verbs {
+			continue
+		}
+		for lemma := range wn.senses[pos] {
+			if strings.Contains(lemma, "_") {
+				continue
+			}
+			keys := tokenize(lemma)
+			if len(keys) != 1 {
+				continue
+			}
+			for _, r := range wn.related(lemma, senses, depth, verbs) {
+				for _, t := range tokenize(r) {
+					if t != keys[0] && !containsStr(out[keys[0]], t) {
+						out[keys[0]] = append(out[keys[0]], t)
+					}
+				}
+			}
+		}
+	}
+	for k := range out {
+		slices.Sort(out[k])
+	}
+	return out
+}
+
+// table is the stemTable of the lexical settings of opt, built once.
+func (wn *wordNet) table(opt rankIndexOptions) map[string][]string {
+	key := rankIndexOptions{lexSenses: opt.lexSenses, lexDepth: opt.lexDepth, lexVerbs: opt.lexVerbs}
+	if t, ok := wn.tables[key]; ok {
+		return t
+	}
+	if wn.tables == nil {
+		wn.tables = map[rankIndexOptions]map[string][]string{}
+	}
+	t := wn.stemTable(opt.lexSenses, opt.lexDepth, opt.lexVerbs, textindex.Tokenize)
+	wn.tables[key] = t
+	return t
 }
