@@ -76,7 +76,7 @@ func BenchmarkScorer(b *testing.B) {
 	docs := benchDocs(b, 30)
 	q := benchQuery(docs)
 	idf := []float64{1, 2, 3, 4, 5}
-	s := rank.NewScorer(rank.Recommended.BM25, q, idf, 40)
+	s := rank.NewScorer(rank.Recommended().BM25, q, idf, 40)
 	b.Run("bm25", func(b *testing.B) {
 		for b.Loop() {
 			for _, d := range docs {
@@ -107,14 +107,14 @@ func (s seqDocs) Fields(int) (shared, own float64) { return 0, 0 }
 func BenchmarkRerank(b *testing.B) {
 	docs := benchDocs(b, 1000)
 	q := benchQuery(docs)
-	s := rank.NewScorer(rank.Recommended.BM25, q, []float64{1, 2, 3, 4, 5}, 40)
+	s := rank.NewScorer(rank.Recommended().BM25, q, []float64{1, 2, 3, 4, 5}, 40)
 	cands := make([]rank.Scored[int], 30)
 	for i := range cands {
 		cands[i] = rank.Scored[int]{Doc: i * 31, Score: float64(30 - i)}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		rank.Rerank(rank.Recommended, s, cands, seqDocs(docs))
+		rank.Rerank(rank.Recommended(), s, cands, seqDocs(docs))
 	}
 }
 
@@ -126,7 +126,7 @@ func BenchmarkSmoothNeighbours(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		rank.SmoothNeighbours(cands, docs, rank.Recommended.Context, func(int) float64 { return 1 })
+		rank.SmoothNeighbours(cands, docs, rank.Recommended().Context, func(int) float64 { return 1 })
 	}
 }
 

@@ -10,8 +10,9 @@ type BM25 struct {
 	K1, B float64
 }
 
-// DefaultBM25 is the textbook setting, k1 = 1.2 and b = 0.75.
-var DefaultBM25 = BM25{K1: 1.2, B: 0.75}
+// Okapi returns the textbook setting, k1 = 1.2 and b = 0.75, which the
+// engine's index uses today.
+func Okapi() BM25 { return BM25{K1: 1.2, B: 0.75} }
 
 // IDF is the BM25 inverse document frequency of a term found in df of n
 // documents: ln(1 + (n − df + 0.5)/(df + 0.5)). It is positive for every

@@ -21,17 +21,20 @@ type Params struct {
 	Time, Speaker, Lexical float64
 }
 
-// Recommended are the parameters measured best on the development sets
-// (docs/recall-ranking.md).
-var Recommended = Params{
-	BM25:       BM25{K1: 1.2, B: 0.5},
-	Candidates: 30,
-	Proximity:  1,
-	Window:     5,
-	Context:    Context{Before: 1, After: 0.2},
-	Time:       1,
-	Speaker:    1,
-	Lexical:    0.5,
+// Recommended returns the parameters measured best on the development
+// sets (docs/recall-ranking.md). Lexical applies only where the index has
+// the lexical field; the rest stands without it.
+func Recommended() Params {
+	return Params{
+		BM25:       BM25{K1: 1.2, B: 0.5},
+		Candidates: 30,
+		Proximity:  1,
+		Window:     5,
+		Context:    Context{Before: 1, After: 0.2},
+		Time:       1,
+		Speaker:    1,
+		Lexical:    0.5,
+	}
 }
 
 // Docs is what Rerank needs to know about the documents of a store.

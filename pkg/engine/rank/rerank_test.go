@@ -147,8 +147,8 @@ func run(c *corpus, p rank.Params, analyse bool, question string) []int {
 
 func TestRerankPatterns(t *testing.T) {
 	c := newCorpus()
-	plain := rank.Params{BM25: rank.DefaultBM25}
-	rec := rank.Recommended
+	plain := rank.Params{BM25: rank.Okapi()}
+	rec := rank.Recommended()
 	for _, tc := range []struct {
 		name     string
 		p        rank.Params
@@ -168,12 +168,12 @@ func TestRerankPatterns(t *testing.T) {
 		{"adjacent", rec, true, "What kind of bike did Tom buy?", []int{1, 0, 8, 3, 6, 7, 2, 4, 5}},
 		// Proximity: "rode work" together (4: "rode along ... to work";
 		// 3: "rode it to work") beats the same words scattered.
-		{"proximity", rank.Params{BM25: rank.DefaultBM25, Proximity: 1, Window: 5}, true, "Who rode to work?", []int{3, 4, 7, 8}},
+		{"proximity", rank.Params{BM25: rank.Okapi(), Proximity: 1, Window: 5}, true, "Who rode to work?", []int{3, 4, 7, 8}},
 		// Dates: "in June 2023" names the second session's month: its
 		// turns about work (8, 7) lead; the date alone does not lift June
 		// turns about something else (5, 6) above a May turn about work
 		// (3).
-		{"date", rank.Params{BM25: rank.DefaultBM25, Time: 1}, true, "What was said about work in June 2023?", []int{8, 7, 3, 5, 6, 4}},
+		{"date", rank.Params{BM25: rank.Okapi(), Time: 1}, true, "What was said about work in June 2023?", []int{8, 7, 3, 5, 6, 4}},
 		// A query of question words only still finds the questions (5, 0)
 		// and, through them, their answers (6, 1).
 		{"function words only", rec, true, "What did you do?", []int{5, 6, 1, 0, 3, 2, 4}},
@@ -186,9 +186,9 @@ func TestRerankPatterns(t *testing.T) {
 
 func TestRerankDeterministic(t *testing.T) {
 	c := newCorpus()
-	first := run(c, rank.Recommended, true, "Is the bike shop slow in June?")
+	first := run(c, rank.Recommended(), true, "Is the bike shop slow in June?")
 	for range 20 {
-		if got := run(c, rank.Recommended, true, "Is the bike shop slow in June?"); !slices.Equal(got, first) {
+		if got := run(c, rank.Recommended(), true, "Is the bike shop slow in June?"); !slices.Equal(got, first) {
 			t.Fatalf("ranking changed: %v then %v", first, got)
 		}
 	}
