@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -34,6 +36,9 @@ type mcpClient struct {
 	lines  chan []byte // stdout, one message per line
 	exited chan error
 	nextID int
+	// schemas are the tools' output schemas (loadSchemas); call checks
+	// every successful answer against them.
+	schemas map[string][]*jsonschema.Schema
 
 	mu     sync.Mutex
 	stdout [][]byte     // every stdout line, for the final check
@@ -213,13 +218,30 @@ func (c *mcpClient) call(tool string, args map[string]any) (string, bool) {
 		c.t.Fatalf("%s: JSON-RPC error %+v instead of a tool result", tool, ans.Error)
 	}
 	var res struct {
-		Content []struct{ Type, Text string }
-		IsError bool
+		Content           []struct{ Type, Text string }
+		StructuredContent json.RawMessage
+		IsError           bool
 	}
 	if err := json.Unmarshal(ans.Result, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
 		c.t.Fatalf("%s: result %s (%v)", tool, ans.Result, err)
 	}
+	if !res.IsError && c.schemas != nil {
+		checkStructured(c.t, c.schemas, tool, res.StructuredContent, res.Content[0].Text)
+	}
 	return res.Content[0].Text, res.IsError
+}
+
+// listTools returns the tools/list answer's tools and makes call check
+// every later answer against their output schemas.
+func (c *mcpClient) listTools() []map[string]any {
+	c.t.Helper()
+	ans := c.request("tools/list", nil)
+	var list struct{ Tools []map[string]any }
+	if ans.Error != nil || json.Unmarshal(ans.Result, &list) != nil {
+		c.t.Fatalf("tools/list: %s %+v", ans.Result, ans.Error)
+	}
+	c.schemas = outputSchemas(c.t, list.Tools)
+	return list.Tools
 }
 
 // ok runs a tool that must succeed and returns its text.
@@ -305,19 +327,9 @@ func TestMCPEndToEnd(t *testing.T) {
 	if info["name"] != "memsvc" || init["protocolVersion"] != "2025-06-18" || !strings.Contains(fmt.Sprint(init["instructions"]), "meta_json") {
 		t.Fatalf("initialize: %v", init)
 	}
-	list := c.request("tools/list", nil)
-	var tools struct {
-		Tools []struct {
-			Name        string
-			InputSchema struct{ Properties map[string]any }
-		}
-	}
-	if err := json.Unmarshal(list.Result, &tools); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
+	for _, tl := range c.listTools() {
+		names = append(names, tl["name"].(string))
 	}
 	want := []string{"associate", "batch_store", "batch_store_raw", "consolidate", "dream_tick", "export", "forget",
 		"inspect", "recall", "recall_raw", "stats", "store", "store_raw", "timeline", "update"}
@@ -333,18 +345,22 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	missing := "0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f"
 
+	// The older argument forms keep working here: comma-separated lists,
+	// JSON text in strings, records_json. TestMCPGoSDK and
+	// TestMCPTypeScriptSDK send arrays and objects.
+
 	// store
 	id := recordID(t, c.ok("store", map[string]any{"content": "the deploy key rotates on Fridays", "store": "semantic", "emotion": "trust",
-		"meta_json": `{"intent":"remember the rotation","tags":["ops"]}`}, `"store": "semantic"`))
+		"meta_json": `{"intent":"remember the rotation","tags":["ops"]}`}, `"store":"semantic"`))
 	c.fails("store", map[string]any{}, `Invalid argument "content": required`)
 	c.fails("store", map[string]any{"content": "x", "store": "facts"}, `"store": "facts" is not accepted; use one of: episodic, semantic, procedural, emotional, working`)
 
 	// store_raw
-	c.ok("store_raw", map[string]any{"content": "user: when do keys rotate?", "session_id": "s1", "topic_id": "keys"}, `"session_id": "s1"`, `"secrecy_level": "public"`)
+	c.ok("store_raw", map[string]any{"content": "user: when do keys rotate?", "session_id": "s1", "topic_id": "keys"}, `"session_id":"s1"`, `"secrecy_level":"public"`)
 	c.fails("store_raw", map[string]any{"content": "x"}, `"session_id": required`)
 
 	// batch_store: sequential links between the records
-	text := c.ok("batch_store", map[string]any{"records_json": `[{"content":"release step one: build"},{"content":"release step two: deploy","store":"procedural"}]`}, `"associations_inferred": 2`)
+	text := c.ok("batch_store", map[string]any{"records_json": `[{"content":"release step one: build"},{"content":"release step two: deploy","store":"procedural"}]`}, `"associations_inferred":2`)
 	var batch memory.EncodeBatchResponse
 	if err := json.Unmarshal([]byte(text), &batch); err != nil || len(batch.Results) != 2 {
 		t.Fatalf("batch_store: %v %s", err, text)
@@ -356,12 +372,12 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("batch_store_raw", map[string]any{"records_json": `[{"content":"x"}]`}, `"records_json[0].session_id": required`)
 
 	// update
-	c.ok("update", map[string]any{"record_id": id, "content": "the deploy key rotates every Friday"}, "Updated record "+id)
+	c.ok("update", map[string]any{"record_id": id, "content": "the deploy key rotates every Friday"}, `{"record_id":"`+id+`","updated":["content"]}`)
 	c.fails("update", map[string]any{"record_id": id}, "nothing to update")
 	c.fails("update", map[string]any{"record_id": missing, "emotion": "joy"}, "Not found: record not found: "+missing)
 
 	// recall, with and without a query
-	c.ok("recall", map[string]any{"query": "deploy key rotation"}, `"text": "the deploy key rotates every Friday"`, `"record_id": "`+id+`"`)
+	c.ok("recall", map[string]any{"query": "deploy key rotation", "stores": "semantic, episodic"}, `"text":"the deploy key rotates every Friday"`, `"record_id":"`+id+`"`)
 	recent := c.ok("recall", map[string]any{"limit": 10, "reconsolidate": false})
 	var flat struct{ Memories []map[string]any }
 	if err := json.Unmarshal([]byte(recent), &flat); err != nil || len(flat.Memories) != 3 {
@@ -370,19 +386,19 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("recall", map[string]any{"limit": 0}, `"limit": must be between 1 and 1000`)
 
 	// recall_raw
-	c.ok("recall_raw", map[string]any{"session_id": "s1"}, `"text": "user: when do keys rotate?"`, `"text": "assistant: every Friday"`, `"total_candidates": 2`)
+	c.ok("recall_raw", map[string]any{"session_id": "s1", "secrecy_levels": "public,sensitive"}, `"text":"user: when do keys rotate?"`, `"text":"assistant: every Friday"`, `"total_candidates":2`)
 	c.fails("recall_raw", map[string]any{"start": "last week", "end": "now"}, "is not an RFC 3339 time")
 
 	// timeline
-	c.ok("timeline", map[string]any{"granularity": "day"}, `"text": "the deploy key rotates every Friday"`)
+	c.ok("timeline", map[string]any{"granularity": "day"}, `"text":"the deploy key rotates every Friday"`)
 	c.fails("timeline", map[string]any{"granularity": "year"}, `"granularity": "year" is not accepted`)
 
 	// associate: the batch linked its two records
-	c.ok("associate", map[string]any{"record_id": batch.Results[0].RecordID.String()}, `"id": "`+batch.Results[1].RecordID.String()+`"`)
+	c.ok("associate", map[string]any{"record_id": batch.Results[0].RecordID.String()}, `"id":"`+batch.Results[1].RecordID.String()+`"`)
 	c.fails("associate", map[string]any{"record_id": "step-one"}, `"record_id": "step-one" is not a record id`)
 
 	// inspect
-	c.ok("inspect", map[string]any{"record_id": id}, `"text": "the deploy key rotates every Friday"`, `"version": 2`, `"intent": "remember the rotation"`)
+	c.ok("inspect", map[string]any{"record_id": id}, `"text":"the deploy key rotates every Friday"`, `"version":2`, `"intent":"remember the rotation"`)
 	c.fails("inspect", map[string]any{"record_id": missing}, "Not found")
 
 	// dream_tick, consolidate, stats
@@ -390,15 +406,15 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("dream_tick", map[string]any{"max_groups": 0}, `"max_groups": must be between 1 and 1000`)
 	c.ok("consolidate", map[string]any{"strategy": "full", "dry_run": true}, `"records_processed"`)
 	c.fails("consolidate", map[string]any{"strategy": "all"}, `"strategy": "all" is not accepted`)
-	c.ok("stats", map[string]any{}, `"raw_journal_records": 2`)
+	c.ok("stats", map[string]any{}, `"raw_journal_records":2`)
 	c.fails("stats", map[string]any{"verbose": true}, `"verbose": unknown argument`)
 
 	// export to a new file in the export directory, never over an
 	// existing one, never elsewhere
 	archive := filepath.Join(out, "backup.cma")
-	text = c.ok("export", map[string]any{"output_path": "backup.cma"}, "Archive written to "+archive, `"record_count"`)
+	text = c.ok("export", map[string]any{"output_path": "backup.cma"}, `"path":"`+archive+`"`, `"record_count":`)
 	st, err := os.Stat(archive)
-	if err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(text, fmt.Sprintf("Size: %d bytes", st.Size())) {
+	if err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(text, fmt.Sprintf(`"size_bytes":%d,`, st.Size())) {
 		t.Fatalf("archive %v %v:\n%s", st, err, text)
 	}
 	c.fails("export", map[string]any{"output_path": archive}, "already exists in the export directory "+out+"; export never overwrites")
@@ -407,7 +423,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	// forget, confirmation first
 	c.fails("forget", map[string]any{"record_ids": id, "confirm": false}, "nothing was deleted")
-	c.ok("forget", map[string]any{"record_ids": id, "confirm": true}, `"records_deleted": 1`)
+	c.ok("forget", map[string]any{"record_ids": id + ", " + missing, "confirm": true}, `{"records_deleted":1}`)
 	c.fails("inspect", map[string]any{"record_id": id}, "Not found")
 
 	// An unknown tool is a protocol error, still a JSON-RPC message.
@@ -446,7 +462,7 @@ func TestMCPServerRestart(t *testing.T) {
 	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", port)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	srv = startCmd(t, cmd)
-	c.ok("recall", map[string]any{"query": "restart"}, `"record_id": "`+id+`"`, "written before the restart")
+	c.ok("recall", map[string]any{"query": "restart"}, `"record_id":"`+id+`"`, "written before the restart")
 
 	c.close()
 	if err := srv.stop(syscall.SIGTERM); err != nil {
