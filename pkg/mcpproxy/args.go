@@ -17,7 +17,7 @@ import (
 // Its text names the argument and says what is accepted, so a model can
 // correct the call.
 type argError struct {
-	name string // "store", or "records_json[2].content" inside a batch
+	name string // "store", or "records[2].content" inside a batch
 	msg  string
 }
 

@@ -82,11 +82,6 @@ func enumSchema(names []string) map[string]any {
 	return map[string]any{"type": "string", "enum": names}
 }
 
-// schemaFor returns the schema of T's JSON form.
-func schemaFor[T any](g *schemaGen) (map[string]any, error) {
-	return g.of(reflect.TypeFor[T]())
-}
-
 var (
 	jsonMarshaler = reflect.TypeFor[json.Marshaler]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
