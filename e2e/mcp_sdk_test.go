@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -308,11 +307,8 @@ func checkAllCalled(t *testing.T, listed, called []string) {
 // sdkBridge is testdata/mcp-sdk-client.mjs running the TypeScript SDK's
 // client against an MCP server command.
 type sdkBridge struct {
+	*lineProcess
 	t      *testing.T
-	stdin  io.WriteCloser
-	lines  chan []byte
-	exited chan error
-	stderr *lockedBuffer
 	nextID int
 }
 
@@ -343,70 +339,16 @@ func startSDKBridge(t *testing.T, prefix string, server ...string) (*sdkBridge, 
 	}
 	cmd := exec.Command(node, append([]string{script, prefix}, server...)...)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	b := &sdkBridge{t: t, lines: make(chan []byte, 16), exited: make(chan error, 1), stderr: &lockedBuffer{}}
-	cmd.Stderr = b.stderr
-	if b.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer close(b.lines)
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
-				b.lines <- line
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		<-read // Wait closes the pipe: read everything first
-		b.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			go func() {
-				for range b.lines {
-				}
-			}()
-			<-b.exited
-		}
-	})
+	b := &sdkBridge{lineProcess: startLines(t, cmd), t: t}
 	var ready struct {
 		Ready struct {
 			Tools []map[string]any
 		}
 	}
-	if line := b.next("the tool list"); json.Unmarshal(line, &ready) != nil || ready.Ready.Tools == nil {
-		t.Fatalf("first line from the SDK client: %s\n%s", line, b.stderr.String())
+	if line := b.next(t, "the tool list"); json.Unmarshal(line, &ready) != nil || ready.Ready.Tools == nil {
+		t.Fatalf("first line from the SDK client: %s\n%s", line, b.log())
 	}
 	return b, ready.Ready.Tools
-}
-
-func (b *sdkBridge) next(what string) []byte {
-	b.t.Helper()
-	select {
-	case line, ok := <-b.lines:
-		if !ok {
-			b.t.Fatalf("the SDK client ended before %s:\n%s", what, b.stderr.String())
-		}
-		return line
-	case <-time.After(mcpTimeout):
-		b.t.Fatalf("no %s from the SDK client within %v:\n%s", what, mcpTimeout, b.stderr.String())
-	}
-	return nil
 }
 
 // call calls tool through the SDK and returns the bridge's answer.
@@ -418,34 +360,14 @@ func (b *sdkBridge) call(tool string, args map[string]any) sdkAnswer {
 		b.t.Fatal(err)
 	}
 	if _, err := b.stdin.Write(append(req, '\n')); err != nil {
-		b.t.Fatalf("write to the SDK client: %v\n%s", err, b.stderr.String())
+		b.t.Fatalf("write to the SDK client: %v\n%s", err, b.log())
 	}
 	var ans sdkAnswer
-	line := b.next(tool + " answer")
+	line := b.next(b.t, tool+" answer")
 	if err := json.Unmarshal(line, &ans); err != nil || ans.ID != b.nextID || (ans.Error == nil) == (ans.Result == nil) {
 		b.t.Fatalf("%s: answer %s (%v)", tool, line, err)
 	}
 	return ans
-}
-
-// close ends the bridge's input and requires it to exit cleanly.
-func (b *sdkBridge) close() {
-	b.t.Helper()
-	if err := b.stdin.Close(); err != nil {
-		b.t.Fatal(err)
-	}
-	go func() {
-		for range b.lines {
-		}
-	}()
-	select {
-	case err := <-b.exited:
-		if err != nil {
-			b.t.Fatalf("SDK client exit: %v\n%s", err, b.stderr.String())
-		}
-	case <-time.After(mcpTimeout):
-		b.t.Fatalf("the SDK client did not exit after its input ended:\n%s", b.stderr.String())
-	}
 }
 
 // TestMCPTypeScriptSDK drives memsvc-mcp, against a real server, with the
@@ -468,7 +390,7 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 		if ans.Error == nil || !strings.Contains(*ans.Error, "does not match the tool's output schema") {
 			t.Fatalf("the SDK accepted a structuredContent that does not match the outputSchema: %+v", ans)
 		}
-		b.close()
+		b.closeAndWait(t)
 	})
 
 	srv := startServer(t, t.TempDir())
@@ -499,32 +421,13 @@ func TestMCPTypeScriptSDK(t *testing.T) {
 	if ans.Error != nil || !ans.Result.IsError || ans.Result.StructuredContent != nil {
 		t.Fatalf("inspect of a missing record: %+v", ans)
 	}
-	b.close()
-	if !strings.Contains(b.stderr.String(), "MCP proxy serving on stdio") {
-		t.Errorf("memsvc-mcp's log did not reach the SDK client's stderr:\n%s", b.stderr.String())
+	b.closeAndWait(t)
+	if !strings.Contains(b.log(), "MCP proxy serving on stdio") {
+		t.Errorf("memsvc-mcp's log did not reach the SDK client's stderr:\n%s", b.log())
 	}
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer written from a process's output pipe and
-// read by the test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestMCPGoSDK drives memsvc-mcp, against a real server, with the official
@@ -538,12 +441,18 @@ func TestMCPGoSDK(t *testing.T) {
 
 	cmd := exec.Command(filepath.Join(binDir, "memsvc-mcp"), "--server-url", srv.url(""), "--export-dir", out)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	var mu sync.Mutex
+	var log bytes.Buffer
+	cmd.Stderr = &lockedWriter{mu: &mu, w: &log}
+	stderr := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return log.String()
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "memsvc-e2e", Version: "1.0.0"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
-		t.Fatalf("connect: %v\n%s", err, stderr.String())
+		t.Fatalf("connect: %v\n%s", err, stderr())
 	}
 	defer session.Close()
 	if info := session.InitializeResult().ServerInfo; info == nil || info.Name != "memsvc" {
@@ -573,7 +482,7 @@ func TestMCPGoSDK(t *testing.T) {
 		t.Helper()
 		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
 		if err != nil {
-			t.Fatalf("%s: %v\n%s", tool, err, stderr.String())
+			t.Fatalf("%s: %v\n%s", tool, err, stderr())
 		}
 		var text string
 		if len(res.Content) == 1 {

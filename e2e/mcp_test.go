@@ -27,22 +27,135 @@ import (
 // mcpTimeout bounds every wait on the proxy.
 const mcpTimeout = 30 * time.Second
 
+// lineProcess is a child process spoken to one line at a time: every line
+// it writes to stdout arrives on lines (and is kept in stdout), and its
+// stderr is kept for failure messages.
+type lineProcess struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // stdout, one line at a time, without the newline
+	exited chan error
+
+	mu     sync.Mutex
+	stdout [][]byte     // every stdout line as written
+	stderr bytes.Buffer // the process's log
+}
+
+// startLines starts cmd. The process is killed when the test ends, unless
+// it has exited by then.
+func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
+	t.Helper()
+	p := &lineProcess{cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer close(p.lines)
+		br := bufio.NewReader(out)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				p.mu.Lock()
+				p.stdout = append(p.stdout, line)
+				p.mu.Unlock()
+				p.lines <- bytes.TrimRight(line, "\n")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		<-read // Wait closes the pipe: read everything first
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			go p.drain()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(b)
+}
+
+func (p *lineProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// drain discards the rest of stdout, so that the process can finish.
+func (p *lineProcess) drain() {
+	for range p.lines {
+	}
+}
+
+// next returns the next stdout line; the test fails when the process ends
+// or says nothing within mcpTimeout.
+func (p *lineProcess) next(t testing.TB, what string) []byte {
+	t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("%s ended its output before %s:\n%s", filepath.Base(p.cmd.Path), what, p.log())
+		}
+		return line
+	case <-time.After(mcpTimeout):
+		t.Fatalf("no %s from %s within %v:\n%s", what, filepath.Base(p.cmd.Path), mcpTimeout, p.log())
+	}
+	return nil
+}
+
+// closeAndWait ends stdin and requires the process to exit with status 0
+// within mcpTimeout.
+func (p *lineProcess) closeAndWait(t testing.TB) {
+	t.Helper()
+	if err := p.stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	go p.drain()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("%s exit after stdin closed: %v\n%s", filepath.Base(p.cmd.Path), err, p.log())
+		}
+	case <-time.After(mcpTimeout):
+		t.Fatalf("%s did not exit after stdin closed:\n%s", filepath.Base(p.cmd.Path), p.log())
+	}
+}
+
 // mcpClient drives a memsvc-mcp process the way an MCP client does:
 // newline-delimited JSON-RPC on its stdin, answers read from its stdout.
 type mcpClient struct {
+	*lineProcess
 	t      testing.TB
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte // stdout, one message per line
-	exited chan error
 	nextID int
-	// schemas are the tools' output schemas (loadSchemas); call checks
+	// schemas are the tools' output schemas (listTools); call checks
 	// every successful answer against them.
 	schemas map[string][]*jsonschema.Schema
-
-	mu     sync.Mutex
-	stdout [][]byte     // every stdout line, for the final check
-	stderr bytes.Buffer // the proxy's log
 }
 
 // rpcMessage is any JSON-RPC 2.0 message the proxy may write.
@@ -82,65 +195,7 @@ func startMCPBinary(t testing.TB, bin string, env []string, args ...string) *mcp
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, bin), args...)
 	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	c := &mcpClient{t: t, cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer close(c.lines)
-		br := bufio.NewReader(out)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				c.mu.Lock()
-				c.stdout = append(c.stdout, line)
-				c.mu.Unlock()
-				c.lines <- bytes.TrimRight(line, "\n")
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		<-read // Wait closes the pipe: read everything first
-		c.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-c.exited
-		}
-	})
-	return c
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func (c *mcpClient) log() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
+	return &mcpClient{lineProcess: startLines(t, cmd), t: t}
 }
 
 func (c *mcpClient) send(v any) {
@@ -278,21 +333,7 @@ func (c *mcpClient) fails(tool string, args map[string]any, want ...string) stri
 // but JSON-RPC messages.
 func (c *mcpClient) close() {
 	c.t.Helper()
-	if err := c.stdin.Close(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() {
-		for range c.lines { // drain
-		}
-	}()
-	select {
-	case err := <-c.exited:
-		if err != nil {
-			c.t.Fatalf("memsvc-mcp exit after stdin closed: %v\n%s", err, c.log())
-		}
-	case <-time.After(mcpTimeout):
-		c.t.Fatalf("memsvc-mcp did not exit after stdin closed:\n%s", c.log())
-	}
+	c.closeAndWait(c.t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.stdout) == 0 {
