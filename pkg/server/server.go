@@ -218,19 +218,24 @@ type transports struct {
 	gsrv *grpcapi.Server // nil when gRPC is off
 	gln  net.Listener
 	met  *metrics.Metrics
+	// gate admits the calls of both APIs; a reload swaps its policy.
+	gate *access.Gate
 }
 
 // transports builds the API servers over local and opens their listeners.
 func (s *Server) transports(local *Local) (*transports, error) {
 	cfg := s.cfg
-	t := &transports{}
+	policy, err := policyOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &transports{gate: access.NewGate(policy, s.opts.Now)}
 	// The registry holds memsvc's own series and nothing else: /metrics
 	// exposes exactly the spec's set, so no Go runtime or process
 	// collectors.
 	var (
 		reg = prometheus.NewRegistry()
 		svc = local.Service()
-		err error
 	)
 	if cfg.HTTP.MetricsEnabled {
 		if t.met, err = metrics.New(reg); err != nil {
@@ -238,12 +243,9 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		}
 		svc = t.met.Instrument(svc)
 	}
-	limiter := s.newLimiter()
 	api, err := httpapi.New(svc, httpapi.Options{
 		Logger:            s.log,
-		AuthEnabled:       cfg.Auth.Enabled,
-		APIKeys:           cfg.Auth.APIKeys,
-		Limiter:           limiter,
+		Gate:              t.gate,
 		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
@@ -262,9 +264,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 	if cfg.GRPC.Port != nil {
 		gopts := grpcapi.Options{
 			Logger:          s.log,
-			AuthEnabled:     cfg.Auth.Enabled,
-			APIKeys:         cfg.Auth.APIKeys,
-			Limiter:         limiter,
+			Gate:            t.gate,
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
@@ -339,20 +339,23 @@ func (t *transports) actors(drain time.Duration) []actor {
 	return out
 }
 
-// newLimiter returns the one rate limiter both transports share, so a
-// client calling over HTTP and gRPC gets the configured rate once rather
-// than once per transport. It is nil (no limit) when the rate is zero:
-// validation refuses that, but a Config built by hand may hold it.
-func (s *Server) newLimiter() *access.Limiter {
-	rl := s.cfg.RateLimit
-	if rl.RequestsPerSecond == 0 {
-		return nil
+// policyOf is the admission policy of cfg: its API keys, when
+// authentication is on, and its rate limit. Both transports share one Gate
+// over it, so a client calling over HTTP and gRPC gets the configured rate
+// once rather than once per transport, and a reload changes both at once.
+// A zero rate (which validation refuses, but a Config built by hand may
+// hold) does not limit.
+func policyOf(cfg *config.Config) (access.Policy, error) {
+	rl := cfg.RateLimit
+	p := access.Policy{Rate: access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}}
+	if cfg.Auth.Enabled {
+		k, err := access.NewKeyring(cfg.Auth.APIKeys)
+		if err != nil {
+			return access.Policy{}, fmt.Errorf("auth.api_keys: %w", err)
+		}
+		p.Keys = k
 	}
-	now := s.opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}, now)
+	return p, nil
 }
 
 // GRPCAddr is the address the gRPC API listens on ("" when it is off),
