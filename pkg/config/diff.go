@@ -110,3 +110,21 @@ func showValue(v reflect.Value) string {
 	p.Elem().Set(v)
 	return tomlValue(p.Interface())
 }
+
+// WithLive returns a copy of running with the value of every live key
+// taken from loaded: the configuration a running serve works with after
+// applying a reload, where the keys that need a restart keep the values
+// it started with. Keys, Sources and File are those of loaded.
+func WithLive(running, loaded *Config) *Config {
+	next := *running
+	next.File = loaded.File
+	next.Sources = loaded.Sources
+	for i := range keys {
+		k := &keys[i]
+		if !k.live {
+			continue
+		}
+		reflect.ValueOf(k.field(&next)).Elem().Set(reflect.ValueOf(k.field(loaded)).Elem())
+	}
+	return &next
+}

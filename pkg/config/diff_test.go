@@ -117,3 +117,28 @@ func TestLiveKeys(t *testing.T) {
 		t.Fatal("an unknown key is live")
 	}
 }
+
+// TestWithLive: live keys come from the loaded configuration, the others
+// stay as they were, and the running configuration is not changed.
+func TestWithLive(t *testing.T) {
+	running := Defaults()
+	running.DataDir = "/srv/a"
+	loaded := Defaults()
+	loaded.DataDir = "/srv/b"
+	loaded.RateLimit.Burst = 99
+	loaded.Auth.APIKeys = []string{"k1-0123456789abcdef"}
+	loaded.Log.Level = "debug"
+	cert := "/etc/memsvc/new.crt"
+	loaded.GRPC.TLSCertPath = &cert
+	next := WithLive(running, loaded)
+	if next.DataDir != "/srv/a" || next.RateLimit.Burst != 99 || next.Log.Level != "debug" ||
+		len(next.Auth.APIKeys) != 1 || next.GRPC.TLSCertPath == nil || *next.GRPC.TLSCertPath != cert {
+		t.Fatalf("WithLive = %+v", next)
+	}
+	if running.RateLimit.Burst != 50 || running.Log.Level != "info" || running.GRPC.TLSCertPath != nil {
+		t.Fatalf("WithLive changed the running configuration: %+v", running)
+	}
+	if d := Diff(next, loaded); len(d) != 1 || d[0].Key != "data_dir" {
+		t.Fatalf("what still differs: %+v, want data_dir alone", d)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -45,6 +46,18 @@ type Options struct {
 	// DiskFree replaces the free-space probe of the disk space guard
 	// (LocalOptions.DiskFree); tests use it to fill the disk.
 	DiskFree func(path string) (uint64, error)
+
+	// Load reads the configuration again as the start did: the same
+	// file, environment and flags, validated. Run reloads it when the file
+	// or the gRPC certificate files change, and on Hangup (see reload.go).
+	// Nil turns live configuration off.
+	Load func() (*config.Config, error)
+	// Hangup delivers a value for each SIGHUP: reload now, even when the
+	// files look unchanged.
+	Hangup <-chan os.Signal
+	// SetLogLevel sets the level of Logger to a log.level value after a
+	// reload changed it; nil leaves the level alone.
+	SetLogLevel func(level string)
 }
 
 // Server is one memsvc server.
@@ -139,7 +152,11 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	var g group
 	g.stage(s.background(local, t.met)...)
 	g.stage(t.actors(time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second)...)
-	g.stage(s.signalActor(ctx))
+	last := []actor{s.signalActor(ctx)}
+	if s.opts.Load != nil || s.opts.Hangup != nil {
+		last = append(last, newReloader(cfg, s.opts, t, s.log).actor(s.opts.Hangup))
+	}
+	g.stage(last...)
 	local.eng.SetBackground(true, true)
 	defer local.eng.SetBackground(false, false)
 	close(s.ready)
