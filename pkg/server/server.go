@@ -102,7 +102,8 @@ var ErrUnsafeBind = errors.New("refusing to serve")
 // cancelled or a component fails. It runs the server as a group of actors
 // (see group) and stops them in this order:
 //
-//  1. the shutdown signal (ctx);
+//  1. the shutdown signal (ctx), and the configuration reloader (see
+//     reload.go) with it;
 //  2. the HTTP and gRPC servers, together: they stop accepting, and
 //     in-flight requests get http.shutdown_timeout_secs to finish;
 //  3. the background loops (decay, dream, memory trimming), which may be
@@ -147,15 +148,17 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		s.grpcAddr = t.gln.Addr().String()
 	}
 	s.mu.Unlock()
+	// The reloader watches before the banner tells anyone the server is
+	// there, so no edit made after it is missed.
+	last := []actor{s.signalActor(ctx)}
+	if s.opts.Load != nil || s.opts.Hangup != nil {
+		last = append(last, newReloader(cfg, s.opts, t, s.log).actor(s.opts.Hangup))
+	}
 	s.banner(local.Dir(), s.httpAddr, s.grpcAddr)
 
 	var g group
 	g.stage(s.background(local, t.met)...)
 	g.stage(t.actors(time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second)...)
-	last := []actor{s.signalActor(ctx)}
-	if s.opts.Load != nil || s.opts.Hangup != nil {
-		last = append(last, newReloader(cfg, s.opts, t, s.log).actor(s.opts.Hangup))
-	}
 	g.stage(last...)
 	local.eng.SetBackground(true, true)
 	defer local.eng.SetBackground(false, false)
