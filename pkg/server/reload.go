@@ -90,6 +90,9 @@ func newReloader(cfg *config.Config, opts Options, t *transports, log *slog.Logg
 		tls:      t.gsrv != nil && cfg.GRPC.TLSCertPath != nil,
 		running:  cfg,
 	}
+	if t.met != nil {
+		r.onResult = t.met.ConfigReloaded
+	}
 	// Watch first, then take the fingerprint: a change after it is seen.
 	w, err := fsnotify.NewWatcher()
 	if err != nil {

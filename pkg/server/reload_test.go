@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -113,6 +114,32 @@ func (f *reloadFixture) logged(n int, parts ...string) {
 	})
 }
 
+// metric returns the value of the sample line of /metrics that starts
+// with prefix ("" when there is none).
+func (f *reloadFixture) metric(key, prefix string) string {
+	f.t.Helper()
+	req, err := http.NewRequestWithContext(f.t.Context(), http.MethodGet, "http://"+f.s.HTTPAddr()+"/metrics", nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		f.t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
+	}
+	for line := range strings.SplitSeq(string(body), "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 func (f *reloadFixture) status(key string) int {
 	f.t.Helper()
 	code, _ := httpStats(f.t, f.s.HTTPAddr(), key)
@@ -173,7 +200,12 @@ func TestReloadKeysAndLimits(t *testing.T) {
 // invalid value, or would leave auth on without keys is refused with one
 // log line naming the problem, and the running keys stay.
 func TestReloadRefusesBadEdits(t *testing.T) {
-	f := startReloading(t, fmt.Sprintf(keysConfig, oldKey, 1000, "info"), nil)
+	f := startReloading(t, fmt.Sprintf(keysConfig, oldKey, 1000, "info"), nil,
+		config.Override{Key: "http.metrics_enabled", Value: "true", Flag: "--flag"})
+	const gauge = "memsvc_config_last_reload_successful "
+	if got := f.metric(oldKey, gauge); got != "1" {
+		t.Fatalf("%sat start: %q", gauge, got)
+	}
 	for i, tc := range []struct{ body, names string }{
 		{"[auth\nenabled = true\n", "line 1"},
 		{fmt.Sprintf(keysConfig, newKey, 0, "info"), "rate_limit.burst"},
@@ -192,9 +224,15 @@ func TestReloadRefusesBadEdits(t *testing.T) {
 	if n := strings.Count(f.log.String(), "configuration reload refused"); n != 4 {
 		t.Fatalf("%d refusal lines for 4 bad edits:\n%s", n, f.log.String())
 	}
-	// Fixed: applied, and the fix is said.
+	if got := f.metric(oldKey, gauge); got != "0" {
+		t.Fatalf("%safter refused edits: %q", gauge, got)
+	}
+	// Fixed: applied.
 	f.write(fmt.Sprintf(keysConfig, newKey, 1000, "info"))
 	f.eventually("the fixed edit applied", func() bool { return f.status(newKey) == http.StatusOK })
+	if got := f.metric(newKey, gauge); got != "1" {
+		t.Fatalf("%safter the fixed edit: %q", gauge, got)
+	}
 }
 
 // TestReloadCertificate: new certificate files at the same paths are

@@ -204,7 +204,7 @@ func (s *Server) background(local *Local, met *metrics.Metrics) []actor {
 		work := l.work
 		guarded := func(ctx context.Context) error {
 			if local.guard.check() != nil {
-				return nil
+				return errRoundSkipped
 			}
 			return work(ctx)
 		}
@@ -259,6 +259,9 @@ func (s *Server) transports(local *Local) (*transports, error) {
 	)
 	if cfg.HTTP.MetricsEnabled {
 		if t.met, err = metrics.New(reg); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+		if err := metrics.RegisterState(reg, local.metricsState()); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
 		svc = t.met.Instrument(svc)
