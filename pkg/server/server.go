@@ -250,9 +250,9 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		return nil, err
 	}
 	t := &transports{gate: access.NewGate(policy, s.opts.Now)}
-	// The registry holds memsvc's own series and nothing else: /metrics
-	// exposes exactly the spec's set, so no Go runtime or process
-	// collectors.
+	// The registry holds memsvc's own series and nothing else: the spec's
+	// set and the operational ones of pkg/metrics, no Go runtime or
+	// process collectors.
 	var (
 		reg = prometheus.NewRegistry()
 		svc = local.Service()
