@@ -347,3 +347,103 @@ func TestAdmitLoopback(t *testing.T) {
 		}
 	}
 }
+
+// TestGateSetPolicy: a new policy applies to the next call: keys that
+// were removed are refused and new ones accepted, and a new rate applies
+// to buckets that already exist (they keep their tokens, never above the
+// new burst).
+func TestGateSetPolicy(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	ring := func(keys ...string) *Keyring {
+		k, err := NewKeyring(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	addr := at(netip.MustParseAddr("192.0.2.1"))
+	admit := func(g *Gate, key string) error { return g.Admit(addr, "Bearer "+key, "send a key") }
+	code := func(err error) memory.Code {
+		if err == nil {
+			return ""
+		}
+		return memory.CodeOf(err)
+	}
+
+	g := NewGate(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 5}}, clock.Now)
+	if err := admit(g, "old-key"); err != nil {
+		t.Fatalf("old key before the swap: %v", err)
+	}
+	if got := code(admit(g, "new-key")); got != memory.CodeUnauthorized {
+		t.Fatalf("new key before the swap: %v", got)
+	}
+	g.SetPolicy(Policy{Keys: ring("new-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}})
+	if got := code(admit(g, "old-key")); got != memory.CodeUnauthorized {
+		t.Fatalf("old key after the swap: %v, want UNAUTHORIZED", got)
+	}
+	for i, want := range []memory.Code{"", "", memory.CodeRateLimited} {
+		if got := code(admit(g, "new-key")); got != want {
+			t.Fatalf("new key, call %d after the swap: %q, want %q (burst 2)", i, got, want)
+		}
+	}
+	if p := g.Policy(); p.Rate.Burst != 2 {
+		t.Fatalf("Policy() = %+v after the swap", p)
+	}
+
+	// The old key's bucket had 4 tokens left; under a burst of 1 it holds
+	// at most 1.
+	g.SetPolicy(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 1}})
+	for i, want := range []memory.Code{"", memory.CodeRateLimited} {
+		if got := code(admit(g, "old-key")); got != want {
+			t.Fatalf("old key again, call %d under burst 1: %q, want %q", i, got, want)
+		}
+	}
+	// A faster rate refills faster.
+	g.SetPolicy(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 10, Burst: 1}})
+	clock.Advance(100 * time.Millisecond)
+	if err := admit(g, "old-key"); err != nil {
+		t.Fatalf("old key 100 ms later at 10/s: %v", err)
+	}
+
+	// Authentication off, no rate limit.
+	g.SetPolicy(Policy{})
+	for i := range 10 {
+		if err := g.Admit(addr, "", "send a key"); err != nil {
+			t.Fatalf("open call %d: %v", i, err)
+		}
+	}
+}
+
+// TestGateConcurrentSwap runs calls while the policy changes under them
+// (for the race detector): every call is answered under one of the two
+// policies.
+func TestGateConcurrentSwap(t *testing.T) {
+	a, err := NewKeyring([]string{"key-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewKeyring([]string{"key-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []Policy{
+		{Keys: a, Rate: RateLimit{RequestsPerSecond: 1e9, Burst: 1 << 30}},
+		{Keys: b, Rate: RateLimit{RequestsPerSecond: 1e9, Burst: 1 << 30}},
+	}
+	g := NewGate(policies[0], nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			g.SetPolicy(policies[i%2])
+		}
+	}()
+	addr := at(netip.MustParseAddr("192.0.2.9"))
+	for i := range 2000 {
+		err := g.Admit(addr, "Bearer key-a", "send a key")
+		if err != nil && memory.CodeOf(err) != memory.CodeUnauthorized {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	<-done
+}

@@ -15,17 +15,15 @@ const authMetadata = "authorization"
 // msgMissingAuth says what to send when a call has no usable credential.
 const msgMissingAuth = `missing or malformed authorization metadata; send "authorization: Bearer <api key>"`
 
-// authenticate checks the Bearer token of the call when authentication is
-// on and returns the rate limiting key of the caller: the key's digest, or
-// "" without authentication (the caller is then limited by address). A
-// call carrying the credential more than once is refused as malformed.
-func (s *Server) authenticate(ctx context.Context) (string, error) {
+// credential is the "Bearer <key>" the call carries, or "" when it has
+// none. A call carrying the credential more than once has none: it is
+// refused as malformed when authentication is on.
+func credential(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	credential := ""
 	if values := md.Get(authMetadata); len(values) == 1 {
-		credential = values[0]
+		return values[0]
 	}
-	return s.keys.Authenticate(credential, msgMissingAuth)
+	return ""
 }
 
 // peerAddr is the IP address of the caller. gRPC has no forwarded headers

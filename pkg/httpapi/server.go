@@ -40,7 +40,7 @@
 // Forwarded headers name the client address only when the TCP peer is
 // inside Options.TrustedProxyCIDRs; behind a reverse proxy whose network is
 // not listed, every client shares the proxy's address, and so one budget
-// for failed attempts. With Options.Limiter the buckets are shared with the
+// for failed attempts. With Options.Gate the buckets are shared with the
 // gRPC transport, which names addresses the same way (access.AddressKey).
 //
 // # Decisions where the upstream contract is silent or buggy
@@ -127,11 +127,12 @@ type Options struct {
 	// RateLimit limits requests to /v1/* and /metrics per API key, and per
 	// client address without authentication and for failed attempts.
 	RateLimit RateLimit
-	// Limiter, when set, is used instead of a limiter built from RateLimit
-	// (which is then ignored). The server passes the same Limiter to the
-	// HTTP and gRPC transports so a client's rate is shared between them
-	// rather than granted once per transport.
-	Limiter *access.Limiter
+	// Gate, when set, admits requests instead of one built from
+	// AuthEnabled, APIKeys and RateLimit (which are then ignored). The
+	// server passes the same Gate to the HTTP and gRPC transports, so a
+	// client's rate is shared between them rather than granted once per
+	// transport, and a configuration reload changes both at once.
+	Gate *access.Gate
 	// TrustedProxyCIDRs are the networks ("10.0.0.0/8") of reverse proxies
 	// whose X-Forwarded-For and X-Real-IP headers are believed.
 	TrustedProxyCIDRs []string
@@ -186,8 +187,7 @@ type Server struct {
 	svc          memory.Service
 	log          *slog.Logger
 	metrics      *metrics.Metrics
-	keys         *access.Keyring
-	limiter      *access.Limiter
+	gate         *access.Gate
 	trusted      []netip.Prefix
 	cors         *corsPolicy
 	maxBody      int64
@@ -242,12 +242,17 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 	if s.newID == nil {
 		s.newID = newUUIDv4
 	}
-	if opts.AuthEnabled {
-		k, err := access.NewKeyring(opts.APIKeys)
-		if err != nil {
-			return nil, fmt.Errorf("httpapi: %w", err)
+	s.gate = opts.Gate
+	if s.gate == nil {
+		p := access.Policy{Rate: opts.RateLimit}
+		if opts.AuthEnabled {
+			k, err := access.NewKeyring(opts.APIKeys)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: %w", err)
+			}
+			p.Keys = k
 		}
-		s.keys = k
+		s.gate = access.NewGate(p, opts.Now)
 	}
 	for _, c := range opts.TrustedProxyCIDRs {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
@@ -255,16 +260,6 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("trusted proxy network %q: want CIDR form such as 10.0.0.0/8: %w", c, err)
 		}
 		s.trusted = append(s.trusted, p.Masked())
-	}
-	switch {
-	case opts.Limiter != nil:
-		s.limiter = opts.Limiter
-	case opts.RateLimit.RequestsPerSecond > 0:
-		now := opts.Now
-		if now == nil {
-			now = time.Now
-		}
-		s.limiter = access.NewLimiter(opts.RateLimit, now)
 	}
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	if opts.MetricsEnabled && opts.Gatherer == nil {
@@ -346,7 +341,7 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) { return s.authenticate(r) })
+			err := s.gate.Admit(func() access.Caller { return s.caller(r) }, r.Header.Get("Authorization"), msgMissingAuth)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
