@@ -102,7 +102,7 @@ func (r *root) command() *ff.Command {
 		},
 	}
 	r.hook = r.hookCmd()
-	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook}
+	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook, r.flushCmd()}
 	return cmd
 }
 

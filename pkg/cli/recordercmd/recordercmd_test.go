@@ -273,7 +273,8 @@ func TestInstallHook(t *testing.T) {
 	project := t.TempDir()
 	r := exec(t, "", nil, "install-hook", "codex", "--target-dir", project, "--server-url", "https://memsvc.example.com")
 	script := filepath.Join(project, ".codex", "hooks", "memsvc-recorder-codex-hook.sh")
-	if r.code != 0 || !strings.Contains(r.stdout, "script: "+script+"\n") || !strings.Contains(r.stdout, "MEMSVC_SERVER_API_KEY") {
+	if r.code != 0 || !strings.Contains(r.stdout, "script: "+script+"\n") || !strings.Contains(r.stdout, "MEMSVC_SERVER_API_KEY") ||
+		!strings.Contains(r.stdout, "registration: "+filepath.Join(project, ".codex", "hooks.json")+" (written)\n") || !strings.Contains(r.stdout, "/hooks in Codex") {
 		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "codex", "--target-dir", project)
@@ -281,8 +282,8 @@ func TestInstallHook(t *testing.T) {
 		t.Fatalf("second install: exit %d\n%s", r.code, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "--force", "codex", "--target-dir", project)
-	if r.code != 0 {
-		t.Fatalf("--force: exit %d\n%s", r.code, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "hooks.json (exists; left as it was)") || !strings.Contains(r.stdout, "Merge the \"hooks\" object") {
+		t.Fatalf("--force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "claude", "--target-dir", project, "--server-url", "http://10.1.2.3:8420")
 	if r.code != 0 || !strings.Contains(r.stderr, "warning: http://10.1.2.3:8420 is plain http") {
@@ -344,5 +345,52 @@ func TestReadBounded(t *testing.T) {
 	defer close(ch)
 	if got := readBounded(t.Context(), slowReader{ch}, 10, 1); len(got) != 0 {
 		t.Fatalf("read from a stuck reader: %q", got)
+	}
+}
+
+// TestHookQueueOnlyThenFlush: --queue-only never sends; flush sends the
+// queue in order, and waits (bounded) for another flusher.
+func TestHookQueueOnlyThenFlush(t *testing.T) {
+	f, url := startFake(t, "")
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	for _, prompt := range []string{"one", "two", "three"} {
+		payload := `{"session_id":"q","hook_event_name":"UserPromptSubmit","prompt":"` + prompt + `"}`
+		r := exec(t, payload, nil, "hook", "claude", "--queue-only", "--server-url", url, "--spool-dir", spoolDir)
+		if r.code != 0 || !strings.Contains(r.stderr, "spooled=1") {
+			t.Fatalf("queue %s: exit %d\n%s", prompt, r.code, r.stderr)
+		}
+	}
+	if got := f.texts(); len(got) != 0 {
+		t.Fatalf("--queue-only sent %q", got)
+	}
+	d, err := spool.Open(spoolDir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := d.TryLock("flush")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := exec(t, "", nil, "flush", "--server-url", url, "--spool-dir", spoolDir, "--wait", "10ms")
+	unlock()
+	if r.code != 0 || len(f.texts()) != 0 || !strings.Contains(r.stderr, "another recorder kept flushing") {
+		t.Fatalf("flush while locked: exit %d, sent %q\n%s", r.code, f.texts(), r.stderr)
+	}
+	r = exec(t, "", nil, "flush", "--server-url", url, "--spool-dir", spoolDir)
+	if r.code != 0 || !strings.Contains(r.stderr, "memsvc-recorder flush: ") || !strings.Contains(r.stderr, "replayed=3") {
+		t.Fatalf("flush: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := f.texts(); strings.Join(got, ",") != "one,two,three" {
+		t.Fatalf("server got %q", got)
+	}
+	if r := exec(t, "", nil, "flush", "x"); r.code != 2 {
+		t.Fatalf("flush with an argument: exit %d", r.code)
+	}
+	// A refused key is a failure of flush (unlike hook).
+	exec(t, `{"session_id":"q","hook_event_name":"Stop"}`, nil, "hook", "claude", "--queue-only", "--spool-dir", spoolDir)
+	_, keyed := startFake(t, "right")
+	r = exec(t, "", []string{"MEMSVC_SERVER_API_KEY=wrong"}, "flush", "--server-url", keyed, "--spool-dir", spoolDir)
+	if r.code != 1 {
+		t.Fatalf("flush with a refused key: exit %d\n%s", r.code, r.stderr)
 	}
 }
