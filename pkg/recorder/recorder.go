@@ -293,11 +293,18 @@ func (r *Recorder) Record(ctx context.Context, events []Event) error {
 			r.log.Warn("event rejected", "err", err)
 			continue
 		}
-		e, err := toEntry(&ev, r.cfg.IDs.New(), r.cfg.WorkDir)
+		id := ev.RecordID
+		if id.IsNil() {
+			id = r.cfg.IDs.New()
+		}
+		e, err := toEntry(&ev, id, r.cfg.WorkDir)
 		if err != nil {
 			r.stats.Rejected++
 			r.log.Warn("event rejected", "err", err)
 			continue
+		}
+		if !ev.RecordID.IsNil() {
+			e.key = dedupeKey{} // the server drops a repeated id
 		}
 		if !r.accept(e) {
 			continue
