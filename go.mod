@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/cockroachdb/datadriven v1.0.3-0.20250407164829-2945557346d5
 	github.com/cockroachdb/pebble/v2 v2.1.7
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/gorilla/mux v1.8.1
 	github.com/kljensen/snowball v0.10.0
 	github.com/mark3labs/mcp-go v1.2.1

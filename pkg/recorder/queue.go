@@ -29,3 +29,13 @@ func (r *Recorder) FlushSpoolWait(ctx context.Context, wait time.Duration) error
 	r.flushPending(ctx)
 	return r.Err()
 }
+
+// Queue runs events through the pipeline as Record does (validation,
+// redaction, duplicate dropping) but writes them to the spool instead of
+// sending them, behind the files already there.
+func (r *Recorder) Queue(ctx context.Context, events []Event) error {
+	sender := r.cfg.Sender
+	r.cfg.Sender = nil // holding: no server, so every batch is spooled
+	defer func() { r.cfg.Sender = sender }()
+	return r.Record(ctx, events)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -216,12 +217,28 @@ func (r *root) installHookCmd() *ff.Command {
 			}
 			fmt.Fprintf(r.stdout, "  - If the server requires an API key, set MEMSVC_SERVER_API_KEY in the environment\n"+
 				"    %s runs in.\n", agent.Name())
+			watch := "memsvc-recorder watch --agent " + string(agent) + " --server-url " + shellWord(url)
+			fmt.Fprintf(r.stdout, "  - Hooks do not see the assistant's messages; its session transcripts hold them.\n"+
+				"    To record them too, keep this running (once per user, not per project):\n"+
+				"      %s\n"+
+				"    or install it as a systemd user service:\n"+
+				"      %s --print-systemd-unit > ~/.config/systemd/user/%s\n"+
+				"      systemctl --user daemon-reload && systemctl --user enable --now %s\n",
+				watch, watch, watchUnitName, watchUnitName)
 			if recorder.PlainHTTPRemote(url) {
 				fmt.Fprintf(r.stderr, "warning: %s is plain http to another host: the recorder will send journal text unencrypted, and will refuse to send an API key there; use https\n", url)
 			}
 			return nil
 		},
 	}
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Hook timing: the whole hook run, the part spent flushing old spool

@@ -2,6 +2,7 @@ package recordercmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/spool"
@@ -393,4 +395,107 @@ func TestHookQueueOnlyThenFlush(t *testing.T) {
 	if r.code != 1 {
 		t.Fatalf("flush with a refused key: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+func TestWatchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"watch", "extra"},
+		{"watch", "--agent", "vim"},
+		{"watch", "--rescan-interval", "10ms"},
+		{"watch", "--max-line-bytes", "10"},
+	} {
+		if r := exec(t, "", home(t), args...); r.code != 2 {
+			t.Errorf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestWatchSystemdUnit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), `my "claude" 100%`)
+	r := exec(t, "", []string{"HOME=/home/dev", "MEMSVC_SERVER_API_KEY=top-secret-key"},
+		"watch", "--agent", "claude", "--claude-dir", dir, "--server-url", "https://memsvc.example.com", "--print-systemd-unit")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var execStart string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			execStart = v
+		}
+	}
+	wantDir := `"` + strings.NewReplacer(`"`, `\"`, "%", "%%").Replace(dir) + `"`
+	if !strings.Contains(execStart, " watch --server-url https://memsvc.example.com --agent claude --claude-dir "+wantDir) ||
+		!strings.Contains(r.stdout, "[Install]\nWantedBy=default.target") || strings.Contains(r.stdout, "top-secret-key") {
+		t.Fatalf("unit:\n%s", r.stdout)
+	}
+	// Both agents by default, with their default directories.
+	r = exec(t, "", []string{"HOME=/home/dev", "CODEX_HOME=/srv/codex"}, "watch", "--print-systemd-unit")
+	if r.code != 0 || !strings.Contains(r.stdout, "--claude-dir /home/dev/.claude/projects --codex-dir /srv/codex/sessions") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestWatchCommand runs watch until the assistant's message of a new
+// transcript has reached the server, then interrupts it: exit 0.
+func TestWatchCommand(t *testing.T) {
+	f, url := startFake(t, "")
+	hm := t.TempDir()
+	projects := filepath.Join(hm, ".claude", "projects")
+	if err := os.MkdirAll(projects, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"watch", "--agent", "claude", "--server-url", url}, strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errOut.String(), "following transcripts") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch did not start:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	line := `{"type":"assistant","uuid":"u1","sessionId":"w1","timestamp":"2026-11-03T09:00:00Z","message":{"role":"assistant","content":[{"type":"text","text":"hello from the transcript"}]}}` + "\n"
+	// Written after the first walk (the log line comes after it), so it
+	// is a new file: read whole.
+	if err := os.MkdirAll(filepath.Join(projects, "p"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for len(f.texts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing recorded:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	cancel()
+	if code := <-done; code != 0 || !strings.Contains(errOut.String(), "memsvc-recorder watch: files=1 lines=1 events=1") {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if got := f.texts(); len(got) != 1 || got[0] != "hello from the transcript" {
+		t.Fatalf("stored %q", got)
+	}
+}
+
+// syncBuffer is a buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
