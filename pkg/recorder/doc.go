@@ -155,6 +155,9 @@
 // batch is sent or spooled: a crash in between reads the lines again.
 // Offsets live in the spool directory in "transcript-offsets" (JSON: per
 // file its agent, device, inode, the SHA-256 of its first bytes up to 1
-// KiB, the offset and the parser's context), replaced atomically and
-// durably after every batch.
+// KiB, the offset, the modification time when it was read that far, and
+// the parser's context), replaced atomically and durably after every
+// batch. A rescan opens only files whose size, inode or modification time
+// moved; a file whose first bytes changed is read from the start even when
+// its size did not.
 package recorder

@@ -104,7 +104,7 @@ const (
 	watchLock      = "watch"
 	headBytes      = 1024 // the head hash covers this much of a file
 	maxWatchDepth  = 8    // directory levels below a source followed
-	maxEventBurst  = 4096 // notifications gathered before reading
+	maxEventBurst  = 4096 // notifications gathered, at most, before reading
 )
 
 // watchState is the offsets file: JSON, written atomically and durably
@@ -126,6 +126,7 @@ type fileState struct {
 	Dev     uint64            `json:"dev,omitempty"`
 	Ino     uint64            `json:"ino,omitempty"`
 	Offset  int64             `json:"offset"`
+	MTime   int64             `json:"mtime_ns,omitempty"` // when the file was last seen as read up to Offset
 	HeadLen int64             `json:"head_len,omitempty"`
 	Head    string            `json:"head_sha256,omitempty"`
 	Context transcriptContext `json:"context"`
@@ -272,9 +273,11 @@ func (w *TranscriptWatcher) Run(ctx context.Context) error {
 			if !ok {
 				return errors.New("watch transcripts: the notifier stopped")
 			}
+			// Gather what is queued (a line written in pieces, a file
+			// and its directory) and read each file once.
 			dirty := map[string]bool{}
 			appeared := w.notice(ev, dirty)
-			for gathered := false; !gathered && len(dirty) < maxEventBurst; {
+			for n, gathered := 1, false; !gathered && n < maxEventBurst; n++ {
 				select {
 				case ev, ok := <-w.fsw.Events:
 					if ok {
@@ -430,14 +433,16 @@ func (w *TranscriptWatcher) scan(ctx context.Context) {
 		}
 		delete(w.missing, src.Dir)
 		files := w.walk(src.Dir)
+		found := make(map[string]bool, len(files))
 		for _, f := range files {
 			if ctx.Err() != nil {
 				return
 			}
+			found[f] = true
 			w.drain(ctx, f)
 		}
 		for path := range w.state.Files {
-			if s, _, ok := w.sourceOf(path); ok && s.Dir == src.Dir && !slices.Contains(files, path) {
+			if s, _, ok := w.sourceOf(path); ok && s.Dir == src.Dir && !found[path] {
 				w.forget(path)
 			}
 		}
@@ -490,6 +495,12 @@ func (w *TranscriptWatcher) drain(ctx context.Context, path string) {
 	if !ok {
 		return
 	}
+	st := w.state.Files[path]
+	if fi, err := os.Stat(path); err == nil && st != nil && fi.Size() == st.Offset && fi.ModTime().UnixNano() == st.MTime {
+		if dev, ino := fileID(fi); dev == st.Dev && ino == st.Ino {
+			return // untouched: the usual answer to a rescan
+		}
+	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		w.forget(path)
@@ -506,7 +517,6 @@ func (w *TranscriptWatcher) drain(ctx context.Context, path string) {
 	}
 	size := fi.Size()
 	dev, ino := fileID(fi)
-	st := w.state.Files[path]
 	switch {
 	case st == nil:
 		st = &fileState{Agent: src.Agent, Dev: dev, Ino: ino}
@@ -520,12 +530,16 @@ func (w *TranscriptWatcher) drain(ctx context.Context, path string) {
 		w.state.Files[path] = st
 		w.mu.Unlock()
 		w.saveState()
-	case st.Dev != dev || st.Ino != ino || size < st.Offset || size > st.Offset && !headMatches(f, st):
+	case st.Dev != dev || st.Ino != ino || size < st.Offset || !headMatches(f, st):
 		w.rec.log.Info("transcript replaced or truncated; reading it from the start", "file", path)
 		*st = fileState{Agent: src.Agent, Dev: dev, Ino: ino}
 		w.count(func(s *WatchStats) { s.Restarts++ })
 	}
 	if size == st.Offset {
+		if mtime := fi.ModTime().UnixNano(); st.MTime != mtime {
+			st.MTime = mtime // touched, not grown: no need to look again
+			w.saveState()
+		}
 		return
 	}
 	w.count(func(s *WatchStats) { s.Reads++ })
@@ -582,6 +596,10 @@ func (w *TranscriptWatcher) commit(ctx context.Context, f *os.File, st *fileStat
 		w.count(func(s *WatchStats) { s.Events += len(batch) })
 	}
 	st.Offset, st.Context = offset, pctx
+	st.MTime = 0
+	if fi, err := f.Stat(); err == nil && fi.Size() == offset {
+		st.MTime = fi.ModTime().UnixNano()
+	}
 	w.setHead(f, st)
 	w.saveState()
 	return true

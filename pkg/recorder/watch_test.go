@@ -295,6 +295,23 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 	all = append(all, "G: short")
 	r.expect(watchSession, all...)
 
+	// Rewritten in place to the very same size while stopped (no
+	// notification shows it empty): its first bytes differ.
+	h := claudeLine(9, "H: same!")
+	if len(h) != len(claudeLine(8, "G: short")) {
+		t.Fatal("the rewrite must keep the size")
+	}
+	if err := r.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(h), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	r.barrier()
+	all = append(all, "H: same!")
+	r.expect(watchSession, all...)
+
 	// Removed: forgotten.
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
