@@ -1,0 +1,703 @@
+package searchindex
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// MaxQueryTerms bounds the work of one search: distinct terms of a query
+// beyond the first MaxQueryTerms are ignored.
+const MaxQueryTerms = 64
+
+// boundSlack inflates every score bound so that rounding can never make
+// a bound smaller than the score it bounds (sums of at most MaxQueryTerms
+// positive terms are off by far less than this, relatively).
+const boundSlack = 1 + 1e-9
+
+// ErrQuery marks an invalid query.
+var ErrQuery = errors.New("invalid search query")
+
+// QueryTerm is one term of a query with its weight.
+type QueryTerm struct {
+	Term string
+	// Weight multiplies the term's score; 1 is neutral, 0 makes the
+	// term count for nothing in ranking (it is still required with
+	// Query.All). Negative weights are refused.
+	Weight float64
+}
+
+// Query is a search request.
+type Query struct {
+	// Terms are the query terms, analysed as documents are (QueryTerms
+	// does that for a text). A term given more than once counts once,
+	// with its largest weight.
+	Terms []QueryTerm
+	// Limit is the number of hits Search returns.
+	Limit int
+	// All requires every term in a document (conjunctive search).
+	// Otherwise a document matches when it contains a term of positive
+	// weight, and its score is the sum over its terms.
+	All bool
+	// FieldWeights, when set, replaces the configured field weights for
+	// this query: one non-negative weight per field; 0 ignores the field.
+	FieldWeights []float64
+	// Filter, when set, decides whether a matching document may be
+	// returned. It must be a pure function of its arguments for the
+	// duration of the call: Search asks it only about documents good
+	// enough to enter the results, so which documents it is asked about
+	// depends on the others. It runs under the index's read lock and must
+	// not write to the index.
+	Filter func(id memory.ID, a Attrs) bool
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    memory.ID
+	Score float64
+	Attrs Attrs
+}
+
+// QueryTerms analyses text into query terms of weight 1.
+func (ix *Index) QueryTerms(text string) []QueryTerm {
+	terms := ix.Analyze(text)
+	out := make([]QueryTerm, len(terms))
+	for i, t := range terms {
+		out[i] = QueryTerm{Term: t, Weight: 1}
+	}
+	return out
+}
+
+// prepared is a query resolved against a core: distinct terms with their
+// ids and idf-weighted multipliers, and the BM25F normalisation.
+type prepared struct {
+	c     *core
+	terms []pterm
+	fw    [MaxFields]float64
+	n0    [MaxFields]float64 // length normalisation n0 + nl·len
+	nl    [MaxFields]float64
+	k1    float64
+}
+
+type pterm struct {
+	text   string
+	id     uint32 // 0 when the index does not know the term
+	weight float64
+	w      float64 // weight · idf
+	idf    float64
+}
+
+// prepareFields returns a prepared query without terms, with the
+// configured field weights.
+func (ix *Index) prepareFields(c *core) *prepared {
+	p := &prepared{c: c, k1: ix.cfg.K1}
+	n := float64(c.live)
+	for f, fd := range ix.cfg.Fields {
+		p.fw[f] = fd.Weight
+		p.n0[f] = 1 - fd.B
+		if c.lens[f] > 0 {
+			p.nl[f] = fd.B / (float64(c.lens[f]) / n)
+		}
+	}
+	return p
+}
+
+func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
+	if q.Limit < 0 {
+		return nil, fmt.Errorf("%w: negative limit %d", ErrQuery, q.Limit)
+	}
+	p := ix.prepareFields(c)
+	if q.FieldWeights != nil {
+		if len(q.FieldWeights) != c.nf {
+			return nil, fmt.Errorf("%w: %d field weights for %d fields", ErrQuery, len(q.FieldWeights), c.nf)
+		}
+		for f, w := range q.FieldWeights {
+			if !(w >= 0) || math.IsInf(w, 0) {
+				return nil, fmt.Errorf("%w: field weight %v, want a non-negative number", ErrQuery, w)
+			}
+			p.fw[f] = w
+		}
+	}
+	n := float64(c.live)
+	for _, qt := range q.Terms {
+		if !(qt.Weight >= 0) || math.IsInf(qt.Weight, 0) {
+			return nil, fmt.Errorf("%w: term %.20q: weight %v, want a non-negative number", ErrQuery, qt.Term, qt.Weight)
+		}
+		if i := slices.IndexFunc(p.terms, func(t pterm) bool { return t.text == qt.Term }); i >= 0 {
+			p.terms[i].weight = max(p.terms[i].weight, qt.Weight)
+			continue
+		}
+		if len(p.terms) == MaxQueryTerms {
+			continue
+		}
+		p.terms = append(p.terms, pterm{text: qt.Term, weight: qt.Weight})
+	}
+	for i := range p.terms {
+		t := &p.terms[i]
+		t.id = c.termIDs[t.text]
+		if t.id == 0 || c.terms[t.id].df == 0 {
+			t.id = 0
+			continue
+		}
+		df := float64(c.terms[t.id].df)
+		t.idf = math.Log(1 + (n-df+0.5)/(df+0.5))
+		t.w = t.weight * t.idf
+	}
+	return p, nil
+}
+
+// tfNorm is BM25F's combined term frequency: the sum over fields of the
+// field weight times the frequency divided by the field's length
+// normalisation.
+func (p *prepared) tfNorm(tf, lens *[MaxFields]uint32) float64 {
+	x := 0.0
+	for f := range p.c.nf {
+		if tf[f] != 0 && p.fw[f] != 0 {
+			x += p.fw[f] * float64(tf[f]) / (p.n0[f] + p.nl[f]*float64(lens[f]))
+		}
+	}
+	return x
+}
+
+// termScore is the score of a term of multiplier w (weight · idf) in a
+// document where its combined frequency is x.
+func (p *prepared) termScore(w, x float64) float64 {
+	if x == 0 {
+		return 0
+	}
+	return w * (x * (p.k1 + 1) / (p.k1 + x))
+}
+
+// bound is an upper bound of termScore over the postings b summarises.
+func (p *prepared) bound(w float64, b *blockMax) float64 {
+	x := 0.0
+	for f := range p.c.nf {
+		if b.maxTF[f] != 0 && p.fw[f] != 0 {
+			x += p.fw[f] * float64(b.maxTF[f]) / (p.n0[f] + p.nl[f]*float64(b.minLen[f]))
+		}
+	}
+	return p.termScore(w, x) * boundSlack
+}
+
+// present reports whether a posting counts as an occurrence: the term is
+// in a field of positive weight.
+func (p *prepared) present(tf *[MaxFields]uint32) bool {
+	for f := range p.c.nf {
+		if tf[f] != 0 && p.fw[f] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+const noDoc = math.MaxUint32
+
+// cursor walks the postings of one query term.
+type cursor struct {
+	te   *termEntry
+	term uint32
+	qi   int // index in prepared.terms
+	w    float64
+	ub   float64 // bound over the whole list
+	pos  int
+
+	blk   int     // block of the cached bound, -1 for none
+	bb    float64 // bound of block blk
+	bLast uint32  // last document of block blk
+}
+
+func (cu *cursor) doc() uint32 {
+	if cu.pos < len(cu.te.docs) {
+		return cu.te.docs[cu.pos]
+	}
+	return noDoc
+}
+
+// seek moves to the first posting at or after d (galloping).
+func (cu *cursor) seek(d uint32) {
+	docs := cu.te.docs
+	i := cu.pos
+	if i >= len(docs) || docs[i] >= d {
+		return
+	}
+	step := 1
+	for i+step < len(docs) && docs[i+step] < d {
+		i += step
+		step *= 2
+	}
+	// docs[i] < d; the answer is in (i, i+step].
+	hi := min(i+step, len(docs))
+	lo := i + 1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if docs[m] < d {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	cu.pos = lo
+}
+
+// blockBound returns the bound of the block holding the first posting at
+// or after d and that block's last document; ok is false when the list
+// has no posting at or after d. d never decreases between calls.
+func (cu *cursor) blockBound(p *prepared, d uint32) (bound float64, last uint32, ok bool) {
+	docs := cu.te.docs
+	if len(docs) == 0 || docs[len(docs)-1] < d {
+		return 0, 0, false
+	}
+	nb := len(cu.te.blocks)
+	if nb == 0 {
+		return cu.ub, docs[len(docs)-1], true
+	}
+	if cu.blk >= 0 && cu.bLast >= d {
+		return cu.bb, cu.bLast, true
+	}
+	b := max(cu.blk, 0)
+	lastOf := func(b int) uint32 { return docs[min((b+1)*blockSize, len(docs))-1] }
+	if lastOf(b) < d {
+		// Gallop, then search (lo, hi]: lastOf(lo) < d <= lastOf(hi).
+		step := 1
+		for b+step < nb-1 && lastOf(b+step) < d {
+			b += step
+			step *= 2
+		}
+		lo, hi := b, min(b+step, nb-1)
+		for hi-lo > 1 {
+			m := int(uint(lo+hi) >> 1)
+			if lastOf(m) < d {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		b = hi
+	}
+	cu.blk, cu.bLast = b, lastOf(b)
+	cu.bb = p.bound(cu.w, &cu.te.blocks[b])
+	return cu.bb, cu.bLast, true
+}
+
+// score returns the term's score in the document at the cursor.
+func (cu *cursor) score(p *prepared) float64 {
+	c := p.c
+	d := cu.te.docs[cu.pos]
+	var tf [MaxFields]uint32
+	c.unpackTF(cu.term, d, cu.te.tfs[cu.pos], &tf)
+	return p.termScore(cu.w, p.tfNorm(&tf, &c.docs[d].lens))
+}
+
+func (cu *cursor) presentHere(p *prepared) bool {
+	d := cu.te.docs[cu.pos]
+	var tf [MaxFields]uint32
+	p.c.unpackTF(cu.term, d, cu.te.tfs[cu.pos], &tf)
+	return p.present(&tf)
+}
+
+// cursors returns cursors of the known terms; with positive set, only of
+// terms of positive weight.
+func (p *prepared) cursors(positive bool) []cursor {
+	var out []cursor
+	for qi, t := range p.terms {
+		if t.id == 0 || positive && t.w <= 0 {
+			continue
+		}
+		te := &p.c.terms[t.id]
+		out = append(out, cursor{te: te, term: t.id, qi: qi, w: t.w, ub: p.bound(t.w, &te.max), blk: -1})
+	}
+	return out
+}
+
+// topK keeps the best hits: a min-heap on rank, h[0] the worst kept.
+type topK struct {
+	k int
+	h []ranked
+}
+
+type ranked struct {
+	score  float64
+	hi, lo uint64 // the id, big endian, so ids compare as integers
+	doc    uint32
+}
+
+func rankOf(score float64, id *memory.ID, doc uint32) ranked {
+	return ranked{score: score, hi: binary.BigEndian.Uint64(id[:8]), lo: binary.BigEndian.Uint64(id[8:]), doc: doc}
+}
+
+// worse reports whether a ranks below b: lower score, or the same score
+// and a larger id.
+func worse(a, b *ranked) bool {
+	if a.score != b.score {
+		return a.score < b.score
+	}
+	if a.hi != b.hi {
+		return a.hi > b.hi
+	}
+	return a.lo > b.lo
+}
+
+func (t *topK) full() bool { return len(t.h) == t.k }
+
+// threshold is the score a document must reach to be considered.
+func (t *topK) threshold() float64 {
+	if t.full() && t.k > 0 {
+		return t.h[0].score
+	}
+	return 0
+}
+
+// wants reports whether r would enter the heap.
+func (t *topK) wants(r *ranked) bool {
+	if t.k == 0 {
+		return false
+	}
+	return !t.full() || worse(&t.h[0], r)
+}
+
+func (t *topK) push(r ranked) {
+	if len(t.h) < t.k {
+		t.h = append(t.h, r)
+		for i := len(t.h) - 1; i > 0; {
+			parent := (i - 1) / 2
+			if !worse(&t.h[i], &t.h[parent]) {
+				break
+			}
+			t.h[i], t.h[parent] = t.h[parent], t.h[i]
+			i = parent
+		}
+		return
+	}
+	t.h[0] = r
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(t.h) {
+			break
+		}
+		m := l
+		if r := l + 1; r < len(t.h) && worse(&t.h[r], &t.h[l]) {
+			m = r
+		}
+		if !worse(&t.h[m], &t.h[i]) {
+			break
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
+}
+
+// hits returns the kept hits best first.
+func (t *topK) hits(c *core) []Hit {
+	slices.SortFunc(t.h, func(a, b ranked) int {
+		switch {
+		case worse(&b, &a):
+			return -1
+		case worse(&a, &b):
+			return 1
+		}
+		return 0
+	})
+	out := make([]Hit, len(t.h))
+	for i, r := range t.h {
+		d := &c.docs[r.doc]
+		out[i] = Hit{ID: d.id, Score: r.score, Attrs: d.attrs}
+	}
+	return out
+}
+
+// Search returns the best q.Limit documents for q, best first: highest
+// score, then lowest id. The results are exactly those of scoring every
+// matching document (see the package comment for the algorithm).
+func (ix *Index) Search(q Query) ([]Hit, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, err := ix.prepare(ix.c, &q)
+	if err != nil || q.Limit == 0 {
+		return nil, err
+	}
+	top := &topK{k: q.Limit}
+	if q.All {
+		p.conjunctive(q.Filter, func(doc uint32, score float64) bool {
+			r := rankOf(score, &p.c.docs[doc].id, doc)
+			if top.wants(&r) {
+				top.push(r)
+			}
+			return true
+		}, true)
+	} else {
+		p.maxScore(top, q.Filter)
+	}
+	return top.hits(p.c), nil
+}
+
+// maxScore is document-at-a-time top-k retrieval with MaxScore (Turtle
+// and Flood, "Query evaluation: strategies and optimizations", 1995)
+// refined by block-max bounds (Ding and Suel, "Faster top-k document
+// retrieval using block-max indexes", 2011; the block-max MaxScore
+// variant studied by Mallia et al., "An experimental study of index
+// compression and DAAT query processing methods", 2019).
+//
+// Lists are ordered by their bound. The longest prefix of lists whose
+// bounds sum below the threshold (the score of the k-th best hit so far)
+// is non-essential: a document found only in them cannot enter the
+// results, so candidates come from the essential lists alone. Before a
+// candidate is scored, the block maxima of every list over the candidate
+// give a tighter bound; when even that is below the threshold, the whole
+// interval up to the nearest block end is skipped. Non-essential lists
+// are probed last, and scoring stops as soon as the bound of what is
+// left cannot reach the threshold. A document is skipped only when its
+// bound is strictly below the threshold, so documents that tie with the
+// k-th hit are still compared by id.
+func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
+	lists := p.cursors(true)
+	if len(lists) == 0 {
+		return
+	}
+	slices.SortFunc(lists, func(a, b cursor) int {
+		return cmp.Or(cmp.Compare(a.ub, b.ub), cmp.Compare(a.qi, b.qi))
+	})
+	prefix := make([]float64, len(lists)) // bounds of lists[:i+1]
+	sum := 0.0
+	for i := range lists {
+		sum += lists[i].ub
+		prefix[i] = sum
+	}
+	contrib := make([]float64, len(p.terms))
+	c := p.c
+	ess := 0 // lists[ess:] are essential
+	theta := 0.0
+	for ess < len(lists) {
+		d := uint32(noDoc)
+		for i := ess; i < len(lists); i++ {
+			d = min(d, lists[i].doc())
+		}
+		if d == noDoc {
+			return
+		}
+		if theta > 0 {
+			// Block bound over every list, for the interval [d, end].
+			bsum, end := 0.0, uint32(noDoc)
+			for i := range lists {
+				b, last, ok := lists[i].blockBound(p, d)
+				if ok {
+					bsum += b
+					end = min(end, last)
+				}
+			}
+			if bsum < theta {
+				if end == noDoc {
+					return
+				}
+				for i := ess; i < len(lists); i++ {
+					lists[i].seek(end + 1)
+				}
+				continue
+			}
+		}
+		if c.isDead(d) {
+			for i := ess; i < len(lists); i++ {
+				if lists[i].doc() == d {
+					lists[i].pos++
+				}
+			}
+			continue
+		}
+		partial := 0.0
+		for i := ess; i < len(lists); i++ {
+			l := &lists[i]
+			if l.doc() == d {
+				s := l.score(p)
+				contrib[l.qi] = s
+				partial += s
+				l.pos++
+			}
+		}
+		pruned := false
+		if ess > 0 {
+			// What the non-essential lists can add, by their block
+			// maxima over d.
+			rest := 0.0
+			for i := range ess {
+				if theta > 0 {
+					if b, _, ok := lists[i].blockBound(p, d); ok {
+						rest += b
+					}
+				} else {
+					rest += lists[i].ub
+				}
+			}
+			for i := ess - 1; i >= 0; i-- {
+				if partial+rest < theta {
+					pruned = true
+					break
+				}
+				l := &lists[i]
+				if theta > 0 {
+					if b, _, ok := l.blockBound(p, d); ok {
+						rest -= b
+					}
+				} else {
+					rest -= l.ub
+				}
+				l.seek(d)
+				if l.doc() == d {
+					s := l.score(p)
+					contrib[l.qi] = s
+					partial += s
+				}
+			}
+		}
+		// The score is summed in query order, as every other way of
+		// scoring does, so equal documents get bit-identical scores.
+		score := 0.0
+		for i := range contrib {
+			score += contrib[i]
+			contrib[i] = 0
+		}
+		if pruned || score <= 0 {
+			continue
+		}
+		r := rankOf(score, &c.docs[d].id, d)
+		if !top.wants(&r) {
+			continue
+		}
+		if filter != nil && !filter(c.docs[d].id, c.docs[d].attrs) {
+			continue
+		}
+		top.push(r)
+		if top.full() && top.threshold() > theta {
+			theta = top.threshold()
+			for ess < len(lists) && prefix[ess] < theta {
+				ess++
+			}
+		}
+	}
+}
+
+// conjunctive calls fn for every live document that contains every query
+// term (in a field of positive weight) and passes filter, in document
+// number order, with its score when withScore is set; fn returns false to
+// stop. The lists are intersected by galloping from the shortest.
+func (p *prepared) conjunctive(filter func(memory.ID, Attrs) bool, fn func(doc uint32, score float64) bool, withScore bool) {
+	if len(p.terms) == 0 {
+		return
+	}
+	for _, t := range p.terms {
+		if t.id == 0 {
+			return
+		}
+	}
+	lists := p.cursors(false)
+	slices.SortFunc(lists, func(a, b cursor) int {
+		return cmp.Or(cmp.Compare(len(a.te.docs), len(b.te.docs)), cmp.Compare(a.qi, b.qi))
+	})
+	c := p.c
+	contrib := make([]float64, len(p.terms))
+	d := lists[0].doc()
+	for d != noDoc {
+		match := true
+		for i := 1; i < len(lists); i++ {
+			lists[i].seek(d)
+			if x := lists[i].doc(); x != d {
+				match = false
+				lists[0].seek(x)
+				break
+			}
+		}
+		if !match {
+			d = lists[0].doc()
+			continue
+		}
+		if !c.isDead(d) && p.allPresent(lists) && (filter == nil || filter(c.docs[d].id, c.docs[d].attrs)) {
+			score := 0.0
+			if withScore {
+				for i := range lists {
+					contrib[lists[i].qi] = lists[i].score(p)
+				}
+				for i := range contrib {
+					score += contrib[i]
+					contrib[i] = 0
+				}
+			}
+			if !fn(d, score) {
+				return
+			}
+		}
+		lists[0].pos++
+		d = lists[0].doc()
+	}
+}
+
+func (p *prepared) allPresent(lists []cursor) bool {
+	for i := range lists {
+		if !lists[i].presentHere(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// disjunctive calls fn for every live document that contains a query
+// term of positive weight (in a field of positive weight) and passes
+// filter, in document number order; fn returns false to stop.
+func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc uint32) bool) {
+	lists := p.cursors(true)
+	c := p.c
+	for {
+		d := uint32(noDoc)
+		for i := range lists {
+			d = min(d, lists[i].doc())
+		}
+		if d == noDoc {
+			return
+		}
+		present := false
+		for i := range lists {
+			if lists[i].doc() == d {
+				present = present || lists[i].presentHere(p)
+				lists[i].pos++
+			}
+		}
+		if present && !c.isDead(d) && (filter == nil || filter(c.docs[d].id, c.docs[d].attrs)) {
+			if !fn(d) {
+				return
+			}
+		}
+	}
+}
+
+// Match calls fn for every document that matches q (all terms with
+// q.All, any term of positive weight otherwise) and passes q.Filter, in
+// the order documents were added; fn returns false to stop. It visits
+// every matching posting: use it where every match is needed (a listing
+// with an exact count), Search otherwise. q.Limit is ignored. fn runs
+// under the index's read lock and must not write to the index.
+func (ix *Index) Match(q Query, fn func(id memory.ID, a Attrs) bool) error {
+	q.Limit = 0
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, err := ix.prepare(ix.c, &q)
+	if err != nil {
+		return err
+	}
+	c := p.c
+	call := func(doc uint32) bool { return fn(c.docs[doc].id, c.docs[doc].attrs) }
+	if q.All {
+		p.conjunctive(q.Filter, func(doc uint32, _ float64) bool { return call(doc) }, false)
+	} else {
+		p.disjunctive(q.Filter, call)
+	}
+	return nil
+}
+
+// Count returns the number of documents Match would visit.
+func (ix *Index) Count(q Query) (int, error) {
+	n := 0
+	err := ix.Match(q, func(memory.ID, Attrs) bool { n++; return true })
+	return n, err
+}
