@@ -159,7 +159,7 @@ func collect(c *core, docs []analysed) error {
 			}
 			c.buf = appendUvarint32(c.buf, id)
 		}
-		c.appendDoc(a.id, a.attrs, &a.lens, c.buf)
+		c.appendDoc(a.id, a.attrs, a.lens[:], c.buf)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ const (
 type view struct {
 	nf    int
 	docs  []docEntry
+	dlens []uint32
 	dead  []uint64
 	arena [][]byte
 	texts []string
@@ -31,6 +32,7 @@ func (c *core) capture() *view {
 	return &view{
 		nf:    c.nf,
 		docs:  c.docs[:len(c.docs):len(c.docs)],
+		dlens: c.dlens[:len(c.dlens):len(c.dlens)],
 		dead:  slices.Clone(c.dead),
 		arena: slices.Clone(c.arena),
 		texts: c.texts[:len(c.texts):len(c.texts)],
@@ -38,6 +40,11 @@ func (c *core) capture() *view {
 }
 
 func (v *view) isDead(n uint32) bool { return v.dead[n>>6]&(1<<(n&63)) != 0 }
+
+func (v *view) lensOf(n uint32) []uint32 {
+	i := int(n) * v.nf
+	return v.dlens[i : i+v.nf : i+v.nf]
+}
 
 func (v *view) seq(d *docEntry) []byte {
 	ch := v.arena[d.seqAt>>32]
@@ -57,11 +64,12 @@ func newRemapper(to *core, texts []string) *remapper {
 	return &remapper{to: to, texts: texts, ids: make([]uint32, len(texts))}
 }
 
-// copyDoc appends document d (of sequence seq) to r.to, not indexed.
-func (r *remapper) copyDoc(d *docEntry, seq []byte) uint32 {
+// copyDoc appends document d (of field lengths lens and sequence seq)
+// to r.to, not indexed.
+func (r *remapper) copyDoc(d *docEntry, lens []uint32, seq []byte) uint32 {
 	c := r.to
 	c.buf = c.buf[:0]
-	rd := seqReader{b: seq, lens: d.lens}
+	rd := seqReader{b: seq, lens: lensArray(lens)}
 	for {
 		t, _, ok := rd.next()
 		if !ok {
@@ -80,23 +88,34 @@ func (r *remapper) copyDoc(d *docEntry, seq []byte) uint32 {
 		}
 		c.buf = binary.AppendUvarint(c.buf, uint64(t))
 	}
-	return c.appendDoc(d.id, d.attrs, &d.lens, c.buf)
+	return c.appendDoc(d.id, d.attrs, lens, c.buf)
 }
 
 // rebuild returns a new core holding the live documents of v, renumbered
 // in order, with the terms they use and exact postings, block maxima and
 // statistics.
 func (c *core) rebuild(v *view) *core {
-	nc := newCore(c.nf)
-	nc.maxDocs = c.maxDocs
+	nc := c.empty()
 	r := newRemapper(nc, v.texts)
 	for i := range v.docs {
-		if v.isDead(uint32(i)) {
+		n := uint32(i)
+		if v.isDead(n) {
 			continue
 		}
-		r.copyDoc(&v.docs[i], v.seq(&v.docs[i]))
+		r.copyDoc(&v.docs[i], v.lensOf(n), v.seq(&v.docs[i]))
 	}
 	nc.buildPostings()
+	return nc
+}
+
+// empty returns an empty core configured as c.
+func (c *core) empty() *core {
+	fields := make([]Field, c.nf)
+	for f := range fields {
+		fields[f] = Field{Weight: c.fw[f], B: c.b[f]}
+	}
+	nc := newCore(fields)
+	nc.maxDocs = c.maxDocs
 	return nc
 }
 
@@ -106,9 +125,16 @@ func (c *core) buildPostings() {
 	nt := len(c.texts)
 	df := make([]uint32, nt)
 	last := make([]uint32, nt)
+	// The statistics first: the block bounds depend on them.
+	for i, l := range c.dlens {
+		c.lens[i%c.nf] += int64(l)
+	}
+	c.live = len(c.docs)
+	c.setAvgHi()
+	c.live, c.lens = 0, [MaxFields]int64{}
 	for n := range c.docs {
 		d := &c.docs[n]
-		r := seqReader{b: c.seq(d), lens: d.lens}
+		r := seqReader{b: c.seq(d), lens: lensArray(c.lensOf(uint32(n)))}
 		for {
 			t, _, ok := r.next()
 			if !ok {
@@ -129,19 +155,21 @@ func (c *core) buildPostings() {
 	}
 	allDocs := make([]uint32, postings)
 	allTFs := make([]uint16, postings)
-	allBlocks := make([]blockMax, blocks)
+	allPX := make([]uint8, postings)
+	allBX := make([]float32, blocks*c.nf)
 	var p, b int
 	c.terms = make([]termEntry, nt)
 	for t, x := range df {
 		te := &c.terms[t]
-		te.max = emptyBlock
+		*te = newTermEntry()
 		te.docs = allDocs[p : p : p+int(x)]
 		te.tfs = allTFs[p : p : p+int(x)]
+		te.px = allPX[p : p : p+int(x)]
 		p += int(x)
 		if x > blockSize {
-			nb := (int(x) + blockSize - 1) / blockSize
-			te.blocks = allBlocks[b : b : b+nb]
-			b += nb
+			n := (int(x) + blockSize - 1) / blockSize * c.nf
+			te.bx = allBX[b : b : b+n]
+			b += n
 		}
 	}
 	for n := range c.docs {
@@ -153,8 +181,13 @@ func (c *core) buildPostings() {
 // documents pass the thresholds. The caller holds the write lock.
 func (ix *Index) maybeCompactLocked() {
 	c := ix.c
-	if !ix.autoCompact || c.ndead < compactMinDead || c.ndead*compactRatio < c.live {
+	if !ix.autoCompact {
 		return
+	}
+	if c.ndead < compactMinDead || c.ndead*compactRatio < c.live {
+		if c.boundsFresh(ptr(c.nl())) {
+			return
+		}
 	}
 	if !ix.compacting.CompareAndSwap(false, true) {
 		return
@@ -177,7 +210,7 @@ func (ix *Index) compact() {
 	defer ix.compactMu.Unlock()
 	ix.mu.RLock()
 	old := ix.c
-	if old.ndead == 0 {
+	if old.ndead == 0 && old.boundsFresh(ptr(old.nl())) {
 		ix.mu.RUnlock()
 		return
 	}
@@ -203,7 +236,9 @@ func (ix *Index) compact() {
 			continue
 		}
 		d := &old.docs[i]
-		nc.indexDoc(r.copyDoc(d, old.seq(d)))
+		nc.indexDoc(r.copyDoc(d, old.lensOf(uint32(i)), old.seq(d)))
 	}
 	ix.c = nc
 }
+
+func ptr[T any](v T) *T { return &v }

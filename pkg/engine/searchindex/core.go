@@ -8,7 +8,7 @@ import (
 )
 
 // blockSize is the number of postings summarised by one block maximum.
-const blockSize = 64
+const blockSize = 32
 
 // gapTerm is the term id that separates two texts of a field in a
 // document's term sequence. Real terms are numbered from 1.
@@ -25,8 +25,20 @@ type core struct {
 	nf      int
 	tfBits  uint
 	maxDocs uint64
+	fw      [MaxFields]float64 // configured field weights
+	b       [MaxFields]float64 // length normalisation of each field
+
+	// Block maxima are the largest length-normalised frequency per field,
+	// tf / ((1-b) + nlHi·len), where nlHi = b/avgHi and avgHi was above
+	// the field's average length when the postings were laid out. They
+	// bound the postings as long as the averages stay below avgHi; past
+	// that, searches fall back to a bound per term from its largest
+	// frequency and shortest length, and a background rebuild lays the
+	// postings out afresh.
+	nlHi [MaxFields]float64 // b/avgHi, or 0 for a field that had no terms
 
 	docs  []docEntry
+	dlens []uint32 // field lengths, nf per document
 	dead  []uint64 // tombstones, one bit per document number
 	ndead int
 	ids   map[memory.ID]uint32
@@ -55,7 +67,6 @@ type docEntry struct {
 	attrs Attrs
 	seqAt uint64 // chunk<<32 | offset in the chunk
 	seqN  uint32
-	lens  [MaxFields]uint32
 }
 
 // termEntry is the postings of one term: document numbers ascending,
@@ -64,31 +75,74 @@ type termEntry struct {
 	df   uint32 // live documents containing the term
 	docs []uint32
 	tfs  []uint16
-	// blocks[i] bounds postings [i*blockSize, (i+1)*blockSize); nil while
-	// the list has at most blockSize postings (max is then the bound).
-	blocks []blockMax
-	max    blockMax // over all postings
-}
-
-// blockMax bounds the postings of a block: per field the largest term
-// frequency and the shortest field length of a document in which the
-// term occurs in that field. Both only grow looser as documents are
-// deleted; compaction makes them exact again.
-type blockMax struct {
+	// px bounds each posting: impactBound[px[i]] is at least the sum
+	// over fields of the configured field weight times the length-
+	// normalised frequency with nlHi (a byte per posting, so a search can
+	// dismiss most postings without reading the document's lengths).
+	px []uint8
+	// bx holds, for each block of blockSize postings, the block maximum
+	// of each field (nf float32 per block, rounded up); nil while the list
+	// has at most blockSize postings (mx is then the block's).
+	bx []float32
+	mx [MaxFields]float32 // block maxima over the whole list
+	// The largest frequency and shortest length per field over the list
+	// (documents where the term is in the field): the bound when block
+	// maxima do not hold. Deletions only make these looser; compaction
+	// makes them exact again.
 	maxTF  [MaxFields]uint32
 	minLen [MaxFields]uint32
 }
 
-var emptyBlock = blockMax{minLen: [MaxFields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}}
+func newTermEntry() termEntry {
+	return termEntry{minLen: [MaxFields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}}
+}
 
-func (b *blockMax) update(nf int, tf, lens *[MaxFields]uint32) {
-	for f := range nf {
-		if tf[f] == 0 {
-			continue
-		}
-		b.maxTF[f] = max(b.maxTF[f], tf[f])
-		b.minLen[f] = min(b.minLen[f], lens[f])
+// avgHeadroom is how far above the current average field lengths avgHi
+// is set when postings are laid out: bounds are at most about this much
+// looser than exact, and the averages must grow by this much before the
+// postings are laid out again.
+const avgHeadroom = 1.1
+
+// normHi returns a posting's length-normalised frequency of field f
+// with nlHi, rounded up to a float32.
+func (c *core) normHi(f int, tf, length uint32) float32 {
+	x := float64(tf) / ((1 - c.b[f]) + c.nlHi[f]*float64(length))
+	x32 := float32(x)
+	if float64(x32) < x {
+		x32 = math.Nextafter32(x32, math.MaxFloat32)
 	}
+	return x32
+}
+
+// setAvgHi sets nlHi from the current statistics.
+func (c *core) setAvgHi() {
+	for f := range c.nf {
+		c.nlHi[f] = 0
+		if c.lens[f] > 0 && c.live > 0 {
+			c.nlHi[f] = c.b[f] / (float64(c.lens[f]) / float64(c.live) * avgHeadroom)
+		}
+	}
+}
+
+// boundsFresh reports whether the block maxima hold for the length
+// normalisation nl of the current statistics.
+func (c *core) boundsFresh(nl *[MaxFields]float64) bool {
+	for f := range c.nf {
+		if c.nlHi[f] > nl[f] || c.b[f] > 0 && c.lens[f] > 0 && c.nlHi[f] == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// nl returns the length normalisation b/avg of each field.
+func (c *core) nl() (nl [MaxFields]float64) {
+	for f := range c.nf {
+		if c.lens[f] > 0 {
+			nl[f] = c.b[f] / (float64(c.lens[f]) / float64(c.live))
+		}
+	}
+	return nl
 }
 
 type tfSlot struct {
@@ -96,8 +150,9 @@ type tfSlot struct {
 	tf   [MaxFields]uint32
 }
 
-func newCore(nf int) *core {
-	return &core{
+func newCore(fields []Field) *core {
+	nf := len(fields)
+	c := &core{
 		nf:       nf,
 		tfBits:   uint(16 / nf),
 		maxDocs:  math.MaxUint32,
@@ -108,6 +163,21 @@ func newCore(nf int) *core {
 		mark:     make([]uint32, 1),
 		overflow: make(map[uint64][MaxFields]uint32),
 	}
+	for f, fd := range fields {
+		c.fw[f], c.b[f] = fd.Weight, fd.B
+	}
+	return c
+}
+
+// lensOf returns the field lengths of document n.
+func (c *core) lensOf(n uint32) []uint32 {
+	i := int(n) * c.nf
+	return c.dlens[i : i+c.nf : i+c.nf]
+}
+
+func lensArray(l []uint32) (a [MaxFields]uint32) {
+	copy(a[:], l)
+	return a
 }
 
 // Term frequencies of a posting are packed into 16 bits, 16/nf bits per
@@ -166,16 +236,17 @@ func (c *core) intern(t string) uint32 {
 	id := uint32(len(c.texts))
 	c.termIDs[t] = id
 	c.texts = append(c.texts, t)
-	c.terms = append(c.terms, termEntry{max: emptyBlock})
+	c.terms = append(c.terms, newTermEntry())
 	c.mark = append(c.mark, 0)
 	return id
 }
 
 // appendDoc stores a document whose sequence is encoded, without
 // indexing it, and returns its number.
-func (c *core) appendDoc(id memory.ID, attrs Attrs, lens *[MaxFields]uint32, seq []byte) uint32 {
+func (c *core) appendDoc(id memory.ID, attrs Attrs, lens []uint32, seq []byte) uint32 {
 	n := uint32(len(c.docs))
-	c.docs = append(c.docs, docEntry{id: id, attrs: attrs, seqAt: c.appendSeq(seq), seqN: uint32(len(seq)), lens: *lens})
+	c.docs = append(c.docs, docEntry{id: id, attrs: attrs, seqAt: c.appendSeq(seq), seqN: uint32(len(seq))})
+	c.dlens = append(c.dlens, lens[:c.nf]...)
 	if int(n>>6) >= len(c.dead) {
 		c.dead = append(c.dead, 0)
 	}
@@ -193,31 +264,31 @@ func (c *core) add(a *analysed) {
 		}
 		c.buf = binary.AppendUvarint(c.buf, uint64(id))
 	}
-	n := c.appendDoc(a.id, a.attrs, &a.lens, c.buf)
+	n := c.appendDoc(a.id, a.attrs, a.lens[:], c.buf)
 	c.indexDoc(n)
 }
 
 // indexDoc appends the postings of document n and counts it in the
 // statistics.
 func (c *core) indexDoc(n uint32) {
-	d := &c.docs[n]
-	c.collect(d)
+	c.collect(n)
+	lens := c.lensOf(n)
 	for i := range c.slots {
 		s := &c.slots[i]
-		c.appendPosting(s.term, n, &s.tf, &d.lens)
+		c.appendPosting(s.term, n, &s.tf, lens)
 		c.terms[s.term].df++
 	}
 	c.live++
 	for f := range c.nf {
-		c.lens[f] += int64(d.lens[f])
+		c.lens[f] += int64(lens[f])
 	}
 }
 
-// collect gathers the distinct terms of d with their frequencies per
-// field into c.slots, in order of first occurrence.
-func (c *core) collect(d *docEntry) {
+// collect gathers the distinct terms of document n with their
+// frequencies per field into c.slots, in order of first occurrence.
+func (c *core) collect(n uint32) {
 	c.slots = c.slots[:0]
-	r := seqReader{b: c.seq(d), lens: d.lens}
+	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(c.lensOf(n))}
 	for {
 		t, f, ok := r.next()
 		if !ok {
@@ -239,21 +310,65 @@ func (c *core) collect(d *docEntry) {
 	}
 }
 
-func (c *core) appendPosting(term, doc uint32, tf, lens *[MaxFields]uint32) {
+func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uint32) {
 	te := &c.terms[term]
 	i := len(te.docs)
 	te.docs = append(te.docs, doc)
 	te.tfs = append(te.tfs, c.packTF(term, doc, tf))
+	nf := c.nf
+	xc := 0.0 // with the configured field weights
 	if i >= blockSize {
 		if i == blockSize {
-			te.blocks = append(te.blocks[:0], te.max)
+			te.bx = append(te.bx[:0], te.mx[:nf]...) // the first block's
 		}
 		if i%blockSize == 0 {
-			te.blocks = append(te.blocks, emptyBlock)
+			te.bx = append(te.bx, make([]float32, nf)...)
 		}
-		te.blocks[len(te.blocks)-1].update(c.nf, tf, lens)
 	}
-	te.max.update(c.nf, tf, lens)
+	var blk []float32
+	if len(te.bx) > 0 {
+		blk = te.bx[len(te.bx)-nf:]
+	}
+	for f := range nf {
+		if tf[f] == 0 {
+			continue
+		}
+		x := c.normHi(f, tf[f], lens[f])
+		xc += c.fw[f] * float64(x)
+		te.mx[f] = max(te.mx[f], x)
+		if blk != nil {
+			blk[f] = max(blk[f], x)
+		}
+		te.maxTF[f] = max(te.maxTF[f], tf[f])
+		te.minLen[f] = min(te.minLen[f], lens[f])
+	}
+	te.px = append(te.px, impactLevel(xc))
+}
+
+// Impact levels: level q in 1..254 stands for 2^((q-128)/16), a 4.4%
+// step from about 0.004 to 240; 255 is unbounded.
+var impactBound = func() (t [256]float64) {
+	for q := 1; q < 255; q++ {
+		t[q] = math.Exp2(float64(q-128) / 16)
+	}
+	t[255] = math.Inf(1)
+	return t
+}()
+
+// impactLevel returns the smallest level whose bound is at least x.
+func impactLevel(x float64) uint8 {
+	if !(x > impactBound[1]) {
+		return 1
+	}
+	q := int(math.Ceil(16*math.Log2(x))) + 128
+	q = max(1, min(q, 255))
+	for q > 1 && impactBound[q-1] >= x {
+		q--
+	}
+	for impactBound[q] < x {
+		q++
+	}
+	return uint8(q)
 }
 
 // delete tombstones the document with id and takes it out of the
@@ -267,11 +382,10 @@ func (c *core) delete(id memory.ID) bool {
 	c.dead[n>>6] |= 1 << (n & 63)
 	c.ndead++
 	c.live--
-	d := &c.docs[n]
-	for f := range c.nf {
-		c.lens[f] -= int64(d.lens[f])
+	for f, l := range c.lensOf(n) {
+		c.lens[f] -= int64(l)
 	}
-	c.collect(d)
+	c.collect(n)
 	for i := range c.slots {
 		c.terms[c.slots[i].term].df--
 	}

@@ -26,10 +26,11 @@ func (ix *Index) TermsOf(id memory.ID) (terms [MaxFields][]string, ok bool) {
 		return terms, false
 	}
 	d := &c.docs[n]
+	lens := c.lensOf(n)
 	for f := range c.nf {
-		terms[f] = make([]string, 0, d.lens[f])
+		terms[f] = make([]string, 0, lens[f])
 	}
-	r := seqReader{b: c.seq(d), lens: d.lens}
+	r := seqReader{b: c.seq(d), lens: lensArray(lens)}
 	for {
 		t, f, ok := r.next()
 		if !ok {
@@ -65,7 +66,7 @@ func (ix *Index) ScoreDocs(q Query, ids []memory.ID) ([]float64, error) {
 // scoreDoc scores document n from its term sequence.
 func (p *prepared) scoreDoc(n uint32) float64 {
 	tfs := p.docTF(n)
-	lens := &p.c.docs[n].lens
+	lens := p.c.lensOf(n)
 	score := 0.0
 	for qi := range p.terms {
 		if p.terms[qi].id != 0 {
@@ -79,9 +80,8 @@ func (p *prepared) scoreDoc(n uint32) float64 {
 // field, counted from its term sequence.
 func (p *prepared) docTF(n uint32) [][MaxFields]uint32 {
 	c := p.c
-	d := &c.docs[n]
 	tfs := make([][MaxFields]uint32, len(p.terms))
-	r := seqReader{b: c.seq(d), lens: d.lens}
+	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(c.lensOf(n))}
 	for {
 		t, f, ok := r.next()
 		if !ok {
@@ -159,11 +159,11 @@ type occurrence struct {
 
 func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, []occurrence) {
 	c := p.c
-	d := &c.docs[n]
+	lens := c.lensOf(n)
 	// Occurrences of query terms of positive weight, in order.
 	occ = occ[:0]
 	pos, text, field := 0, 0, -1
-	r := seqReader{b: c.seq(d), lens: d.lens}
+	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(lens)}
 	for {
 		t, f, ok := r.next()
 		if !ok {
@@ -225,7 +225,7 @@ func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, 
 	}
 	dl := 0.0
 	for f := range c.nf {
-		dl += float64(d.lens[f])
+		dl += float64(lens[f])
 	}
 	norm := 1 - b
 	if avg > 0 {
@@ -306,8 +306,8 @@ func (ix *Index) DistinctiveTerms(id memory.ID, n int) []WeightedTerm {
 	if !ok || n <= 0 {
 		return nil
 	}
-	d := &c.docs[doc]
-	slots := c.distinct(d)
+	slots := c.distinct(doc)
+	lens := c.lensOf(doc)
 	p := ix.prepareFields(c)
 	n0 := float64(c.live)
 	out := make([]WeightedTerm, len(slots))
@@ -315,7 +315,7 @@ func (ix *Index) DistinctiveTerms(id memory.ID, n int) []WeightedTerm {
 		s := &slots[i]
 		df := float64(c.terms[s.term].df)
 		idf := math.Log(1 + (n0-df+0.5)/(df+0.5))
-		out[i] = WeightedTerm{Term: c.texts[s.term], Weight: p.termScore(idf, p.tfNorm(&s.tf, &d.lens))}
+		out[i] = WeightedTerm{Term: c.texts[s.term], Weight: p.termScore(idf, p.tfNorm(&s.tf, lens))}
 	}
 	slices.SortFunc(out, func(a, b WeightedTerm) int {
 		return cmp.Or(cmp.Compare(b.Weight, a.Weight), cmp.Compare(a.Term, b.Term))
@@ -326,10 +326,11 @@ func (ix *Index) DistinctiveTerms(id memory.ID, n int) []WeightedTerm {
 // distinct returns the distinct terms of d with their frequencies per
 // field, in order of first occurrence. Unlike collect it uses no scratch
 // space of the writer, so readers may call it.
-func (c *core) distinct(d *docEntry) []tfSlot {
+func (c *core) distinct(n uint32) []tfSlot {
 	var slots []tfSlot
+	d := &c.docs[n]
 	at := make(map[uint32]int, d.seqN)
-	r := seqReader{b: c.seq(d), lens: d.lens}
+	r := seqReader{b: c.seq(d), lens: lensArray(c.lensOf(n))}
 	for {
 		t, f, ok := r.next()
 		if !ok {

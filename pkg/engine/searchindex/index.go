@@ -131,7 +131,7 @@ func New(cfg Config) (*Index, error) {
 		return nil, err
 	}
 	cfg.Fields = slices.Clone(cfg.Fields)
-	return &Index{cfg: cfg, c: newCore(len(cfg.Fields)), autoCompact: true}, nil
+	return &Index{cfg: cfg, c: newCore(cfg.Fields), autoCompact: true}, nil
 }
 
 // Config returns the index configuration.
@@ -218,14 +218,12 @@ func (ix *Index) Add(doc *Document) error {
 		}
 		return nil
 	}
-	replaced := ix.c.delete(doc.ID)
+	ix.c.delete(doc.ID)
 	if err := ix.ensureRoomLocked(); err != nil {
 		return err
 	}
 	ix.c.add(&a)
-	if replaced {
-		ix.maybeCompactLocked()
-	}
+	ix.maybeCompactLocked()
 	return nil
 }
 

@@ -82,6 +82,11 @@ type prepared struct {
 	n0    [MaxFields]float64 // length normalisation n0 + nl·len
 	nl    [MaxFields]float64
 	k1    float64
+	// fresh: the block maxima and posting impacts hold (see core.nlHi).
+	fresh bool
+	// scale is the largest ratio of a query field weight to the
+	// configured one: posting impacts use the configured weights.
+	scale float64
 }
 
 type pterm struct {
@@ -95,15 +100,13 @@ type pterm struct {
 // prepareFields returns a prepared query without terms, with the
 // configured field weights.
 func (ix *Index) prepareFields(c *core) *prepared {
-	p := &prepared{c: c, k1: ix.cfg.K1}
-	n := float64(c.live)
+	p := &prepared{c: c, k1: ix.cfg.K1, nl: c.nl()}
 	for f, fd := range ix.cfg.Fields {
 		p.fw[f] = fd.Weight
 		p.n0[f] = 1 - fd.B
-		if c.lens[f] > 0 {
-			p.nl[f] = fd.B / (float64(c.lens[f]) / n)
-		}
 	}
+	p.fresh = c.boundsFresh(&p.nl)
+	p.scale = 1
 	return p
 }
 
@@ -121,6 +124,10 @@ func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
 				return nil, fmt.Errorf("%w: field weight %v, want a non-negative number", ErrQuery, w)
 			}
 			p.fw[f] = w
+		}
+		p.scale = 0
+		for f := range c.nf {
+			p.scale = max(p.scale, p.fw[f]/c.fw[f])
 		}
 	}
 	n := float64(c.live)
@@ -154,7 +161,7 @@ func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
 // tfNorm is BM25F's combined term frequency: the sum over fields of the
 // field weight times the frequency divided by the field's length
 // normalisation.
-func (p *prepared) tfNorm(tf, lens *[MaxFields]uint32) float64 {
+func (p *prepared) tfNorm(tf *[MaxFields]uint32, lens []uint32) float64 {
 	x := 0.0
 	for f := range p.c.nf {
 		if tf[f] != 0 && p.fw[f] != 0 {
@@ -173,12 +180,27 @@ func (p *prepared) termScore(w, x float64) float64 {
 	return w * (x * (p.k1 + 1) / (p.k1 + x))
 }
 
-// bound is an upper bound of termScore over the postings b summarises.
-func (p *prepared) bound(w float64, b *blockMax) float64 {
+// boundOf is an upper bound of termScore, for a term of multiplier w,
+// over postings whose block maxima are m.
+func (p *prepared) boundOf(w float64, m []float32) float64 {
+	x := 0.0
+	for f := range m {
+		if m[f] != 0 && p.fw[f] != 0 {
+			x += p.fw[f] * float64(m[f])
+		}
+	}
+	return p.termScore(w, x) * boundSlack
+}
+
+// termBound is an upper bound of termScore over all postings of te.
+func (p *prepared) termBound(w float64, te *termEntry) float64 {
+	if p.fresh {
+		return p.boundOf(w, te.mx[:p.c.nf])
+	}
 	x := 0.0
 	for f := range p.c.nf {
-		if b.maxTF[f] != 0 && p.fw[f] != 0 {
-			x += p.fw[f] * float64(b.maxTF[f]) / (p.n0[f] + p.nl[f]*float64(b.minLen[f]))
+		if te.maxTF[f] != 0 && p.fw[f] != 0 {
+			x += p.fw[f] * float64(te.maxTF[f]) / (p.n0[f] + p.nl[f]*float64(te.minLen[f]))
 		}
 	}
 	return p.termScore(w, x) * boundSlack
@@ -206,9 +228,15 @@ type cursor struct {
 	ub   float64 // bound over the whole list
 	pos  int
 
-	blk   int     // block of the cached bound, -1 for none
-	bb    float64 // bound of block blk
-	bLast uint32  // last document of block blk
+	// The block of the cached bound: blk, its bound bb and last document
+	// bLast. Without usable block maxima the whole list is one block.
+	blk    int
+	nb     int // blocks, 0 when block maxima are not used
+	bb     float64
+	bLast  uint32
+	lastID uint32 // the list's last document
+
+	pbc []float64 // postingBound by impact level, 0 until computed
 }
 
 func (cu *cursor) doc() uint32 {
@@ -248,40 +276,58 @@ func (cu *cursor) seek(d uint32) {
 // or after d and that block's last document; ok is false when the list
 // has no posting at or after d. d never decreases between calls.
 func (cu *cursor) blockBound(p *prepared, d uint32) (bound float64, last uint32, ok bool) {
-	docs := cu.te.docs
-	if len(docs) == 0 || docs[len(docs)-1] < d {
-		return 0, 0, false
-	}
-	nb := len(cu.te.blocks)
-	if nb == 0 {
-		return cu.ub, docs[len(docs)-1], true
-	}
-	if cu.blk >= 0 && cu.bLast >= d {
+	if d <= cu.bLast {
 		return cu.bb, cu.bLast, true
 	}
-	b := max(cu.blk, 0)
-	lastOf := func(b int) uint32 { return docs[min((b+1)*blockSize, len(docs))-1] }
-	if lastOf(b) < d {
-		// Gallop, then search (lo, hi]: lastOf(lo) < d <= lastOf(hi).
-		step := 1
-		for b+step < nb-1 && lastOf(b+step) < d {
-			b += step
-			step *= 2
-		}
-		lo, hi := b, min(b+step, nb-1)
-		for hi-lo > 1 {
-			m := int(uint(lo+hi) >> 1)
-			if lastOf(m) < d {
-				lo = m
-			} else {
-				hi = m
-			}
-		}
-		b = hi
+	if d > cu.lastID || cu.nb == 0 {
+		return 0, 0, false
 	}
-	cu.blk, cu.bLast = b, lastOf(b)
-	cu.bb = p.bound(cu.w, &cu.te.blocks[b])
+	docs, nb := cu.te.docs, cu.nb
+	lastOf := func(b int) uint32 { return docs[min((b+1)*blockSize, len(docs))-1] }
+	// Gallop from the next block, then search (lo, hi]:
+	// lastOf(lo) < d <= lastOf(hi).
+	b := cu.blk
+	step := 1
+	for b+step < nb-1 && lastOf(b+step) < d {
+		b += step
+		step *= 2
+	}
+	lo, hi := b, min(b+step, nb-1)
+	for hi-lo > 1 {
+		m := int(uint(lo+hi) >> 1)
+		if lastOf(m) < d {
+			lo = m
+		} else {
+			hi = m
+		}
+	}
+	cu.setBlock(p, hi)
 	return cu.bb, cu.bLast, true
+}
+
+func (cu *cursor) setBlock(p *prepared, b int) {
+	nf := p.c.nf
+	docs := cu.te.docs
+	cu.blk, cu.bLast = b, docs[min((b+1)*blockSize, len(docs))-1]
+	cu.bb = p.boundOf(cu.w, cu.te.bx[b*nf:b*nf+nf])
+}
+
+// postingBound bounds the term's score in the document at the cursor
+// from the posting's impact level, without reading the document.
+func (cu *cursor) postingBound(p *prepared) float64 {
+	if !p.fresh {
+		return cu.bb
+	}
+	q := cu.te.px[cu.pos]
+	if cu.pbc == nil {
+		cu.pbc = make([]float64, 256)
+	}
+	b := cu.pbc[q]
+	if b == 0 {
+		b = p.termScore(cu.w, p.scale*impactBound[q]) * boundSlack
+		cu.pbc[q] = b
+	}
+	return min(cu.bb, b)
 }
 
 // score returns the term's score in the document at the cursor.
@@ -290,7 +336,7 @@ func (cu *cursor) score(p *prepared) float64 {
 	d := cu.te.docs[cu.pos]
 	var tf [MaxFields]uint32
 	c.unpackTF(cu.term, d, cu.te.tfs[cu.pos], &tf)
-	return p.termScore(cu.w, p.tfNorm(&tf, &c.docs[d].lens))
+	return p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))
 }
 
 func (cu *cursor) presentHere(p *prepared) bool {
@@ -309,33 +355,50 @@ func (p *prepared) cursors(positive bool) []cursor {
 			continue
 		}
 		te := &p.c.terms[t.id]
-		out = append(out, cursor{te: te, term: t.id, qi: qi, w: t.w, ub: p.bound(t.w, &te.max), blk: -1})
+		cu := cursor{te: te, term: t.id, qi: qi, w: t.w, ub: p.termBound(t.w, te), lastID: te.docs[len(te.docs)-1]}
+		if nb := len(te.bx) / p.c.nf; nb > 0 && p.fresh {
+			cu.nb = nb
+			cu.setBlock(p, 0)
+		} else {
+			cu.bb, cu.bLast = cu.ub, cu.lastID
+		}
+		out = append(out, cu)
 	}
 	return out
 }
 
 // topK keeps the best hits: a min-heap on rank, h[0] the worst kept.
+// Ranks compare scores first; a document's id is read only when its
+// score ties with a kept one or it is kept, so most candidates cost no
+// access to the document table.
 type topK struct {
+	c *core
 	k int
 	h []ranked
 }
 
 type ranked struct {
 	score  float64
-	hi, lo uint64 // the id, big endian, so ids compare as integers
 	doc    uint32
+	hasID  bool
+	hi, lo uint64 // the id, big endian, once read
 }
 
-func rankOf(score float64, id *memory.ID, doc uint32) ranked {
-	return ranked{score: score, hi: binary.BigEndian.Uint64(id[:8]), lo: binary.BigEndian.Uint64(id[8:]), doc: doc}
+func (t *topK) loadID(r *ranked) {
+	if !r.hasID {
+		id := &t.c.docs[r.doc].id
+		r.hi, r.lo, r.hasID = binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:]), true
+	}
 }
 
 // worse reports whether a ranks below b: lower score, or the same score
 // and a larger id.
-func worse(a, b *ranked) bool {
+func (t *topK) worse(a, b *ranked) bool {
 	if a.score != b.score {
 		return a.score < b.score
 	}
+	t.loadID(a)
+	t.loadID(b)
 	if a.hi != b.hi {
 		return a.hi > b.hi
 	}
@@ -357,15 +420,16 @@ func (t *topK) wants(r *ranked) bool {
 	if t.k == 0 {
 		return false
 	}
-	return !t.full() || worse(&t.h[0], r)
+	return !t.full() || t.worse(&t.h[0], r)
 }
 
 func (t *topK) push(r ranked) {
+	t.loadID(&r)
 	if len(t.h) < t.k {
 		t.h = append(t.h, r)
 		for i := len(t.h) - 1; i > 0; {
 			parent := (i - 1) / 2
-			if !worse(&t.h[i], &t.h[parent]) {
+			if !t.worse(&t.h[i], &t.h[parent]) {
 				break
 			}
 			t.h[i], t.h[parent] = t.h[parent], t.h[i]
@@ -380,10 +444,10 @@ func (t *topK) push(r ranked) {
 			break
 		}
 		m := l
-		if r := l + 1; r < len(t.h) && worse(&t.h[r], &t.h[l]) {
+		if r := l + 1; r < len(t.h) && t.worse(&t.h[r], &t.h[l]) {
 			m = r
 		}
-		if !worse(&t.h[m], &t.h[i]) {
+		if !t.worse(&t.h[m], &t.h[i]) {
 			break
 		}
 		t.h[i], t.h[m] = t.h[m], t.h[i]
@@ -395,9 +459,9 @@ func (t *topK) push(r ranked) {
 func (t *topK) hits(c *core) []Hit {
 	slices.SortFunc(t.h, func(a, b ranked) int {
 		switch {
-		case worse(&b, &a):
+		case t.worse(&b, &a):
 			return -1
-		case worse(&a, &b):
+		case t.worse(&a, &b):
 			return 1
 		}
 		return 0
@@ -420,10 +484,10 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 	if err != nil || q.Limit == 0 {
 		return nil, err
 	}
-	top := &topK{k: q.Limit}
+	top := &topK{c: p.c, k: q.Limit}
 	if q.All {
 		p.conjunctive(q.Filter, func(doc uint32, score float64) bool {
-			r := rankOf(score, &p.c.docs[doc].id, doc)
+			r := ranked{score: score, doc: doc}
 			if top.wants(&r) {
 				top.push(r)
 			}
@@ -467,10 +531,19 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 		sum += lists[i].ub
 		prefix[i] = sum
 	}
+	if len(lists) == 1 {
+		p.single(top, filter, &lists[0])
+		return
+	}
 	contrib := make([]float64, len(p.terms))
+	bb := make([]float64, len(lists)) // block bounds over the candidate
 	c := p.c
+	// theta only grows: a document scoring below it cannot enter.
+	theta := p.seedThreshold(lists, top.k, filter)
 	ess := 0 // lists[ess:] are essential
-	theta := 0.0
+	for ess < len(lists) && prefix[ess] < theta {
+		ess++
+	}
 	for ess < len(lists) {
 		d := uint32(noDoc)
 		for i := ess; i < len(lists); i++ {
@@ -484,10 +557,13 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 			bsum, end := 0.0, uint32(noDoc)
 			for i := range lists {
 				b, last, ok := lists[i].blockBound(p, d)
-				if ok {
-					bsum += b
+				if !ok {
+					b = 0
+				} else {
 					end = min(end, last)
 				}
+				bb[i] = b
+				bsum += b
 			}
 			if bsum < theta {
 				if end == noDoc {
@@ -498,13 +574,24 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 				}
 				continue
 			}
-		}
-		if c.isDead(d) {
-			for i := ess; i < len(lists); i++ {
-				if lists[i].doc() == d {
-					lists[i].pos++
+			// The bound of d itself: the essential lists that hold it
+			// and the non-essential ones.
+			cb := 0.0
+			for i := range lists {
+				switch {
+				case i < ess:
+					cb += bb[i]
+				case lists[i].doc() == d:
+					cb += lists[i].postingBound(p)
 				}
 			}
+			if cb < theta {
+				advance(lists[ess:], d)
+				continue
+			}
+		}
+		if c.isDead(d) {
+			advance(lists[ess:], d)
 			continue
 		}
 		partial := 0.0
@@ -519,33 +606,25 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 		}
 		pruned := false
 		if ess > 0 {
-			// What the non-essential lists can add, by their block
-			// maxima over d.
-			rest := 0.0
-			for i := range ess {
-				if theta > 0 {
-					if b, _, ok := lists[i].blockBound(p, d); ok {
-						rest += b
-					}
-				} else {
-					rest += lists[i].ub
+			rest := 0.0 // what the non-essential lists left can add
+			if theta > 0 {
+				for i := range ess {
+					rest += bb[i]
 				}
 			}
 			for i := ess - 1; i >= 0; i-- {
-				if partial+rest < theta {
+				if theta > 0 && partial+rest < theta {
 					pruned = true
 					break
 				}
 				l := &lists[i]
-				if theta > 0 {
-					if b, _, ok := l.blockBound(p, d); ok {
-						rest -= b
-					}
-				} else {
-					rest -= l.ub
-				}
+				rest -= bb[i]
 				l.seek(d)
 				if l.doc() == d {
+					if theta > 0 && partial+rest+l.postingBound(p) < theta {
+						pruned = true
+						break
+					}
 					s := l.score(p)
 					contrib[l.qi] = s
 					partial += s
@@ -559,10 +638,10 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 			score += contrib[i]
 			contrib[i] = 0
 		}
-		if pruned || score <= 0 {
+		if pruned || score <= 0 || score < theta {
 			continue
 		}
-		r := rankOf(score, &c.docs[d].id, d)
+		r := ranked{score: score, doc: d}
 		if !top.wants(&r) {
 			continue
 		}
@@ -570,11 +649,177 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 			continue
 		}
 		top.push(r)
-		if top.full() && top.threshold() > theta {
+		if top.threshold() > theta {
 			theta = top.threshold()
 			for ess < len(lists) && prefix[ess] < theta {
 				ess++
 			}
+		}
+	}
+}
+
+// single is maxScore for one list, without the bookkeeping of several:
+// blocks and postings are dismissed by comparing their bounds, in the
+// domain of combined frequencies, with the frequency a document needs to
+// reach the threshold.
+func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cursor) {
+	c, te := p.c, cu.te
+	nf := c.nf
+	theta := 0.0
+	xmin := 0.0 // combined frequency needed to reach theta
+	n := len(te.docs)
+	size := n // postings per block
+	if cu.nb > 0 {
+		size = blockSize
+	}
+	for start := 0; start < n; start += size {
+		end := min(start+size, n)
+		if cu.nb > 0 && theta > 0 {
+			b := start / blockSize
+			x := 0.0
+			for f, m := range te.bx[b*nf : b*nf+nf] {
+				if m != 0 && p.fw[f] != 0 {
+					x += p.fw[f] * float64(m)
+				}
+			}
+			if x < xmin {
+				continue
+			}
+		}
+		for i := start; i < end; i++ {
+			if p.fresh && p.scale*impactBound[te.px[i]] < xmin {
+				continue
+			}
+			d := te.docs[i]
+			if c.isDead(d) {
+				continue
+			}
+			var tf [MaxFields]uint32
+			c.unpackTF(cu.term, d, te.tfs[i], &tf)
+			score := p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))
+			if score <= 0 || score < theta {
+				continue
+			}
+			r := ranked{score: score, doc: d}
+			if !top.wants(&r) || filter != nil && !filter(c.docs[d].id, c.docs[d].attrs) {
+				continue
+			}
+			top.push(r)
+			if t := top.threshold(); t > theta {
+				theta = t
+				xmin = p.freqFor(cu.w, theta)
+			}
+		}
+	}
+}
+
+// freqFor returns a combined frequency below which a term of multiplier w
+// scores below theta, allowing for rounding (it errs low).
+func (p *prepared) freqFor(w, theta float64) float64 {
+	t := theta / boundSlack
+	den := w*(p.k1+1) - t
+	if den <= 0 {
+		return math.Inf(1)
+	}
+	return t * p.k1 / den / boundSlack
+}
+
+// seedBlocks is how many of its best blocks each list scores to seed the
+// threshold.
+const seedBlocks = 1
+
+// seedThreshold returns a score that at least k documents reach, found
+// by scoring the best blocks of each list before the search: the k-th
+// best sum of partial scores of distinct live documents that pass the
+// filter. A partial score is at most the document's score, so the k
+// best documents all reach it, and starting the search with it as the
+// threshold lets the search skip from the start what it would otherwise
+// score until its own k-th best had risen that high. It returns 0 when
+// fewer than k documents were seen.
+func (p *prepared) seedThreshold(lists []cursor, k int, filter func(memory.ID, Attrs) bool) float64 {
+	c := p.c
+	var seen []seed
+	for i := range lists {
+		cu := &lists[i]
+		te := cu.te
+		if cu.nb == 0 {
+			seen = appendSeeds(seen, p, cu, 0, min(len(te.docs), seedBlocks*blockSize))
+			continue
+		}
+		nf := c.nf
+		var best [seedBlocks]int
+		for j := range best {
+			best[j] = -1
+		}
+		var bestX [seedBlocks]float64
+		for b := range cu.nb {
+			x := 0.0
+			for f, m := range te.bx[b*nf : b*nf+nf] {
+				x += p.fw[f] * float64(m)
+			}
+			for j := range best {
+				if best[j] < 0 || x > bestX[j] {
+					copy(best[j+1:], best[j:])
+					copy(bestX[j+1:], bestX[j:])
+					best[j], bestX[j] = b, x
+					break
+				}
+			}
+		}
+		for _, b := range best {
+			if b >= 0 {
+				seen = appendSeeds(seen, p, cu, b*blockSize, min((b+1)*blockSize, len(te.docs)))
+			}
+		}
+	}
+	if len(seen) < k {
+		return 0
+	}
+	slices.SortFunc(seen, func(a, b seed) int { return cmp.Compare(a.doc, b.doc) })
+	// Sum the partial scores of each document; keep the live ones that
+	// pass the filter.
+	out := seen[:0]
+	for i := 0; i < len(seen); {
+		s := seen[i]
+		for i++; i < len(seen) && seen[i].doc == s.doc; i++ {
+			s.score += seen[i].score
+		}
+		if s.score > 0 && !c.isDead(s.doc) && (filter == nil || filter(c.docs[s.doc].id, c.docs[s.doc].attrs)) {
+			out = append(out, s)
+		}
+	}
+	if len(out) < k {
+		return 0
+	}
+	slices.SortFunc(out, func(a, b seed) int { return cmp.Compare(b.score, a.score) })
+	// The partial scores were summed in another order than scores are:
+	// allow for rounding.
+	return out[k-1].score / boundSlack
+}
+
+type seed struct {
+	doc   uint32
+	score float64
+}
+
+// appendSeeds appends the partial scores of postings [from, to) of cu.
+func appendSeeds(dst []seed, p *prepared, cu *cursor, from, to int) []seed {
+	c := p.c
+	te := cu.te
+	for i := from; i < to; i++ {
+		d := te.docs[i]
+		var tf [MaxFields]uint32
+		c.unpackTF(cu.term, d, te.tfs[i], &tf)
+		dst = append(dst, seed{doc: d, score: p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))})
+	}
+	return dst
+}
+
+// advance moves the lists that are at d past it.
+func advance(lists []cursor, d uint32) {
+	for i := range lists {
+		if lists[i].doc() == d {
+			lists[i].pos++
 		}
 	}
 }

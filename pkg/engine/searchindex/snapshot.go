@@ -99,10 +99,10 @@ func (s *Snapshot) AppendTo(dst, label []byte) []byte {
 		docs = binary.AppendVarint(docs, d.attrs.Time)
 		docs = binary.LittleEndian.AppendUint64(docs, d.attrs.Group)
 		for f := range v.nf {
-			docs = binary.AppendUvarint(docs, uint64(d.lens[f]))
+			docs = binary.AppendUvarint(docs, uint64(v.lensOf(uint32(i))[f]))
 		}
 		seq = seq[:0]
-		r := seqReader{b: v.seq(d), lens: d.lens}
+		r := seqReader{b: v.seq(d), lens: lensArray(v.lensOf(uint32(i)))}
 		for {
 			t, _, ok := r.next()
 			if !ok {
@@ -173,7 +173,7 @@ func LoadSnapshot(cfg Config, data []byte) (*Index, []byte, error) {
 		return nil, nil, err
 	}
 	label := []byte(d.string())
-	c, err := d.core(len(ix.cfg.Fields))
+	c, err := d.core(ix.cfg.Fields)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,8 +265,9 @@ func (d *decoder) checkConfig(cfg *Config) error {
 }
 
 // core decodes the terms and documents and indexes them.
-func (d *decoder) core(nf int) (*core, error) {
-	c := newCore(nf)
+func (d *decoder) core(fields []Field) (*core, error) {
+	nf := len(fields)
+	c := newCore(fields)
 	nt := d.uvarint()
 	if nt > uint64(len(d.b)) || nt >= math.MaxUint32 {
 		d.fail("term count")
@@ -350,7 +351,7 @@ func (d *decoder) core(nf int) (*core, error) {
 			d.fail("repeated document")
 			return nil, d.err
 		}
-		c.appendDoc(id, a, &lens, seq)
+		c.appendDoc(id, a, lens[:], seq)
 	}
 	if len(d.b) != 0 {
 		d.fail("trailing data")
