@@ -177,24 +177,32 @@ func (c *core) buildPostings() {
 	}
 }
 
-// maybeCompactLocked starts a background compaction when deleted
-// documents pass the thresholds. The caller holds the write lock.
+// needsCompaction reports whether c has enough deleted documents to be
+// worth compacting, or block bounds that no longer hold.
+func (c *core) needsCompaction() bool {
+	return c.ndead >= compactMinDead && c.ndead*compactRatio >= c.live || !c.boundsFresh(ptr(c.nl()))
+}
+
+// maybeCompactLocked starts a background compaction when the index needs
+// one. The caller holds the write lock.
 func (ix *Index) maybeCompactLocked() {
-	c := ix.c
-	if !ix.autoCompact {
-		return
-	}
-	if c.ndead < compactMinDead || c.ndead*compactRatio < c.live {
-		if c.boundsFresh(ptr(c.nl())) {
-			return
-		}
-	}
-	if !ix.compacting.CompareAndSwap(false, true) {
+	if !ix.autoCompact || !ix.c.needsCompaction() || !ix.compacting.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {
-		defer ix.compacting.Store(false)
-		ix.compact()
+		for {
+			ix.compact()
+			// Deletions made during the compaction may call for another.
+			ix.mu.Lock()
+			again := ix.autoCompact && ix.c.needsCompaction()
+			if !again {
+				ix.compacting.Store(false)
+			}
+			ix.mu.Unlock()
+			if !again {
+				return
+			}
+		}
 	}()
 }
 

@@ -164,8 +164,8 @@ func checkQuery(t *testing.T, ix *Index, ref *refIndex, q Query, what string) {
 // documents.
 func TestSearchEqualsExhaustive(t *testing.T) {
 	rounds := 16
-	if testing.Short() {
-		rounds = 4
+	if testing.Short() || raceEnabled {
+		rounds = 6
 	}
 	for seed := range uint64(rounds) {
 		nf := 1 + int(seed%3)
