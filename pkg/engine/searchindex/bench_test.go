@@ -104,6 +104,14 @@ func benchQueries(terms int) []string {
 
 func corpus(n int) []string { return textindex.Corpus(benchSeed, n) }
 
+// reportCPU reports the process CPU time per operation since since (all
+// threads, including the garbage collector's).
+func reportCPU(b *testing.B, since time.Duration) {
+	if since > 0 {
+		b.ReportMetric(float64(processCPU()-since)/float64(b.N)/1e6, "cpu-ms/op")
+	}
+}
+
 func reportLatency(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
@@ -154,6 +162,7 @@ func BenchmarkSearch(b *testing.B) {
 					}
 					lat := make([]time.Duration, 0, 1024)
 					i := 0
+					cpu := processCPU()
 					for b.Loop() {
 						start := time.Now()
 						if _, err := search(queries[i%len(queries)]); err != nil {
@@ -161,6 +170,9 @@ func BenchmarkSearch(b *testing.B) {
 						}
 						lat = append(lat, time.Since(start))
 						i++
+					}
+					if cpu > 0 {
+						b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 					}
 					reportLatency(b, lat)
 				})
@@ -186,6 +198,7 @@ func BenchmarkBuild(b *testing.B) {
 		for _, impl := range []string{"pebble", "mem", "mem3"} {
 			b.Run(fmt.Sprintf("docs=%d/impl=%s", n, impl), func(b *testing.B) {
 				var heap uint64
+				cpu := processCPU()
 				for b.Loop() {
 					before := heapInUse()
 					var keep any
@@ -205,6 +218,7 @@ func BenchmarkBuild(b *testing.B) {
 				}
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 				b.ReportMetric(float64(heap)/float64(n), "heap-B/doc")
+				reportCPU(b, cpu)
 			})
 		}
 	}
@@ -220,18 +234,22 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.Run(fmt.Sprintf("docs=%d/fields=%d/op=write", n, fields), func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				buf := make([]byte, 0, len(data))
+				cpu := processCPU()
 				for b.Loop() {
 					buf = ix.Snapshot().AppendTo(buf[:0], nil)
 				}
+				reportCPU(b, cpu)
 				b.ReportMetric(float64(len(data))/float64(n), "B/doc")
 			})
 			b.Run(fmt.Sprintf("docs=%d/fields=%d/op=load", n, fields), func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
+				cpu := processCPU()
 				for b.Loop() {
 					if _, _, err := searchindex.LoadSnapshot(benchConfig(fields), data); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpu)
 			})
 		}
 	}

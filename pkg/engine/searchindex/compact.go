@@ -2,7 +2,10 @@ package searchindex
 
 import (
 	"encoding/binary"
+	"maps"
+	"runtime"
 	"slices"
+	"sync"
 )
 
 // Compaction thresholds: the space of deleted documents is reclaimed in
@@ -119,62 +122,149 @@ func (c *core) empty() *core {
 	return nc
 }
 
+// parallelMinDocs is the number of documents from which buildPostings
+// uses every CPU.
+const parallelMinDocs = 4096
+
 // buildPostings indexes every document of c at once (none may be indexed
-// or deleted yet), sizing each posting list exactly.
+// or deleted yet). It works in three passes, each split between one
+// worker per CPU: count the postings of each term per range of
+// documents; write each range's postings into flat arrays at offsets
+// that keep every term's postings contiguous and in document order,
+// with their impacts and per-field normalised frequencies; then compute
+// the block maxima term by term from those frequencies.
 func (c *core) buildPostings() {
-	nt := len(c.texts)
-	df := make([]uint32, nt)
-	last := make([]uint32, nt)
-	// The statistics first: the block bounds depend on them.
+	nt, nd, nf := len(c.texts), len(c.docs), c.nf
+	// The statistics first: the bounds depend on them.
 	for i, l := range c.dlens {
-		c.lens[i%c.nf] += int64(l)
+		c.lens[i%nf] += int64(l)
 	}
-	c.live = len(c.docs)
+	c.live = nd
 	c.setAvgHi()
-	c.live, c.lens = 0, [MaxFields]int64{}
-	for n := range c.docs {
-		d := &c.docs[n]
-		r := seqReader{b: c.seq(d), lens: lensArray(c.lensOf(uint32(n)))}
-		for {
-			t, _, ok := r.next()
-			if !ok {
-				break
-			}
-			if t != gapTerm && last[t] != uint32(n)+1 {
-				last[t] = uint32(n) + 1
-				df[t]++
+	workers := runtime.GOMAXPROCS(0)
+	if nd < parallelMinDocs {
+		workers = 1
+	}
+	docRange := func(w int) (int, int) { return w * nd / workers, (w + 1) * nd / workers }
+
+	// Pass 1: postings per term and range.
+	offs := make([][]uint32, workers)
+	parallel(workers, func(w int) {
+		cnt := make([]uint32, nt)
+		mark := make([]uint32, nt)
+		var slots []tfSlot
+		from, to := docRange(w)
+		for n := from; n < to; n++ {
+			slots = c.collectInto(mark, slots, uint32(n))
+			for i := range slots {
+				cnt[slots[i].term]++
 			}
 		}
-	}
-	var postings, blocks int
-	for _, x := range df {
-		postings += int(x)
-		if x > blockSize {
-			blocks += (int(x) + blockSize - 1) / blockSize
+		offs[w] = cnt
+	})
+	// Turn the counts into write offsets.
+	start := make([]int, nt+1)
+	total := 0
+	for t := range nt {
+		start[t] = total
+		for w := range workers {
+			x := offs[w][t]
+			offs[w][t] = uint32(total)
+			total += int(x)
 		}
 	}
-	allDocs := make([]uint32, postings)
-	allTFs := make([]uint16, postings)
-	allPX := make([]uint8, postings)
-	allBX := make([]float32, blocks*c.nf)
-	var p, b int
+	start[nt] = total
+	allDocs := make([]uint32, total)
+	allTFs := make([]uint16, total)
+	allPX := make([]uint8, total)
+	norm := make([]float32, total*nf) // per posting and field, temporary
+
+	// Pass 2: write the postings.
+	overflows := make([]map[uint64][MaxFields]uint32, workers)
+	parallel(workers, func(w int) {
+		off := offs[w]
+		mark := make([]uint32, nt)
+		var slots []tfSlot
+		overflow := make(map[uint64][MaxFields]uint32)
+		from, to := docRange(w)
+		for n := from; n < to; n++ {
+			slots = c.collectInto(mark, slots, uint32(n))
+			lens := c.lensOf(uint32(n))
+			for k := range slots {
+				s := &slots[k]
+				i := off[s.term]
+				off[s.term]++
+				allDocs[i] = uint32(n)
+				allTFs[i] = c.packTF(s.term, uint32(n), &s.tf, overflow)
+				xc := 0.0
+				for f := range nf {
+					if s.tf[f] != 0 {
+						x := c.normHi(f, s.tf[f], lens[f])
+						norm[int(i)*nf+f] = x
+						xc += c.fw[f] * float64(x)
+					}
+				}
+				allPX[i] = impactLevel(xc)
+			}
+		}
+		overflows[w] = overflow
+	})
+	for _, o := range overflows {
+		maps.Copy(c.overflow, o)
+	}
+
+	// Pass 3: the terms and their block maxima.
+	blocks := 0
+	for t := range nt {
+		if df := start[t+1] - start[t]; df > blockSize {
+			blocks += (df + blockSize - 1) / blockSize
+		}
+	}
+	allBX := make([]float32, blocks*nf)
 	c.terms = make([]termEntry, nt)
-	for t, x := range df {
+	b := 0
+	for t := range nt {
 		te := &c.terms[t]
-		*te = newTermEntry()
-		te.docs = allDocs[p : p : p+int(x)]
-		te.tfs = allTFs[p : p : p+int(x)]
-		te.px = allPX[p : p : p+int(x)]
-		p += int(x)
-		if x > blockSize {
-			n := (int(x) + blockSize - 1) / blockSize * c.nf
-			te.bx = allBX[b : b : b+n]
+		p, q := start[t], start[t+1]
+		te.df = uint32(q - p)
+		te.docs, te.tfs, te.px = allDocs[p:q:q], allTFs[p:q:q], allPX[p:q:q]
+		if df := q - p; df > blockSize {
+			n := (df + blockSize - 1) / blockSize * nf
+			te.bx = allBX[b : b+n : b+n]
 			b += n
 		}
 	}
-	for n := range c.docs {
-		c.indexDoc(uint32(n))
+	parallel(workers, func(w int) {
+		for t := w * nt / workers; t < (w+1)*nt/workers; t++ {
+			te := &c.terms[t]
+			p := start[t]
+			for i := range te.docs {
+				x := norm[(p+i)*nf : (p+i)*nf+nf]
+				for f := range nf {
+					te.mx[f] = max(te.mx[f], x[f])
+				}
+				if te.bx != nil {
+					blk := te.bx[i/blockSize*nf : i/blockSize*nf+nf]
+					for f := range nf {
+						blk[f] = max(blk[f], x[f])
+					}
+				}
+			}
+		}
+	})
+}
+
+// parallel runs fn(0), ..., fn(workers-1) at once and waits for them.
+func parallel(workers int, fn func(w int)) {
+	if workers == 1 {
+		fn(0)
+		return
 	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { fn(w) })
+	}
+	wg.Wait()
 }
 
 // needsCompaction reports whether c has enough deleted documents to be

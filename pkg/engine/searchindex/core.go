@@ -30,11 +30,11 @@ type core struct {
 
 	// Block maxima are the largest length-normalised frequency per field,
 	// tf / ((1-b) + nlHi·len), where nlHi = b/avgHi and avgHi was above
-	// the field's average length when the postings were laid out. They
-	// bound the postings as long as the averages stay below avgHi; past
-	// that, searches fall back to a bound per term from its largest
-	// frequency and shortest length, and a background rebuild lays the
-	// postings out afresh.
+	// the field's average length when the postings were laid out. While
+	// the averages stay below avgHi they bound the frequencies searches
+	// compute (b/avg ≥ nlHi); past that, searches scale them by
+	// nlHi/(b/avg) ≥ 1, which still bounds them but looser, and a
+	// background rebuild lays the postings out afresh.
 	nlHi [MaxFields]float64 // b/avgHi, or 0 for a field that had no terms
 
 	docs  []docEntry
@@ -85,16 +85,6 @@ type termEntry struct {
 	// has at most blockSize postings (mx is then the block's).
 	bx []float32
 	mx [MaxFields]float32 // block maxima over the whole list
-	// The largest frequency and shortest length per field over the list
-	// (documents where the term is in the field): the bound when block
-	// maxima do not hold. Deletions only make these looser; compaction
-	// makes them exact again.
-	maxTF  [MaxFields]uint32
-	minLen [MaxFields]uint32
-}
-
-func newTermEntry() termEntry {
-	return termEntry{minLen: [MaxFields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}}
 }
 
 // avgHeadroom is how far above the current average field lengths avgHi
@@ -124,15 +114,30 @@ func (c *core) setAvgHi() {
 	}
 }
 
-// boundsFresh reports whether the block maxima hold for the length
-// normalisation nl of the current statistics.
+// boundsFresh reports whether the block maxima bound the frequencies
+// under the length normalisation nl of the current statistics without
+// scaling (see boundScale).
 func (c *core) boundsFresh(nl *[MaxFields]float64) bool {
 	for f := range c.nf {
-		if c.nlHi[f] > nl[f] || c.b[f] > 0 && c.lens[f] > 0 && c.nlHi[f] == 0 {
+		if c.nlHi[f] > nl[f] && nl[f] > 0 || c.b[f] > 0 && c.lens[f] > 0 && c.nlHi[f] == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// boundScale returns, per field, the factor by which block maxima must
+// be multiplied to bound the frequencies under nl: tf/((1-b)+nl·len) is
+// at most max(1, nlHi/nl) times tf/((1-b)+nlHi·len). A field without
+// terms (nl 0) needs no scaling: no live document has frequencies there.
+func (c *core) boundScale(nl *[MaxFields]float64) (r [MaxFields]float64) {
+	for f := range c.nf {
+		r[f] = 1
+		if nl[f] > 0 && c.nlHi[f] > nl[f] {
+			r[f] = c.nlHi[f] / nl[f]
+		}
+	}
+	return r
 }
 
 // nl returns the length normalisation b/avg of each field.
@@ -184,12 +189,12 @@ func lensArray(l []uint32) (a [MaxFields]uint32) {
 // field; a word of all ones means they are in core.overflow.
 const tfOverflow = 0xffff
 
-func (c *core) packTF(term, doc uint32, tf *[MaxFields]uint32) uint16 {
+func (c *core) packTF(term, doc uint32, tf *[MaxFields]uint32, overflow map[uint64][MaxFields]uint32) uint16 {
 	esc := uint32(1)<<c.tfBits - 1
 	var w uint32
 	for f := range c.nf {
 		if tf[f] >= esc {
-			c.overflow[uint64(term)<<32|uint64(doc)] = *tf
+			overflow[uint64(term)<<32|uint64(doc)] = *tf
 			return tfOverflow
 		}
 		w |= tf[f] << (uint(f) * c.tfBits)
@@ -236,7 +241,7 @@ func (c *core) intern(t string) uint32 {
 	id := uint32(len(c.texts))
 	c.termIDs[t] = id
 	c.texts = append(c.texts, t)
-	c.terms = append(c.terms, newTermEntry())
+	c.terms = append(c.terms, termEntry{})
 	c.mark = append(c.mark, 0)
 	return id
 }
@@ -275,7 +280,7 @@ func (c *core) indexDoc(n uint32) {
 	lens := c.lensOf(n)
 	for i := range c.slots {
 		s := &c.slots[i]
-		c.appendPosting(s.term, n, &s.tf, lens)
+		c.appendPosting(s.term, n, &s.tf, lens, c.overflow)
 		c.terms[s.term].df++
 	}
 	c.live++
@@ -286,8 +291,12 @@ func (c *core) indexDoc(n uint32) {
 
 // collect gathers the distinct terms of document n with their
 // frequencies per field into c.slots, in order of first occurrence.
-func (c *core) collect(n uint32) {
-	c.slots = c.slots[:0]
+func (c *core) collect(n uint32) { c.slots = c.collectInto(c.mark, c.slots, n) }
+
+// collectInto is collect with the given scratch space: mark has an entry
+// per term, all zero, and is left so.
+func (c *core) collectInto(mark []uint32, slots []tfSlot, n uint32) []tfSlot {
+	slots = slots[:0]
 	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(c.lensOf(n))}
 	for {
 		t, f, ok := r.next()
@@ -297,24 +306,25 @@ func (c *core) collect(n uint32) {
 		if t == gapTerm {
 			continue
 		}
-		s := c.mark[t]
+		s := mark[t]
 		if s == 0 {
-			c.slots = append(c.slots, tfSlot{term: t})
-			s = uint32(len(c.slots))
-			c.mark[t] = s
+			slots = append(slots, tfSlot{term: t})
+			s = uint32(len(slots))
+			mark[t] = s
 		}
-		c.slots[s-1].tf[f]++
+		slots[s-1].tf[f]++
 	}
-	for i := range c.slots {
-		c.mark[c.slots[i].term] = 0
+	for i := range slots {
+		mark[slots[i].term] = 0
 	}
+	return slots
 }
 
-func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uint32) {
+func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uint32, overflow map[uint64][MaxFields]uint32) {
 	te := &c.terms[term]
 	i := len(te.docs)
 	te.docs = append(te.docs, doc)
-	te.tfs = append(te.tfs, c.packTF(term, doc, tf))
+	te.tfs = append(te.tfs, c.packTF(term, doc, tf, overflow))
 	nf := c.nf
 	xc := 0.0 // with the configured field weights
 	if i >= blockSize {
@@ -339,8 +349,6 @@ func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uin
 		if blk != nil {
 			blk[f] = max(blk[f], x)
 		}
-		te.maxTF[f] = max(te.maxTF[f], tf[f])
-		te.minLen[f] = min(te.minLen[f], lens[f])
 	}
 	te.px = append(te.px, impactLevel(xc))
 }
@@ -360,8 +368,14 @@ func impactLevel(x float64) uint8 {
 	if !(x > impactBound[1]) {
 		return 1
 	}
-	q := int(math.Ceil(16*math.Log2(x))) + 128
-	q = max(1, min(q, 255))
+	if x > impactBound[254] {
+		return 255
+	}
+	// log2(x) from the exponent plus the mantissa's fraction m-1, which
+	// is at most 0.09 below log2(m): a level or two low at most.
+	frac, exp := math.Frexp(x) // x = frac · 2^exp, frac in [0.5, 1)
+	q := int(16*(float64(exp-1)+(2*frac-1))) + 128
+	q = max(1, min(q, 254))
 	for q > 1 && impactBound[q-1] >= x {
 		q--
 	}

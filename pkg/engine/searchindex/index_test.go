@@ -31,7 +31,7 @@ func buildFrom(t *testing.T, cfg Config, docs []*Document) *Index {
 
 func TestBuildIsDeterministicAndMatchesAdd(t *testing.T) {
 	g := newRandCorpus(11, 3, 40)
-	docs := make([]*Document, 3000) // several chunks per worker
+	docs := make([]*Document, 5000) // several chunks per worker, postings laid out in parallel
 	for i := range docs {
 		docs[i] = g.doc(testID(i))
 	}

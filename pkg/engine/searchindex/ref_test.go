@@ -22,7 +22,7 @@ func (wordsAnalyzer) AppendTerms(dst []string, text string) []string {
 func testConfig(nf int) Config {
 	cfg := Config{Analyzer: wordsAnalyzer{}, AnalyzerVersion: "words/1"}
 	weights := []float64{1, 0.5, 2, 0.25}
-	bs := []float64{0.75, 0.5, 0, 1}
+	bs := []float64{0.75, 1, 0, 0.5}
 	for f := range nf {
 		cfg.Fields = append(cfg.Fields, Field{Name: string(rune('a' + f)), Weight: weights[f], B: bs[f]})
 	}

@@ -82,10 +82,11 @@ type prepared struct {
 	n0    [MaxFields]float64 // length normalisation n0 + nl·len
 	nl    [MaxFields]float64
 	k1    float64
-	// fresh: the block maxima and posting impacts hold (see core.nlHi).
-	fresh bool
-	// scale is the largest ratio of a query field weight to the
-	// configured one: posting impacts use the configured weights.
+	// r scales block maxima to bound frequencies under nl (boundScale).
+	r [MaxFields]float64
+	// scale bounds a posting's frequency by its impact: the largest ratio
+	// over fields of the query's field weight times r to the configured
+	// weight (impacts use the configured weights).
 	scale float64
 }
 
@@ -105,8 +106,8 @@ func (ix *Index) prepareFields(c *core) *prepared {
 		p.fw[f] = fd.Weight
 		p.n0[f] = 1 - fd.B
 	}
-	p.fresh = c.boundsFresh(&p.nl)
-	p.scale = 1
+	p.r = c.boundScale(&p.nl)
+	p.setScale()
 	return p
 }
 
@@ -125,10 +126,7 @@ func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
 			}
 			p.fw[f] = w
 		}
-		p.scale = 0
-		for f := range c.nf {
-			p.scale = max(p.scale, p.fw[f]/c.fw[f])
-		}
+		p.setScale()
 	}
 	n := float64(c.live)
 	for _, qt := range q.Terms {
@@ -186,24 +184,25 @@ func (p *prepared) boundOf(w float64, m []float32) float64 {
 	x := 0.0
 	for f := range m {
 		if m[f] != 0 && p.fw[f] != 0 {
-			x += p.fw[f] * float64(m[f])
+			x += p.fw[f] * p.r[f] * float64(m[f])
 		}
+	}
+	if math.IsInf(x, 1) {
+		return x
 	}
 	return p.termScore(w, x) * boundSlack
 }
 
+func (p *prepared) setScale() {
+	p.scale = 0
+	for f := range p.c.nf {
+		p.scale = max(p.scale, p.fw[f]*p.r[f]/p.c.fw[f])
+	}
+}
+
 // termBound is an upper bound of termScore over all postings of te.
 func (p *prepared) termBound(w float64, te *termEntry) float64 {
-	if p.fresh {
-		return p.boundOf(w, te.mx[:p.c.nf])
-	}
-	x := 0.0
-	for f := range p.c.nf {
-		if te.maxTF[f] != 0 && p.fw[f] != 0 {
-			x += p.fw[f] * float64(te.maxTF[f]) / (p.n0[f] + p.nl[f]*float64(te.minLen[f]))
-		}
-	}
-	return p.termScore(w, x) * boundSlack
+	return p.boundOf(w, te.mx[:p.c.nf])
 }
 
 // present reports whether a posting counts as an occurrence: the term is
@@ -315,10 +314,10 @@ func (cu *cursor) setBlock(p *prepared, b int) {
 // postingBound bounds the term's score in the document at the cursor
 // from the posting's impact level, without reading the document.
 func (cu *cursor) postingBound(p *prepared) float64 {
-	if !p.fresh {
+	q := cu.te.px[cu.pos]
+	if q == 255 { // unbounded
 		return cu.bb
 	}
-	q := cu.te.px[cu.pos]
 	if cu.pbc == nil {
 		cu.pbc = make([]float64, 256)
 	}
@@ -356,7 +355,7 @@ func (p *prepared) cursors(positive bool) []cursor {
 		}
 		te := &p.c.terms[t.id]
 		cu := cursor{te: te, term: t.id, qi: qi, w: t.w, ub: p.termBound(t.w, te), lastID: te.docs[len(te.docs)-1]}
-		if nb := len(te.bx) / p.c.nf; nb > 0 && p.fresh {
+		if nb := len(te.bx) / p.c.nf; nb > 0 {
 			cu.nb = nb
 			cu.setBlock(p, 0)
 		} else {
@@ -679,7 +678,7 @@ func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cur
 			x := 0.0
 			for f, m := range te.bx[b*nf : b*nf+nf] {
 				if m != 0 && p.fw[f] != 0 {
-					x += p.fw[f] * float64(m)
+					x += p.fw[f] * p.r[f] * float64(m)
 				}
 			}
 			if x < xmin {
@@ -687,7 +686,7 @@ func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cur
 			}
 		}
 		for i := start; i < end; i++ {
-			if p.fresh && p.scale*impactBound[te.px[i]] < xmin {
+			if p.scale*impactBound[te.px[i]] < xmin {
 				continue
 			}
 			d := te.docs[i]
@@ -755,7 +754,7 @@ func (p *prepared) seedThreshold(lists []cursor, k int, filter func(memory.ID, A
 		for b := range cu.nb {
 			x := 0.0
 			for f, m := range te.bx[b*nf : b*nf+nf] {
-				x += p.fw[f] * float64(m)
+				x += p.fw[f] * p.r[f] * float64(m)
 			}
 			for j := range best {
 				if best[j] < 0 || x > bestX[j] {
