@@ -145,7 +145,7 @@ func collect(c *core, docs []analysed) error {
 		if a.total == 0 {
 			continue
 		}
-		if _, dup := c.ids[a.id]; dup {
+		if _, dup := c.ids.find(c.docs, a.id); dup {
 			return fmt.Errorf("build search index: %s: %w", a.id, ErrDuplicate)
 		}
 		if uint64(len(c.docs)) >= c.maxDocs {

@@ -3,6 +3,7 @@ package searchindex
 import (
 	"encoding/binary"
 	"math"
+	"strings"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -41,7 +42,7 @@ type core struct {
 	dlens []uint32 // field lengths, nf per document
 	dead  []uint64 // tombstones, one bit per document number
 	ndead int
-	ids   map[memory.ID]uint32
+	ids   idTable
 	arena [][]byte // term sequences, uvarint term ids
 
 	termIDs map[string]uint32
@@ -161,7 +162,6 @@ func newCore(fields []Field) *core {
 		nf:       nf,
 		tfBits:   uint(16 / nf),
 		maxDocs:  math.MaxUint32,
-		ids:      make(map[memory.ID]uint32),
 		termIDs:  make(map[string]uint32),
 		texts:    []string{""},
 		terms:    make([]termEntry, 1),
@@ -238,6 +238,9 @@ func (c *core) intern(t string) uint32 {
 	if id, ok := c.termIDs[t]; ok {
 		return id
 	}
+	// A copy: t may be part of a document's text, which the index must
+	// not keep alive.
+	t = strings.Clone(t)
 	id := uint32(len(c.texts))
 	c.termIDs[t] = id
 	c.texts = append(c.texts, t)
@@ -255,7 +258,7 @@ func (c *core) appendDoc(id memory.ID, attrs Attrs, lens []uint32, seq []byte) u
 	if int(n>>6) >= len(c.dead) {
 		c.dead = append(c.dead, 0)
 	}
-	c.ids[id] = n
+	c.ids.insert(c.docs, n)
 	return n
 }
 
@@ -388,11 +391,10 @@ func impactLevel(x float64) uint8 {
 // delete tombstones the document with id and takes it out of the
 // statistics.
 func (c *core) delete(id memory.ID) bool {
-	n, ok := c.ids[id]
+	n, ok := c.ids.remove(c.docs, id)
 	if !ok {
 		return false
 	}
-	delete(c.ids, id)
 	c.dead[n>>6] |= 1 << (n & 63)
 	c.ndead++
 	c.live--

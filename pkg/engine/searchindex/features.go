@@ -21,7 +21,7 @@ func (ix *Index) TermsOf(id memory.ID) (terms [MaxFields][]string, ok bool) {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	c := ix.c
-	n, ok := c.ids[id]
+	n, ok := c.ids.find(c.docs, id)
 	if !ok {
 		return terms, false
 	}
@@ -56,7 +56,7 @@ func (ix *Index) ScoreDocs(q Query, ids []memory.ID) ([]float64, error) {
 	}
 	out := make([]float64, len(ids))
 	for i, id := range ids {
-		if n, ok := p.c.ids[id]; ok {
+		if n, ok := p.c.ids.find(p.c.docs, id); ok {
 			out[i] = p.scoreDoc(n)
 		}
 	}
@@ -144,7 +144,7 @@ func (ix *Index) Proximity(q Query, ids []memory.ID) ([]Proximity, error) {
 	out := make([]Proximity, len(ids))
 	var occ []occurrence
 	for i, id := range ids {
-		if n, ok := p.c.ids[id]; ok {
+		if n, ok := p.c.ids.find(p.c.docs, id); ok {
 			out[i], occ = p.proximity(n, ix.cfg.Fields[0].B, occ)
 		}
 	}
@@ -302,7 +302,7 @@ func (ix *Index) DistinctiveTerms(id memory.ID, n int) []WeightedTerm {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	c := ix.c
-	doc, ok := c.ids[id]
+	doc, ok := c.ids.find(c.docs, id)
 	if !ok || n <= 0 {
 		return nil
 	}

@@ -242,7 +242,7 @@ func (ix *Index) Delete(id memory.ID) bool {
 func (ix *Index) Has(id memory.ID) bool {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	_, ok := ix.c.ids[id]
+	_, ok := ix.c.ids.find(ix.c.docs, id)
 	return ok
 }
 

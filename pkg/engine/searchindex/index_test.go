@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -488,6 +489,53 @@ func TestImpactLevels(t *testing.T) {
 		q := impactLevel(x)
 		if impactBound[q] < x || q > 1 && impactBound[q-1] >= x {
 			t.Errorf("impactLevel(%v) = %d (bounds %v, %v)", x, q, impactBound[q-1], impactBound[q])
+		}
+	}
+}
+
+func TestIDTable(t *testing.T) {
+	var tab idTable
+	var docs []docEntry
+	live := map[memory.ID]uint32{}
+	for i := range 5000 {
+		docs = append(docs, docEntry{id: testID(i)})
+		tab.insert(docs, uint32(i))
+		live[testID(i)] = uint32(i)
+		if i%3 == 0 {
+			id := testID(i / 2)
+			n, ok := tab.remove(docs, id)
+			if _, want := live[id]; ok != want || ok && n != live[id] {
+				t.Fatalf("remove %d: %d, %v", i/2, n, ok)
+			}
+			delete(live, id)
+		}
+	}
+	for i := range 5001 {
+		n, ok := tab.find(docs, testID(i))
+		if want, wantOK := live[testID(i)]; ok != wantOK || n != want {
+			t.Fatalf("find %d: %d, %v; want %d, %v", i, n, ok, want, wantOK)
+		}
+	}
+	if tab.live != len(live) || tab.used*4 > len(tab.slots)*3 {
+		t.Errorf("live %d (want %d), used %d of %d slots", tab.live, len(live), tab.used, len(tab.slots))
+	}
+}
+
+// TestTermsDoNotPinTexts checks that the vocabulary holds copies of its
+// terms, not parts of the documents' texts.
+func TestTermsDoNotPinTexts(t *testing.T) {
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.SetAutoCompact(false)
+	text := "alpha beta"
+	if err := ix.Add(&Document{ID: testID(1), Fields: [MaxFields][]string{{text}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, term := range ix.c.texts[1:] {
+		if unsafe.StringData(term) == unsafe.StringData(text) || unsafe.StringData(term) == unsafe.StringData(text[6:]) {
+			t.Errorf("term %q shares the document's text", term)
 		}
 	}
 }

@@ -315,7 +315,7 @@ func (d *decoder) core(fields []Field) (*core, error) {
 	}
 	c.docs = make([]docEntry, 0, ndocs)
 	c.dead = make([]uint64, 0, (ndocs+63)/64)
-	c.ids = make(map[memory.ID]uint32, ndocs)
+	c.ids.rehash(nil, int(ndocs))
 	for range ndocs {
 		var id memory.ID
 		copy(id[:], d.bytes(16))
@@ -347,7 +347,7 @@ func (d *decoder) core(fields []Field) (*core, error) {
 			d.fail("term sequence")
 			return nil, d.err
 		}
-		if _, dup := c.ids[id]; dup {
+		if _, dup := c.ids.find(c.docs, id); dup {
 			d.fail("repeated document")
 			return nil, d.err
 		}
