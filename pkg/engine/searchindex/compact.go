@@ -1,8 +1,8 @@
 package searchindex
 
 import (
+	"cmp"
 	"encoding/binary"
-	"maps"
 	"runtime"
 	"slices"
 	"sync"
@@ -42,7 +42,7 @@ func (c *core) capture() *view {
 	}
 }
 
-func (v *view) isDead(n uint32) bool { return v.dead[n>>6]&(1<<(n&63)) != 0 }
+func (v *view) isDead(n uint32) bool { return isDead(v.dead, n) }
 
 func (v *view) lensOf(n uint32) []uint32 {
 	i := int(n) * v.nf
@@ -180,12 +180,12 @@ func (c *core) buildPostings() {
 	norm := make([]float32, total*nf) // per posting and field, temporary
 
 	// Pass 2: write the postings.
-	overflows := make([]map[uint64][MaxFields]uint32, workers)
+	overflows := make([][]ovfRec, workers)
 	parallel(workers, func(w int) {
 		off := offs[w]
 		mark := make([]uint32, nt)
 		var slots []tfSlot
-		overflow := make(map[uint64][MaxFields]uint32)
+		var overflow []ovfRec
 		from, to := docRange(w)
 		for n := from; n < to; n++ {
 			slots = c.collectInto(mark, slots, uint32(n))
@@ -195,7 +195,10 @@ func (c *core) buildPostings() {
 				i := off[s.term]
 				off[s.term]++
 				allDocs[i] = uint32(n)
-				allTFs[i] = c.packTF(s.term, uint32(n), &s.tf, overflow)
+				allTFs[i] = c.packTF(&s.tf)
+				if allTFs[i] == tfOverflow {
+					overflow = append(overflow, ovfRec{s.term, ovfEntry{uint32(n), s.tf}})
+				}
 				xc := 0.0
 				for f := range nf {
 					if s.tf[f] != 0 {
@@ -209,9 +212,8 @@ func (c *core) buildPostings() {
 		}
 		overflows[w] = overflow
 	})
-	for _, o := range overflows {
-		maps.Copy(c.overflow, o)
-	}
+	ovf := slices.Concat(overflows...)
+	slices.SortFunc(ovf, func(a, b ovfRec) int { return cmp.Or(cmp.Compare(a.term, b.term), cmp.Compare(a.doc, b.doc)) })
 
 	// Pass 3: the terms and their block maxima.
 	blocks := 0
@@ -234,6 +236,15 @@ func (c *core) buildPostings() {
 			b += n
 		}
 	}
+	for i := 0; i < len(ovf); {
+		j := i
+		entries := make([]ovfEntry, 0, 1)
+		for ; j < len(ovf) && ovf[j].term == ovf[i].term; j++ {
+			entries = append(entries, ovf[j].ovfEntry)
+		}
+		c.terms[ovf[i].term].ovf = entries
+		i = j
+	}
 	parallel(workers, func(w int) {
 		for t := w * nt / workers; t < (w+1)*nt/workers; t++ {
 			te := &c.terms[t]
@@ -252,6 +263,11 @@ func (c *core) buildPostings() {
 			}
 		}
 	})
+}
+
+type ovfRec struct {
+	term uint32
+	ovfEntry
 }
 
 // parallel runs fn(0), ..., fn(workers-1) at once and waits for them.

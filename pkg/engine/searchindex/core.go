@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"strings"
+	"sync/atomic"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -53,10 +54,6 @@ type core struct {
 	live int
 	lens [MaxFields]int64
 
-	// overflow holds the term frequencies of postings whose frequencies
-	// do not fit the packed word, keyed by term<<32 | doc.
-	overflow map[uint64][MaxFields]uint32
-
 	// Scratch space of the writer (used under the write lock only).
 	mark  []uint32
 	slots []tfSlot
@@ -86,6 +83,31 @@ type termEntry struct {
 	// has at most blockSize postings (mx is then the block's).
 	bx []float32
 	mx [MaxFields]float32 // block maxima over the whole list
+	// ovf holds the frequencies of the postings whose frequencies do not
+	// fit the packed word, in document order.
+	ovf []ovfEntry
+}
+
+type ovfEntry struct {
+	doc uint32
+	tf  [MaxFields]uint32
+}
+
+// ovfFind returns the frequencies of doc in ovf.
+func ovfFind(ovf []ovfEntry, doc uint32) [MaxFields]uint32 {
+	i, j := 0, len(ovf)
+	for i < j {
+		m := int(uint(i+j) >> 1)
+		if ovf[m].doc < doc {
+			i = m + 1
+		} else {
+			j = m
+		}
+	}
+	if i < len(ovf) && ovf[i].doc == doc {
+		return ovf[i].tf
+	}
+	return [MaxFields]uint32{}
 }
 
 // avgHeadroom is how far above the current average field lengths avgHi
@@ -159,14 +181,13 @@ type tfSlot struct {
 func newCore(fields []Field) *core {
 	nf := len(fields)
 	c := &core{
-		nf:       nf,
-		tfBits:   uint(16 / nf),
-		maxDocs:  math.MaxUint32,
-		termIDs:  make(map[string]uint32),
-		texts:    []string{""},
-		terms:    make([]termEntry, 1),
-		mark:     make([]uint32, 1),
-		overflow: make(map[uint64][MaxFields]uint32),
+		nf:      nf,
+		tfBits:  uint(16 / nf),
+		maxDocs: math.MaxUint32,
+		termIDs: make(map[string]uint32),
+		texts:   []string{""},
+		terms:   make([]termEntry, 1),
+		mark:    make([]uint32, 1),
 	}
 	for f, fd := range fields {
 		c.fw[f], c.b[f] = fd.Weight, fd.B
@@ -186,15 +207,15 @@ func lensArray(l []uint32) (a [MaxFields]uint32) {
 }
 
 // Term frequencies of a posting are packed into 16 bits, 16/nf bits per
-// field; a word of all ones means they are in core.overflow.
+// field; a word of all ones means they are in the term's ovf.
 const tfOverflow = 0xffff
 
-func (c *core) packTF(term, doc uint32, tf *[MaxFields]uint32, overflow map[uint64][MaxFields]uint32) uint16 {
+// packTF returns the packed frequencies, tfOverflow when they do not fit.
+func (c *core) packTF(tf *[MaxFields]uint32) uint16 {
 	esc := uint32(1)<<c.tfBits - 1
 	var w uint32
 	for f := range c.nf {
 		if tf[f] >= esc {
-			overflow[uint64(term)<<32|uint64(doc)] = *tf
 			return tfOverflow
 		}
 		w |= tf[f] << (uint(f) * c.tfBits)
@@ -202,9 +223,11 @@ func (c *core) packTF(term, doc uint32, tf *[MaxFields]uint32, overflow map[uint
 	return uint16(w)
 }
 
-func (c *core) unpackTF(term, doc uint32, w uint16, tf *[MaxFields]uint32) {
+// unpackTF unpacks w, the frequencies of doc in a list whose overflow
+// entries are ovf.
+func (c *core) unpackTF(ovf []ovfEntry, doc uint32, w uint16, tf *[MaxFields]uint32) {
 	if w == tfOverflow {
-		*tf = c.overflow[uint64(term)<<32|uint64(doc)]
+		*tf = ovfFind(ovf, doc)
 		return
 	}
 	mask := uint32(1)<<c.tfBits - 1
@@ -213,7 +236,13 @@ func (c *core) unpackTF(term, doc uint32, w uint16, tf *[MaxFields]uint32) {
 	}
 }
 
-func (c *core) isDead(doc uint32) bool { return c.dead[doc>>6]&(1<<(doc&63)) != 0 }
+// isDead reads a tombstone atomically: searches read them without the
+// lock (see prepared).
+func isDead(dead []uint64, doc uint32) bool {
+	return atomic.LoadUint64(&dead[doc>>6])&(1<<(doc&63)) != 0
+}
+
+func (c *core) isDead(doc uint32) bool { return isDead(c.dead, doc) }
 
 func (c *core) seq(d *docEntry) []byte {
 	ch := c.arena[d.seqAt>>32]
@@ -283,7 +312,7 @@ func (c *core) indexDoc(n uint32) {
 	lens := c.lensOf(n)
 	for i := range c.slots {
 		s := &c.slots[i]
-		c.appendPosting(s.term, n, &s.tf, lens, c.overflow)
+		c.appendPosting(s.term, n, &s.tf, lens)
 		c.terms[s.term].df++
 	}
 	c.live++
@@ -323,11 +352,15 @@ func (c *core) collectInto(mark []uint32, slots []tfSlot, n uint32) []tfSlot {
 	return slots
 }
 
-func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uint32, overflow map[uint64][MaxFields]uint32) {
+func (c *core) appendPosting(term, doc uint32, tf *[MaxFields]uint32, lens []uint32) {
 	te := &c.terms[term]
 	i := len(te.docs)
 	te.docs = append(te.docs, doc)
-	te.tfs = append(te.tfs, c.packTF(term, doc, tf, overflow))
+	w := c.packTF(tf)
+	if w == tfOverflow {
+		te.ovf = append(te.ovf, ovfEntry{doc: doc, tf: *tf})
+	}
+	te.tfs = append(te.tfs, w)
 	nf := c.nf
 	xc := 0.0 // with the configured field weights
 	if i >= blockSize {
@@ -395,7 +428,7 @@ func (c *core) delete(id memory.ID) bool {
 	if !ok {
 		return false
 	}
-	c.dead[n>>6] |= 1 << (n & 63)
+	atomic.OrUint64(&c.dead[n>>6], 1<<(n&63))
 	c.ndead++
 	c.live--
 	for f, l := range c.lensOf(n) {

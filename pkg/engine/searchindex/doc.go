@@ -85,13 +85,18 @@
 //
 // # Concurrency
 //
-// Searches share a read lock. Add and Delete analyse text outside the
-// lock and hold the write lock only to append a document (a few
-// microseconds). Documents, term sequences and the vocabulary are
-// append-only, so compaction and Snapshot capture slice headers and the
-// tombstone bits under the read lock and do their work without it;
-// compaction then applies what changed meanwhile and switches over under
-// the write lock.
+// Documents, postings, term sequences and the vocabulary are
+// append-only, and tombstones are bits set and read atomically. A search
+// holds the read lock only to resolve its terms and copy the headers of
+// what it will read (a microsecond or so), then runs without it, on the
+// index as it was when it started: writers never wait for a search.
+// Add and Delete analyse text outside the lock and hold the write lock
+// only to append a document (a few microseconds). Compaction and
+// Snapshot likewise capture slice headers and the tombstones under the
+// read lock and do their work without it; compaction then applies what
+// changed meanwhile and switches over under the write lock. Second-stage
+// calls (TermsOf, ScoreDocs, Proximity, DistinctiveTerms) are short and
+// hold the read lock throughout.
 //
 // # Snapshots
 //

@@ -539,3 +539,55 @@ func TestTermsDoNotPinTexts(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchDoesNotHoldTheLock has a filter and a Match callback wait
+// for a writer: they would wait forever if searches held the lock.
+func TestSearchDoesNotHoldTheLock(t *testing.T) {
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := ix.Add(&Document{ID: testID(i), Fields: [MaxFields][]string{{"shared words"}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := 100
+	write := func() bool {
+		done := make(chan error, 1)
+		go func() {
+			next++
+			done <- ix.Add(&Document{ID: testID(next), Fields: [MaxFields][]string{{"shared later"}}})
+		}()
+		select {
+		case err := <-done:
+			return err == nil
+		case <-time.After(10 * time.Second):
+			return false
+		}
+	}
+	q := Query{Terms: ix.QueryTerms("shared"), Limit: 5}
+	q.Filter = func(memory.ID, Attrs) bool { return write() }
+	hits, err := ix.Search(q)
+	if err != nil || len(hits) != 5 {
+		t.Fatalf("search: %v, %v", hits, err)
+	}
+	q.Filter = nil
+	seen := 0
+	err = ix.Match(q, func(memory.ID, Attrs) bool {
+		seen++
+		if !write() {
+			t.Error("a writer waited for Match")
+			return false
+		}
+		return seen < 3
+	})
+	if err != nil || seen != 3 {
+		t.Fatalf("match: %d, %v", seen, err)
+	}
+	// The search ran on the index as it was: the documents added meanwhile
+	// count from the next search on.
+	if n, _ := ix.Count(q); n != 10+next-100 {
+		t.Errorf("count %d, want %d", n, 10+next-100)
+	}
+}

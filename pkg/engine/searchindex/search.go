@@ -48,11 +48,12 @@ type Query struct {
 	// this query: one non-negative weight per field; 0 ignores the field.
 	FieldWeights []float64
 	// Filter, when set, decides whether a matching document may be
-	// returned. It must be a pure function of its arguments for the
-	// duration of the call: Search asks it only about documents good
-	// enough to enter the results, so which documents it is asked about
-	// depends on the others. It runs under the index's read lock and must
-	// not write to the index.
+	// returned or counted. It must be a pure function of its arguments
+	// for the duration of the call: Search asks it about some matching
+	// documents only (those good enough to enter the results, and those
+	// that seed its threshold), so which documents it is asked about
+	// depends on the others; Match and Count ask it about every match.
+	// It runs without the index's lock and may call the index.
 	Filter func(id memory.ID, a Attrs) bool
 }
 
@@ -75,9 +76,21 @@ func (ix *Index) QueryTerms(text string) []QueryTerm {
 
 // prepared is a query resolved against a core: distinct terms with their
 // ids and idf-weighted multipliers, and the BM25F normalisation.
+//
+// A prepared query captures, under the index's read lock, everything a
+// search reads: the statistics, the document table, field lengths and
+// tombstones as slices of what exists now, and a copy of each query
+// term's posting list headers (see cursor). Documents and postings are
+// append-only and tombstones are read atomically, so the search itself
+// runs without the lock: writers never wait for a search, only for the
+// preparation of one.
 type prepared struct {
 	c     *core
 	terms []pterm
+	lists []cursor // of the known terms, in query order
+	docs  []docEntry
+	dlens []uint32
+	dead  []uint64
 	fw    [MaxFields]float64
 	n0    [MaxFields]float64 // length normalisation n0 + nl·len
 	nl    [MaxFields]float64
@@ -334,14 +347,14 @@ func (cu *cursor) score(p *prepared) float64 {
 	c := p.c
 	d := cu.te.docs[cu.pos]
 	var tf [MaxFields]uint32
-	c.unpackTF(cu.term, d, cu.te.tfs[cu.pos], &tf)
-	return p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))
+	c.unpackTF(cu.te.ovf, d, cu.te.tfs[cu.pos], &tf)
+	return p.termScore(cu.w, p.tfNorm(&tf, p.lensOf(d)))
 }
 
 func (cu *cursor) presentHere(p *prepared) bool {
 	d := cu.te.docs[cu.pos]
 	var tf [MaxFields]uint32
-	p.c.unpackTF(cu.term, d, cu.te.tfs[cu.pos], &tf)
+	p.c.unpackTF(cu.te.ovf, d, cu.te.tfs[cu.pos], &tf)
 	return p.present(&tf)
 }
 
@@ -349,21 +362,43 @@ func (cu *cursor) presentHere(p *prepared) bool {
 // terms of positive weight.
 func (p *prepared) cursors(positive bool) []cursor {
 	var out []cursor
+	for _, cu := range p.lists {
+		if !positive || cu.w > 0 {
+			out = append(out, cu)
+		}
+	}
+	return out
+}
+
+// capture makes the cursors of the known terms and takes the slices the
+// search reads. The caller holds the read lock.
+func (p *prepared) capture() {
+	c := p.c
+	p.docs, p.dlens, p.dead = c.docs[:len(c.docs):len(c.docs)], c.dlens[:len(c.dlens):len(c.dlens)], c.dead[:len(c.dead):len(c.dead)]
 	for qi, t := range p.terms {
-		if t.id == 0 || positive && t.w <= 0 {
+		if t.id == 0 {
 			continue
 		}
-		te := &p.c.terms[t.id]
-		cu := cursor{te: te, term: t.id, qi: qi, w: t.w, ub: p.termBound(t.w, te), lastID: te.docs[len(te.docs)-1]}
-		if nb := len(te.bx) / p.c.nf; nb > 0 {
+		// A copy of the list's headers; the block maxima are copied too,
+		// since the last block's may still grow.
+		te := c.terms[t.id]
+		te.bx = slices.Clone(te.bx)
+		cu := cursor{te: &te, term: t.id, qi: qi, w: t.w, ub: p.termBound(t.w, &te), lastID: te.docs[len(te.docs)-1]}
+		if nb := len(te.bx) / c.nf; nb > 0 {
 			cu.nb = nb
 			cu.setBlock(p, 0)
 		} else {
 			cu.bb, cu.bLast = cu.ub, cu.lastID
 		}
-		out = append(out, cu)
+		p.lists = append(p.lists, cu)
 	}
-	return out
+}
+
+func (p *prepared) isDead(doc uint32) bool { return isDead(p.dead, doc) }
+
+func (p *prepared) lensOf(n uint32) []uint32 {
+	i := int(n) * p.c.nf
+	return p.dlens[i : i+p.c.nf : i+p.c.nf]
 }
 
 // topK keeps the best hits: a min-heap on rank, h[0] the worst kept.
@@ -371,9 +406,9 @@ func (p *prepared) cursors(positive bool) []cursor {
 // score ties with a kept one or it is kept, so most candidates cost no
 // access to the document table.
 type topK struct {
-	c *core
-	k int
-	h []ranked
+	docs []docEntry
+	k    int
+	h    []ranked
 }
 
 type ranked struct {
@@ -385,7 +420,7 @@ type ranked struct {
 
 func (t *topK) loadID(r *ranked) {
 	if !r.hasID {
-		id := &t.c.docs[r.doc].id
+		id := &t.docs[r.doc].id
 		r.hi, r.lo, r.hasID = binary.BigEndian.Uint64(id[:8]), binary.BigEndian.Uint64(id[8:]), true
 	}
 }
@@ -455,7 +490,7 @@ func (t *topK) push(r ranked) {
 }
 
 // hits returns the kept hits best first.
-func (t *topK) hits(c *core) []Hit {
+func (t *topK) hits() []Hit {
 	slices.SortFunc(t.h, func(a, b ranked) int {
 		switch {
 		case t.worse(&b, &a):
@@ -467,7 +502,7 @@ func (t *topK) hits(c *core) []Hit {
 	})
 	out := make([]Hit, len(t.h))
 	for i, r := range t.h {
-		d := &c.docs[r.doc]
+		d := &t.docs[r.doc]
 		out[i] = Hit{ID: d.id, Score: r.score, Attrs: d.attrs}
 	}
 	return out
@@ -477,13 +512,14 @@ func (t *topK) hits(c *core) []Hit {
 // score, then lowest id. The results are exactly those of scoring every
 // matching document (see the package comment for the algorithm).
 func (ix *Index) Search(q Query) ([]Hit, error) {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	p, err := ix.prepare(ix.c, &q)
-	if err != nil || q.Limit == 0 {
+	if q.Limit == 0 {
+		return nil, ix.checkQuery(&q)
+	}
+	p, err := ix.prepareSearch(&q)
+	if err != nil {
 		return nil, err
 	}
-	top := &topK{c: p.c, k: q.Limit}
+	top := &topK{docs: p.docs, k: q.Limit}
 	if q.All {
 		p.conjunctive(q.Filter, func(doc uint32, score float64) bool {
 			r := ranked{score: score, doc: doc}
@@ -495,7 +531,26 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 	} else {
 		p.maxScore(top, q.Filter)
 	}
-	return top.hits(p.c), nil
+	return top.hits(), nil
+}
+
+// prepareSearch prepares q under the read lock for a search that runs
+// without it.
+func (ix *Index) prepareSearch(q *Query) (*prepared, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, err := ix.prepare(ix.c, q)
+	if err != nil {
+		return nil, err
+	}
+	p.capture()
+	return p, nil
+}
+
+// checkQuery validates q.
+func (ix *Index) checkQuery(q *Query) error {
+	_, err := ix.prepareSearch(q)
+	return err
 }
 
 // maxScore is document-at-a-time top-k retrieval with MaxScore (Turtle
@@ -536,7 +591,6 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 	}
 	contrib := make([]float64, len(p.terms))
 	bb := make([]float64, len(lists)) // block bounds over the candidate
-	c := p.c
 	// theta only grows: a document scoring below it cannot enter.
 	theta := p.seedThreshold(lists, top.k, filter)
 	ess := 0 // lists[ess:] are essential
@@ -589,7 +643,7 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 				continue
 			}
 		}
-		if c.isDead(d) {
+		if p.isDead(d) {
 			advance(lists[ess:], d)
 			continue
 		}
@@ -644,7 +698,7 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 		if !top.wants(&r) {
 			continue
 		}
-		if filter != nil && !filter(c.docs[d].id, c.docs[d].attrs) {
+		if filter != nil && !filter(p.docs[d].id, p.docs[d].attrs) {
 			continue
 		}
 		top.push(r)
@@ -690,17 +744,17 @@ func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cur
 				continue
 			}
 			d := te.docs[i]
-			if c.isDead(d) {
+			if p.isDead(d) {
 				continue
 			}
 			var tf [MaxFields]uint32
-			c.unpackTF(cu.term, d, te.tfs[i], &tf)
-			score := p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))
+			c.unpackTF(te.ovf, d, te.tfs[i], &tf)
+			score := p.termScore(cu.w, p.tfNorm(&tf, p.lensOf(d)))
 			if score <= 0 || score < theta {
 				continue
 			}
 			r := ranked{score: score, doc: d}
-			if !top.wants(&r) || filter != nil && !filter(c.docs[d].id, c.docs[d].attrs) {
+			if !top.wants(&r) || filter != nil && !filter(p.docs[d].id, p.docs[d].attrs) {
 				continue
 			}
 			top.push(r)
@@ -783,7 +837,7 @@ func (p *prepared) seedThreshold(lists []cursor, k int, filter func(memory.ID, A
 		for i++; i < len(seen) && seen[i].doc == s.doc; i++ {
 			s.score += seen[i].score
 		}
-		if s.score > 0 && !c.isDead(s.doc) && (filter == nil || filter(c.docs[s.doc].id, c.docs[s.doc].attrs)) {
+		if s.score > 0 && !p.isDead(s.doc) && (filter == nil || filter(p.docs[s.doc].id, p.docs[s.doc].attrs)) {
 			out = append(out, s)
 		}
 	}
@@ -808,8 +862,8 @@ func appendSeeds(dst []seed, p *prepared, cu *cursor, from, to int) []seed {
 	for i := from; i < to; i++ {
 		d := te.docs[i]
 		var tf [MaxFields]uint32
-		c.unpackTF(cu.term, d, te.tfs[i], &tf)
-		dst = append(dst, seed{doc: d, score: p.termScore(cu.w, p.tfNorm(&tf, c.lensOf(d)))})
+		c.unpackTF(te.ovf, d, te.tfs[i], &tf)
+		dst = append(dst, seed{doc: d, score: p.termScore(cu.w, p.tfNorm(&tf, p.lensOf(d)))})
 	}
 	return dst
 }
@@ -840,7 +894,6 @@ func (p *prepared) conjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 	slices.SortFunc(lists, func(a, b cursor) int {
 		return cmp.Or(cmp.Compare(len(a.te.docs), len(b.te.docs)), cmp.Compare(a.qi, b.qi))
 	})
-	c := p.c
 	contrib := make([]float64, len(p.terms))
 	d := lists[0].doc()
 	for d != noDoc {
@@ -857,7 +910,7 @@ func (p *prepared) conjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 			d = lists[0].doc()
 			continue
 		}
-		if !c.isDead(d) && p.allPresent(lists) && (filter == nil || filter(c.docs[d].id, c.docs[d].attrs)) {
+		if !p.isDead(d) && p.allPresent(lists) && (filter == nil || filter(p.docs[d].id, p.docs[d].attrs)) {
 			score := 0.0
 			if withScore {
 				for i := range lists {
@@ -891,7 +944,6 @@ func (p *prepared) allPresent(lists []cursor) bool {
 // filter, in document number order; fn returns false to stop.
 func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc uint32) bool) {
 	lists := p.cursors(true)
-	c := p.c
 	for {
 		d := uint32(noDoc)
 		for i := range lists {
@@ -907,7 +959,7 @@ func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 				lists[i].pos++
 			}
 		}
-		if present && !c.isDead(d) && (filter == nil || filter(c.docs[d].id, c.docs[d].attrs)) {
+		if present && !p.isDead(d) && (filter == nil || filter(p.docs[d].id, p.docs[d].attrs)) {
 			if !fn(d) {
 				return
 			}
@@ -919,18 +971,16 @@ func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 // q.All, any term of positive weight otherwise) and passes q.Filter, in
 // the order documents were added; fn returns false to stop. It visits
 // every matching posting: use it where every match is needed (a listing
-// with an exact count), Search otherwise. q.Limit is ignored. fn runs
-// under the index's read lock and must not write to the index.
+// with an exact count), Search otherwise. q.Limit is ignored. Like
+// Search it runs without the index's lock, on the documents and postings
+// that existed when it started; fn and q.Filter may call the index.
 func (ix *Index) Match(q Query, fn func(id memory.ID, a Attrs) bool) error {
 	q.Limit = 0
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	p, err := ix.prepare(ix.c, &q)
+	p, err := ix.prepareSearch(&q)
 	if err != nil {
 		return err
 	}
-	c := p.c
-	call := func(doc uint32) bool { return fn(c.docs[doc].id, c.docs[doc].attrs) }
+	call := func(doc uint32) bool { return fn(p.docs[doc].id, p.docs[doc].attrs) }
 	if q.All {
 		p.conjunctive(q.Filter, func(doc uint32, _ float64) bool { return call(doc) }, false)
 	} else {
