@@ -151,12 +151,11 @@ func (ix *Index) SetAutoCompact(on bool) {
 }
 
 // analysed is a document after analysis: its terms in order, "" between
-// two texts of a field, and where each field ends.
+// two texts of a field, and the number of terms of each field.
 type analysed struct {
 	id    memory.ID
 	attrs Attrs
 	terms []string
-	ends  [MaxFields]int32
 	lens  [MaxFields]uint32
 	total int // terms, without the gaps
 }
@@ -191,7 +190,6 @@ func analyse(an Analyzer, nf int, d *Document, a *analysed) {
 				a.terms = kept
 			}
 		}
-		a.ends[f] = int32(len(a.terms))
 		n := 0
 		for _, t := range a.terms[start:] {
 			if t != "" {

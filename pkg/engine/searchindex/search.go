@@ -233,12 +233,11 @@ const noDoc = math.MaxUint32
 
 // cursor walks the postings of one query term.
 type cursor struct {
-	te   *termEntry
-	term uint32
-	qi   int // index in prepared.terms
-	w    float64
-	ub   float64 // bound over the whole list
-	pos  int
+	te  *termEntry // a copy of the list's headers
+	qi  int        // index in prepared.terms
+	w   float64
+	ub  float64 // bound over the whole list
+	pos int
 
 	// The block of the cached bound: blk, its bound bb and last document
 	// bLast. Without usable block maxima the whole list is one block.
@@ -383,7 +382,7 @@ func (p *prepared) capture() {
 		// since the last block's may still grow.
 		te := c.terms[t.id]
 		te.bx = slices.Clone(te.bx)
-		cu := cursor{te: &te, term: t.id, qi: qi, w: t.w, ub: p.termBound(t.w, &te), lastID: te.docs[len(te.docs)-1]}
+		cu := cursor{te: &te, qi: qi, w: t.w, ub: p.termBound(t.w, &te), lastID: te.docs[len(te.docs)-1]}
 		if nb := len(te.bx) / c.nf; nb > 0 {
 			cu.nb = nb
 			cu.setBlock(p, 0)
