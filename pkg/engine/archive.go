@@ -64,12 +64,12 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	for _, st := range stores {
 		if st == memory.StoreWorking {
 			h.Curated += len(working)
-		} else if err := snap.ScanRecords(st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
+		} else if err := snap.ScanRecords(store.DefaultNS, st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
 			return nil, fmt.Errorf("export: %w", err)
 		}
 	}
 	if req.IncludeRawJournal {
-		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
+		if err := snap.ScanRaw(store.DefaultNS, func(r *memory.RawJournalRecord) error {
 			if includeRaw(r) {
 				h.Raw++
 			}
@@ -97,12 +97,12 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 					return nil, exportFailed(err)
 				}
 			}
-		} else if err := snap.ScanRecords(st, writeRec); err != nil {
+		} else if err := snap.ScanRecords(store.DefaultNS, st, writeRec); err != nil {
 			return nil, exportFailed(err)
 		}
 	}
 	if req.IncludeRawJournal {
-		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
+		if err := snap.ScanRaw(store.DefaultNS, func(r *memory.RawJournalRecord) error {
 			if !includeRaw(r) {
 				return nil
 			}
@@ -292,7 +292,7 @@ func (e *Engine) newImport(req *memory.ImportRequest) *importer {
 	im := &importer{e: e, req: req, t: e.begin(), replace: req.Strategy == memory.ImportReplace,
 		clock: e.clock(), now: e.now(), rawWritten: map[memory.ID]*memory.RawJournalRecord{}}
 	if im.replace {
-		im.t.b.DeleteAllRecords()
+		im.t.b.DeleteAllRecords(store.DefaultNS)
 		im.t.clear(e.idx.text)
 		im.t.clear(e.idx.raw)
 		im.t.replace = true
@@ -378,7 +378,7 @@ func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 	if im.replace {
 		return nil, nil
 	}
-	rec, err := im.e.db.GetRaw(id)
+	rec, err := im.e.db.GetRaw(store.DefaultNS, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil

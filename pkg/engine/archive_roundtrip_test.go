@@ -14,6 +14,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // populateEveryKind fills h with curated records in every store, each with
@@ -118,7 +119,7 @@ func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord
 	t.Helper()
 	var ids []memory.ID
 	for _, st := range memory.PersistentStores {
-		if err := h.db.ScanRecords(st, func(rec *memory.MemoryRecord) error { ids = append(ids, rec.ID); return nil }); err != nil {
+		if err := h.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error { ids = append(ids, rec.ID); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -138,7 +139,7 @@ func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord
 func rawRecords(t *testing.T, h *harness) map[memory.ID]*memory.RawJournalRecord {
 	t.Helper()
 	out := map[memory.ID]*memory.RawJournalRecord{}
-	if err := h.db.ScanRaw(func(r *memory.RawJournalRecord) error { out[r.ID] = r; return nil }); err != nil {
+	if err := h.db.ScanRaw(store.DefaultNS, func(r *memory.RawJournalRecord) error { out[r.ID] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -213,7 +213,7 @@ func TestAuditCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := map[string]bool{}
-	if err := db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+	if err := db.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
 		records[rec.ID.String()] = true
 		return nil
 	}); err != nil {

@@ -13,6 +13,7 @@ import (
 	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Consolidation turns mature episodic memories into semantic ones.
@@ -81,7 +82,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 
 	// What exists: episodic sources and the copies made of them.
 	copies := map[memory.ID]*memory.MemoryRecord{} // source id -> its copy
-	if err := e.db.ScanRecords(memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
+	if err := e.db.ScanRecords(store.DefaultNS, memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
 		if from, ok := consolidatedOf(rec); ok {
 			copies[from.RecordID] = rec
 		}
@@ -90,7 +91,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		return nil, fmt.Errorf("consolidate: %w", err)
 	}
 	var episodic []*memory.MemoryRecord
-	if err := e.db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+	if err := e.db.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
 		episodic = append(episodic, rec)
 		return nil
 	}); err != nil {

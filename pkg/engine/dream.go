@@ -90,7 +90,7 @@ func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFil
 		return nil, nil
 	}
 	var ids []memory.ID
-	err := e.db.ScanRawNewest(store.RawRange{Session: session}, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.db.ScanRawNewest(store.DefaultNS, store.RawRange{Session: session}, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !fl.DreamProcessed() && filter.allows(fl) {
 			ids = append(ids, id)
 		}

@@ -236,7 +236,7 @@ func (e *Engine) initLocks() {
 func (e *Engine) load(ctx context.Context) error {
 	start := time.Now()
 	for _, st := range memory.PersistentStores {
-		err := e.db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
+		err := e.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -250,7 +250,7 @@ func (e *Engine) load(ctx context.Context) error {
 			return fmt.Errorf("load %s store: %w", st, err)
 		}
 	}
-	err := e.db.ScanRawNewest(store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
+	err := e.db.ScanRawNewest(store.DefaultNS, store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
 		e.raw.add(f)
 		return true, nil
 	})
@@ -310,7 +310,7 @@ func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
 		}
 		return wrec, nil
 	}
-	rec, err := e.db.GetRecord(st, id)
+	rec, err := e.db.GetRecord(store.DefaultNS, st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, memory.NotFound(id)
 	}

@@ -20,10 +20,10 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// Key prefixes of the engine's full-text indexes (under store.NSDerived).
+// Key prefixes of the engine's full-text indexes (under store.KindDerived).
 var (
-	curatedIndexPrefix = []byte{store.NSDerived, 'c'}
-	rawIndexPrefix     = []byte{store.NSDerived, 'r'}
+	curatedIndexPrefix = []byte{store.KindDerived, 'c'}
+	rawIndexPrefix     = []byte{store.KindDerived, 'r'}
 )
 
 // indexes are the derived search structures next to the records.
@@ -47,7 +47,7 @@ func (e *Engine) openIndexes(ctx context.Context) error {
 		// Derived text must not stay on disk when indexes do not persist
 		// (for example after persistence was turned off).
 		b := e.db.NewBatch()
-		b.DeleteRange([]byte{store.NSDerived}, []byte{store.NSDerived + 1})
+		b.DeleteRange([]byte{store.KindDerived}, []byte{store.KindDerived + 1})
 		err = b.Commit()
 		b.Close()
 		if err != nil {
@@ -91,7 +91,7 @@ func (e *Engine) openIndex(ctx context.Context, prefix []byte, fill func(context
 
 func (e *Engine) fillCurated(ctx context.Context, add textindex.AddFunc) error {
 	for _, st := range memory.PersistentStores {
-		err := e.db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
+		err := e.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -105,7 +105,7 @@ func (e *Engine) fillCurated(ctx context.Context, add textindex.AddFunc) error {
 }
 
 func (e *Engine) fillRaw(ctx context.Context, add textindex.AddFunc) error {
-	return e.db.ScanRaw(func(rec *memory.RawJournalRecord) error {
+	return e.db.ScanRaw(store.DefaultNS, func(rec *memory.RawJournalRecord) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

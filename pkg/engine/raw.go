@@ -63,7 +63,7 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 				resp.Results[i] = rawResponse(out, true)
 				continue
 			}
-			old, err := e.db.GetRaw(rec.ID)
+			old, err := e.db.GetRaw(store.DefaultNS, rec.ID)
 			switch {
 			case err == nil:
 				resp.Results[i] = rawResponse(old, true)
@@ -99,7 +99,7 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 // getRaw reads a raw entry for a query; a quarantined entry (one that
 // cannot be read, see store.Quarantined) reads as nil and is left out.
 func (e *Engine) getRaw(id memory.ID) (*memory.RawJournalRecord, error) {
-	rec, err := e.db.GetRaw(id)
+	rec, err := e.db.GetRaw(store.DefaultNS, id)
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, nil
 	}
@@ -220,7 +220,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 	needle := strings.ToLower(query)
 	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}}
 	budget := memory.AnswerBudgetOf(ctx)
-	err := e.db.ScanRawNewest(rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.db.ScanRawNewest(store.DefaultNS, rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
 		}

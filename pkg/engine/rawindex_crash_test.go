@@ -142,7 +142,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 		t.Fatal(err)
 	}
 	onDisk := map[memory.ID]string{} // id → session
-	if err := db.ScanRaw(func(rec *memory.RawJournalRecord) error {
+	if err := db.ScanRaw(store.DefaultNS, func(rec *memory.RawJournalRecord) error {
 		onDisk[rec.ID] = rec.SessionID
 		return nil
 	}); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // corpus is a small fixed set of memories for ranking tests. Keys name the
@@ -536,7 +537,7 @@ func TestRawSearch(t *testing.T) {
 
 // rawCreated returns the creation time of a raw entry.
 func (h *harness) rawCreated(t *testing.T, id memory.ID) time.Time {
-	rec, err := h.db.GetRaw(id)
+	rec, err := h.db.GetRaw(store.DefaultNS, id)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func (t *txn) putNewRecord(rec *memory.MemoryRecord) error {
 
 func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
 	if rec.Store != memory.StoreWorking {
-		t.b.PutRecord(rec)
+		t.b.PutRecord(store.DefaultNS, rec)
 	}
 	put := t.e.idx.text.Put
 	if fresh {
@@ -94,7 +94,7 @@ func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
 // which spares re-analysing the text and rewriting every posting.
 func (t *txn) touchRecord(rec *memory.MemoryRecord) {
 	if rec.Store != memory.StoreWorking {
-		t.b.PutRecord(rec)
+		t.b.PutRecord(store.DefaultNS, rec)
 	}
 	t.touched = append(t.touched, rec)
 }
@@ -103,7 +103,7 @@ func (t *txn) touchRecord(rec *memory.MemoryRecord) {
 // working record): the copy under the old store is removed.
 func (t *txn) moveRecord(rec *memory.MemoryRecord, from memory.StoreType) error {
 	if from != memory.StoreWorking && from != rec.Store {
-		t.b.DeleteRecord(from, rec.ID)
+		t.b.DeleteRecord(store.DefaultNS, from, rec.ID)
 	}
 	return t.putRecord(rec)
 }
@@ -111,7 +111,7 @@ func (t *txn) moveRecord(rec *memory.MemoryRecord, from memory.StoreType) error 
 // deleteRecord removes a curated record and its postings.
 func (t *txn) deleteRecord(id memory.ID, st memory.StoreType) error {
 	if st != memory.StoreWorking {
-		t.b.DeleteRecord(st, id)
+		t.b.DeleteRecord(store.DefaultNS, st, id)
 	}
 	c, err := t.e.idx.text.Delete(t.ib, id)
 	if err != nil {
@@ -135,7 +135,7 @@ func (t *txn) putNewRaw(rec *memory.RawJournalRecord) error {
 }
 
 func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
-	t.b.PutRaw(rec, old)
+	t.b.PutRaw(store.DefaultNS, rec, old)
 	put := t.e.idx.raw.Put
 	if fresh {
 		put = t.e.idx.raw.PutNew
