@@ -123,8 +123,9 @@ func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord
 			t.Fatal(err)
 		}
 	}
+	ns := h.e.defaultSpace()
 	h.e.mu.RLock()
-	for _, rec := range h.e.working.all() {
+	for _, rec := range ns.working.all() {
 		ids = append(ids, rec.ID)
 	}
 	h.e.mu.RUnlock()

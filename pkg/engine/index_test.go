@@ -142,7 +142,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	if len(records) < 20*50 {
 		t.Fatalf("only %d records after %d acknowledged batches", len(records), acked)
 	}
-	forward := append(bytes.Clone(curatedIndexPrefix), 'f')
+	forward := append(curatedIndexPrefix(store.DefaultNS), 'f')
 	indexed := map[memory.ID]bool{}
 	if err := db.ScanPrefix(forward, false, func(k, _ []byte) (bool, error) {
 		var id memory.ID
@@ -163,7 +163,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 		}
 	}
 	// And the index answers: every batch wrote the word "batchword".
-	ix, err := textindex.Open(db, curatedIndexPrefix)
+	ix, err := textindex.Open(db, curatedIndexPrefix(store.DefaultNS))
 	if err != nil {
 		t.Fatal(err)
 	}

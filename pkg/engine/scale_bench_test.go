@@ -156,7 +156,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })
 			b.Run("raw-text-index-only", func(b *testing.B) {
 				latencies(b, func(i int) {
-					if _, err := env.e.idx.text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+					if _, err := env.e.defaultSpace().text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
 						b.Fatal(err)
 					}
 				})
