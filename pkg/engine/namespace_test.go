@@ -41,13 +41,21 @@ var sharedRawIDs = []memory.ID{
 
 func newNSWorld(t *testing.T, names ...string) *nsWorld {
 	t.Helper()
+	return newNSWorldWith(t, Options{}, names...)
+}
+
+// newNSWorldWith is newNSWorld with engine options (clock, audit log and
+// working capacity are the world's).
+func newNSWorldWith(t *testing.T, opts Options, names ...string) *nsWorld {
+	t.Helper()
 	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
 	path := filepath.Join(h.dir, "audit.jsonl")
 	alog, err := audit.Open(path, audit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.opts = Options{Now: h.clock.Now, Audit: alog, WorkingCapacity: 3}
+	opts.Now, opts.Audit, opts.WorkingCapacity = h.clock.Now, alog, 3
+	h.opts = opts
 	h.open()
 	t.Cleanup(func() {
 		h.close()
