@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"reflect"
 	"slices"
@@ -281,5 +282,26 @@ func TestQuarantineByNamespace(t *testing.T) {
 	commit(t, db, func(b *Batch) { b.DropNamespace(ns) })
 	if n := db.QuarantinedCount(); n != 0 {
 		t.Errorf("%d values still quarantined after their namespace was dropped", n)
+	}
+}
+
+func TestCompactKeepsData(t *testing.T) {
+	db, _ := openTemp(t)
+	s := newSample()
+	ns := createNS(t, db, "other")
+	commit(t, db, func(b *Batch) { s.put(b); s.putIn(b, ns) })
+	commit(t, db, func(b *Batch) { b.DropNamespace(ns) })
+	if err := db.Compact(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	s.check(t, db)
+	if n := countPrefix(t, db, ns.appendPrefix(nil)); n != 0 {
+		t.Errorf("%d keys of the dropped namespace after compacting", n)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")) })
+	if err := db.Compact(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("compacting with a cancelled context: %v", err)
 	}
 }
