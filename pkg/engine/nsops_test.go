@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -431,5 +432,54 @@ func TestReadsCreateNoNamespace(t *testing.T) {
 	wantCode(t, err, memory.CodeValidation, "namespace")
 	if got := len(w.h.db.Namespaces()); got != 2 {
 		t.Errorf("%d namespaces registered, want default and alpha", got)
+	}
+}
+
+// TestWritesCreateNamespaces: every operation that writes creates the
+// namespace it names, taking the engine's locks in order (the checker
+// reports any lock taken out of order, in every build).
+func TestWritesCreateNamespaces(t *testing.T) {
+	var reports lines
+	h := newHarness(t, Options{SimilarLinks: -1, WorkingCapacity: 1, lockReport: reports.report})
+	e := h.e
+	working := memory.StoreWorking
+	raw := memory.DefaultEncodeStoreRawRequest()
+	raw.RecordID, raw.SessionID, raw.Content = ptr(memory.MustParseID("0196a9e2-5c1d-7f00-8a00-00000000c001")), "s", memory.TextContent("a raw entry")
+	must(e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent("to export")}))(t)
+	var archive bytes.Buffer
+	must(e.Export(context.Background(), &memory.ExportRequest{Format: "cma"}, &archive))(t)
+	ops := map[string]func(ctx context.Context) error{
+		"store": func(ctx context.Context) error {
+			_, err := e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("a working note"), Store: &working})
+			return err
+		},
+		"batch": func(ctx context.Context) error {
+			_, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: []memory.EncodeStoreRequest{{Content: memory.TextContent("x")}}})
+			return err
+		},
+		"raw with an id": func(ctx context.Context) error {
+			_, err := e.EncodeBatchRaw(ctx, &memory.EncodeBatchStoreRawRequest{Records: []memory.EncodeStoreRawRequest{raw}})
+			return err
+		},
+		"set-mode": func(ctx context.Context) error {
+			return e.SetMode(ctx, &memory.SetModeRequest{Mode: memory.ModePerfect})
+		},
+		"import": func(ctx context.Context) error {
+			req := memory.DefaultImportRequest()
+			_, err := e.Import(ctx, &req, bytes.NewReader(archive.Bytes()))
+			return err
+		},
+	}
+	for name, op := range ops {
+		ns := strings.ReplaceAll(name, " ", "-")
+		if err := op(memory.WithNamespace(context.Background(), ns)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if _, ok := h.db.LookupNamespace(ns); !ok {
+			t.Errorf("%s did not create namespace %s", name, ns)
+		}
+	}
+	if got := reports.take(); len(got) > 0 {
+		t.Errorf("locks taken out of order:\n%s", strings.Join(got, "\n"))
 	}
 }

@@ -45,15 +45,15 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 		recs[i] = rec
 		clientIDs = clientIDs || req.Records[i].RecordID != nil
 	}
+	ns, err := e.spaceFor(ctx) // before rawMu: creating a namespace takes nsMu, of the same rank
+	if err != nil {
+		return nil, err
+	}
 	if clientIDs {
 		// Checking for an id and writing it must not interleave with
 		// another writer of the same id.
 		e.rawMu.Lock()
 		defer e.rawMu.Unlock()
-	}
-	ns, err := e.spaceFor(ctx)
-	if err != nil {
-		return nil, err
 	}
 	resp := &memory.EncodeBatchStoreRawResponse{Results: make([]memory.EncodeStoreRawResponse, len(recs))}
 	seen := make(map[memory.ID]int, len(recs))
