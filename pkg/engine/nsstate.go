@@ -228,7 +228,7 @@ func nsSettings() []string {
 	return []string{offsetKey, evolutionKey, modeKey, recallCountKey, lastDreamKey}
 }
 
-// reset empties the namespace's in-memory state (a replacing import, a
+// resetLocked empties the namespace's in-memory state (a replacing import, a
 // drop of the default namespace). Callers hold e.mu and big exclusively.
 func (ns *nsState) resetLocked() {
 	ns.st = newState()
