@@ -22,6 +22,24 @@
 //	{"kind":"memory_record","data":{MemoryRecord}}        (all C of them first)
 //	{"kind":"raw_journal_record","data":{RawJournalRecord}}  (then all R)
 //
+// # Namespaces
+//
+// A memsvc server keeps records in namespaces (memory.ValidateNamespace).
+// In a bundle, an entry of a namespace other than "default" names it in an
+// additive member between kind and data:
+//
+//	{"kind":"memory_record","namespace":"proj-a","data":{MemoryRecord}}
+//
+// An entry without the member belongs to the default namespace: every
+// archive written before namespaces, by upstream, or of the default
+// namespace alone (writers omit the member for it, so such archives are
+// byte for byte what they always were). A 1.0 archive has no wrapper to
+// carry the member and holds default-namespace records only; a writer
+// refuses anything else in it, and exporters use 2.0 when they export
+// another namespace. Readers that do not know the member ignore it, as
+// they ignore any unknown field; this package's Reader reports it in
+// Entry.Namespace and refuses an invalid name as ErrCorrupt.
+//
 // T is the export time in RFC 3339, UTC, suffix "Z", with 0, 3, 6 or 9
 // fractional digits (the fewest that show every non-zero digit).
 //

@@ -68,7 +68,11 @@ type Entry struct {
 	Kind   EntryKind
 	Record *memory.MemoryRecord
 	Raw    *memory.RawJournalRecord
-	Line   int // line number in the plaintext archive
+	// Namespace is the namespace the entry names, or "" when it names
+	// none (the default namespace; see Namespaces in the package
+	// comment). A name that is present is valid.
+	Namespace string
+	Line      int // line number in the plaintext archive
 }
 
 // Reader streams the records of an archive and verifies it as it goes.
@@ -298,8 +302,10 @@ func looksLikeEntry(line []byte) bool {
 }
 
 const (
-	recordPrefix = `{"kind":"` + kindRecord + `","data":`
-	rawPrefix    = `{"kind":"` + kindRaw + `","data":`
+	recordKindPrefix = `{"kind":"` + kindRecord + `",`
+	rawKindPrefix    = `{"kind":"` + kindRaw + `",`
+	namespaceMember  = `"namespace":"`
+	dataMember       = `"data":`
 )
 
 func (a *Reader) parseEntry(line []byte, n int) (Entry, error) {
@@ -309,24 +315,16 @@ func (a *Reader) parseEntry(line []byte, n int) (Entry, error) {
 	// Fast path for the layout every writer produces; anything else, or
 	// anything the fast path cannot decode, goes through the general
 	// decoder so the error message describes the whole line.
-	if bytes.HasSuffix(line, []byte{'}'}) {
-		var kind EntryKind
-		var data []byte
-		switch {
-		case bytes.HasPrefix(line, []byte(recordPrefix)):
-			kind, data = KindRecord, line[len(recordPrefix):len(line)-1]
-		case bytes.HasPrefix(line, []byte(rawPrefix)):
-			kind, data = KindRaw, line[len(rawPrefix):len(line)-1]
-		}
-		if kind != 0 {
-			if e, err := a.entry(kind, data, n); err == nil {
-				return e, nil
-			}
+	if kind, ns, data, ok := splitEntry(line); ok && (ns == "" || memory.ValidateNamespace(ns) == nil) {
+		if e, err := a.entry(kind, data, n); err == nil {
+			e.Namespace = ns
+			return e, nil
 		}
 	}
 	var env struct {
-		Kind *string         `json:"kind"`
-		Data json.RawMessage `json:"data"`
+		Kind      *string         `json:"kind"`
+		Namespace *string         `json:"namespace"`
+		Data      json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(line, &env); err != nil {
 		return Entry{}, corrupt("invalid entry: %v", err)
@@ -337,14 +335,57 @@ func (a *Reader) parseEntry(line []byte, n int) (Entry, error) {
 	if len(env.Data) == 0 || string(env.Data) == "null" {
 		return Entry{}, corrupt("invalid entry: no data")
 	}
+	var ns string
+	if env.Namespace != nil {
+		if err := memory.ValidateNamespace(*env.Namespace); err != nil {
+			return Entry{}, corrupt("invalid entry: %v", err)
+		}
+		ns = *env.Namespace
+	}
+	var e Entry
+	var err error
 	switch *env.Kind {
 	case kindRecord:
-		return a.entry(KindRecord, env.Data, n)
+		e, err = a.entry(KindRecord, env.Data, n)
 	case kindRaw:
-		return a.entry(KindRaw, env.Data, n)
+		e, err = a.entry(KindRaw, env.Data, n)
 	default:
 		return Entry{}, corrupt("invalid entry: unknown kind %q", *env.Kind)
 	}
+	e.Namespace = ns
+	return e, err
+}
+
+// splitEntry takes a bundle line apart when it has exactly the layout
+// writers produce: kind, then optionally the namespace, then the data.
+func splitEntry(line []byte) (kind EntryKind, ns string, data []byte, ok bool) {
+	if !bytes.HasSuffix(line, []byte{'}'}) {
+		return 0, "", nil, false
+	}
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(line, []byte(recordKindPrefix)):
+		kind, rest = KindRecord, line[len(recordKindPrefix):len(line)-1]
+	case bytes.HasPrefix(line, []byte(rawKindPrefix)):
+		kind, rest = KindRaw, line[len(rawKindPrefix):len(line)-1]
+	default:
+		return 0, "", nil, false
+	}
+	if bytes.HasPrefix(rest, []byte(namespaceMember)) {
+		rest = rest[len(namespaceMember):]
+		end := bytes.IndexByte(rest, '"')
+		if end < 0 || !bytes.HasPrefix(rest[end+1:], []byte(",")) {
+			return 0, "", nil, false
+		}
+		if end == 0 {
+			return 0, "", nil, false // an empty name is invalid
+		}
+		ns, rest = string(rest[:end]), rest[end+2:]
+	}
+	if !bytes.HasPrefix(rest, []byte(dataMember)) {
+		return 0, "", nil, false
+	}
+	return kind, ns, rest[len(dataMember):], true
 }
 
 // entry decodes and validates one record. Fields missing from the JSON

@@ -108,8 +108,13 @@ const (
 	kindRaw    = "raw_journal_record"
 )
 
-// WriteRecord writes one curated record.
-func (a *Writer) WriteRecord(rec *memory.MemoryRecord) error {
+// WriteRecord writes one curated record of the default namespace.
+func (a *Writer) WriteRecord(rec *memory.MemoryRecord) error { return a.WriteRecordIn("", rec) }
+
+// WriteRecordIn writes one curated record of namespace ns ("" or
+// memory.DefaultNamespace for the default one; see Namespaces in the
+// package comment).
+func (a *Writer) WriteRecordIn(ns string, rec *memory.MemoryRecord) error {
 	if err := a.usable(); err != nil {
 		return err
 	}
@@ -125,20 +130,26 @@ func (a *Writer) WriteRecord(rec *memory.MemoryRecord) error {
 	if err := checkRecord(rec); err != nil {
 		return fmt.Errorf("write record %s: %v", rec.ID, err)
 	}
+	if err := a.checkNamespace(ns); err != nil {
+		return fmt.Errorf("write record %s: %w", rec.ID, err)
+	}
 	data, err := marshal(rec)
 	if err != nil {
 		return fmt.Errorf("write record %s: encode: %v", rec.ID, err)
 	}
-	if err := a.emit(data, kindRecord); err != nil {
+	if err := a.emit(data, kindRecord, ns); err != nil {
 		return fmt.Errorf("write record %s: %w", rec.ID, err)
 	}
 	a.curated++
 	return nil
 }
 
-// WriteRaw writes one raw journal record; only a Version2 archive holds
-// them.
-func (a *Writer) WriteRaw(rec *memory.RawJournalRecord) error {
+// WriteRaw writes one raw journal record of the default namespace; only a
+// Version2 archive holds them.
+func (a *Writer) WriteRaw(rec *memory.RawJournalRecord) error { return a.WriteRawIn("", rec) }
+
+// WriteRawIn writes one raw journal record of namespace ns.
+func (a *Writer) WriteRawIn(ns string, rec *memory.RawJournalRecord) error {
 	if err := a.usable(); err != nil {
 		return err
 	}
@@ -154,11 +165,14 @@ func (a *Writer) WriteRaw(rec *memory.RawJournalRecord) error {
 	if err := checkRaw(rec); err != nil {
 		return fmt.Errorf("write raw record %s: %v", rec.ID, err)
 	}
+	if err := a.checkNamespace(ns); err != nil {
+		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
+	}
 	data, err := marshal(rec)
 	if err != nil {
 		return fmt.Errorf("write raw record %s: encode: %v", rec.ID, err)
 	}
-	if err := a.emit(data, kindRaw); err != nil {
+	if err := a.emit(data, kindRaw, ns); err != nil {
 		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
 	}
 	a.raw++
@@ -175,14 +189,33 @@ func (a *Writer) usable() error {
 	return nil
 }
 
+// checkNamespace accepts the name of a namespace an entry may carry: a
+// valid name, and one other than the default only in a Version2 archive.
+func (a *Writer) checkNamespace(ns string) error {
+	if ns == "" || ns == memory.DefaultNamespace {
+		return nil
+	}
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return err
+	}
+	if a.hdr.Version != Version2 {
+		return fmt.Errorf("namespace %s: version %s archives hold records of the default namespace only", ns, a.hdr.Version)
+	}
+	return nil
+}
+
 // emit writes one entry line: the record JSON itself in Version1, wrapped
-// in the tagged object in Version2.
-func (a *Writer) emit(data []byte, kind string) error {
+// in the tagged object in Version2, with the namespace when it is not the
+// default one.
+func (a *Writer) emit(data []byte, kind, ns string) error {
 	var prefix, suffix string
-	if a.hdr.Version == Version2 {
-		prefix, suffix = `{"kind":"`+kind+`","data":`, "}\n"
-	} else {
+	switch {
+	case a.hdr.Version != Version2:
 		suffix = "\n"
+	case ns == "" || ns == memory.DefaultNamespace:
+		prefix, suffix = `{"kind":"`+kind+`","data":`, "}\n"
+	default:
+		prefix, suffix = `{"kind":"`+kind+`","namespace":"`+ns+`","data":`, "}\n"
 	}
 	if n := len(prefix) + len(data) + len(suffix) - 1; n > a.maxLine {
 		return fmt.Errorf("%w: entry line of %d bytes exceeds the limit of %d", ErrTooLarge, n, a.maxLine)

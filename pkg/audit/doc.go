@@ -145,6 +145,12 @@
 // The operation names memsvc writes are the Op constants. They are part of
 // the format: tools filter on them, so a name is never reused for another
 // meaning.
+//
+// Every entry memsvc writes names the namespace it concerns in its
+// summary: "namespace" holds one name, or "*" for a change to the whole
+// data directory (the background decay tick, a store encryption
+// migration); an export or import of several namespaces lists them under
+// "namespaces" instead.
 package audit
 
 // Operation names that memsvc writes in the operation member.
@@ -191,4 +197,7 @@ const (
 	// OpMigrateStoreEncryption: stored records were migrated to encryption
 	// at rest.
 	OpMigrateStoreEncryption = "security.migrate_store_encryption"
+	// OpNamespaceDrop: a namespace was dropped: every record, raw entry and
+	// setting in it deleted (the default namespace is emptied).
+	OpNamespaceDrop = "namespace.drop"
 )

@@ -25,9 +25,9 @@ type activated struct {
 
 // spreadLocked activates from source up to depth hops, following edges of
 // weight ≥ minWeight whose type passes types (nil: all). The result
-// excludes the source and is ordered by activation, then id. Callers hold
-// e.mu (read or write).
-func (e *Engine) spreadLocked(source memory.ID, depth int, minWeight float64, types map[memory.AssociationType]bool) []activated {
+// excludes the source and is ordered by activation, then id. Only records
+// of namespace ns are reached. Callers hold e.mu (read or write).
+func spreadLocked(ns *nsState, source memory.ID, depth int, minWeight float64, types map[memory.AssociationType]bool) []activated {
 	type item struct {
 		id    memory.ID
 		level float64
@@ -47,7 +47,7 @@ func (e *Engine) spreadLocked(source memory.ID, depth int, minWeight float64, ty
 		if it.hop >= depth {
 			continue
 		}
-		ent := e.st.entries[it.id]
+		ent := ns.st.entries[it.id]
 		if ent == nil {
 			continue
 		}
@@ -59,8 +59,8 @@ func (e *Engine) spreadLocked(source memory.ID, depth int, minWeight float64, ty
 			if level < activationFloor || ed.target == source || slices.Contains(it.path, ed.target) {
 				continue
 			}
-			if _, ok := e.st.entries[ed.target]; !ok {
-				continue // edge to a record that is gone
+			if _, ok := ns.st.entries[ed.target]; !ok {
+				continue // edge to a record that is gone (or not of this namespace)
 			}
 			if b := best[ed.target]; b != nil && level <= b.level {
 				continue

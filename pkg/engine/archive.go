@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,12 @@ import (
 // The stores list picks the curated stores and their order (exportStores).
 // With include_raw_journal, raw entries go along, except sealed and secret
 // ones unless include_sealed / include_secret ask for them too.
+//
+// The namespaces list picks the namespaces (the caller's by default; see
+// memory.ExportRequest). Their curated records come first, namespace by
+// namespace in name order, then their raw entries in the same order; every
+// entry of a namespace other than the default one names it, which takes a
+// 2.0 bundle even without the raw journal.
 func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -43,14 +50,16 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	if err != nil {
 		return nil, err
 	}
+	names, err := exportNamespaces(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 
-	// A consistent view: the store snapshot and the working store as of now.
+	// A consistent view: the store snapshot and the working stores as of
+	// now.
 	e.big.RLock()
 	snap := e.db.NewSnapshot()
-	e.mu.RLock()
-	working := e.working.all()
-	clock, lastTick := e.clock(), e.lastTick
-	e.mu.RUnlock()
+	views := e.exportViews(names)
 	e.big.RUnlock()
 	defer snap.Close()
 
@@ -58,24 +67,26 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 		return (r.Visibility != memory.VisibilitySealed || req.IncludeSealed) && (r.SecrecyLevel != memory.SecrecySecret || req.IncludeSecret)
 	}
 	h := archive.Header{Version: archive.Version1, Timestamp: e.now()}
-	if req.IncludeRawJournal {
-		h.Version = archive.Version2
-	}
-	for _, st := range stores {
-		if st == memory.StoreWorking {
-			h.Curated += len(working)
-		} else if err := snap.ScanRecords(st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
-			return nil, fmt.Errorf("export: %w", err)
+	for _, v := range views {
+		if req.IncludeRawJournal || v.ns.id != store.DefaultNS {
+			h.Version = archive.Version2
 		}
-	}
-	if req.IncludeRawJournal {
-		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
-			if includeRaw(r) {
-				h.Raw++
+		for _, st := range stores {
+			if st == memory.StoreWorking {
+				h.Curated += len(v.working)
+			} else if err := snap.ScanRecords(v.ns.id, st, func(*memory.MemoryRecord) error { h.Curated++; return nil }); err != nil {
+				return nil, fmt.Errorf("export: %w", err)
 			}
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("export: %w", err)
+		}
+		if req.IncludeRawJournal {
+			if err := snap.ScanRaw(v.ns.id, func(r *memory.RawJournalRecord) error {
+				if includeRaw(r) {
+					h.Raw++
+				}
+				return nil
+			}); err != nil {
+				return nil, fmt.Errorf("export: %w", err)
+			}
 		}
 	}
 
@@ -83,32 +94,36 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	if err != nil {
 		return nil, exportFailed(err)
 	}
-	writeRec := func(rec *memory.MemoryRecord) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		presentAt(rec, clock, lastTick)
-		return aw.WriteRecord(rec)
-	}
-	for _, st := range stores {
-		if st == memory.StoreWorking {
-			for _, rec := range working {
-				if err := writeRec(rec); err != nil {
-					return nil, exportFailed(err)
-				}
+	for _, v := range views {
+		writeRec := func(rec *memory.MemoryRecord) error {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-		} else if err := snap.ScanRecords(st, writeRec); err != nil {
-			return nil, exportFailed(err)
+			presentAt(rec, v.clock, v.lastTick)
+			return aw.WriteRecordIn(v.ns.name, rec)
+		}
+		for _, st := range stores {
+			if st == memory.StoreWorking {
+				for _, rec := range v.working {
+					if err := writeRec(rec); err != nil {
+						return nil, exportFailed(err)
+					}
+				}
+			} else if err := snap.ScanRecords(v.ns.id, st, writeRec); err != nil {
+				return nil, exportFailed(err)
+			}
 		}
 	}
 	if req.IncludeRawJournal {
-		if err := snap.ScanRaw(func(r *memory.RawJournalRecord) error {
-			if !includeRaw(r) {
-				return nil
+		for _, v := range views {
+			if err := snap.ScanRaw(v.ns.id, func(r *memory.RawJournalRecord) error {
+				if !includeRaw(r) {
+					return nil
+				}
+				return aw.WriteRawIn(v.ns.name, r)
+			}); err != nil {
+				return nil, exportFailed(err)
 			}
-			return aw.WriteRaw(r)
-		}); err != nil {
-			return nil, exportFailed(err)
 		}
 	}
 	sum, err := aw.Close()
@@ -129,13 +144,77 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 			return nil, exportFailed(err)
 		}
 	}
-	if err := e.logOnly(ctx, audit.OpExport, map[string]any{
+	summary := map[string]any{
 		"archive_id": resp.ArchiveID, "records": resp.RecordCount, "encrypted": req.Encrypt,
 		"include_raw_journal": req.IncludeRawJournal, "checksum": resp.Checksum,
-	}); err != nil {
+	}
+	if len(req.Namespaces) == 0 {
+		summary["namespace"] = memory.NamespaceFrom(ctx)
+	} else {
+		summary["namespaces"] = req.Namespaces
+	}
+	if err := e.logOnly(ctx, audit.OpExport, summary); err != nil {
 		return nil, fmt.Errorf("export: %w", err)
 	}
 	return resp, nil
+}
+
+// exportNamespaces resolves an export's namespace list: the names to
+// export, in name order, or nil for every namespace.
+func exportNamespaces(ctx context.Context, req *memory.ExportRequest) ([]string, error) {
+	if len(req.Namespaces) == 0 {
+		return []string{memory.NamespaceFrom(ctx)}, nil
+	}
+	if slices.Contains(req.Namespaces, memory.AllNamespaces) {
+		if len(req.Namespaces) > 1 {
+			return nil, memory.Invalid("namespaces", "%s stands for every namespace and comes alone", memory.Quote(memory.AllNamespaces))
+		}
+		return nil, nil
+	}
+	out := make([]string, 0, len(req.Namespaces))
+	for i, name := range req.Namespaces {
+		if err := memory.ValidateNamespace(name); err != nil {
+			return nil, prefixErr(fmt.Sprintf("namespaces[%d]: ", i), err)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// exportView is what an export reads of one namespace besides the
+// snapshot: its working store and clock at the moment of the snapshot.
+type exportView struct {
+	ns       *nsState
+	working  []*memory.MemoryRecord
+	clock    float64
+	lastTick time.Time
+}
+
+// exportViews returns the views of the named namespaces that exist (every
+// namespace for nil names). Callers hold big.
+func (e *Engine) exportViews(names []string) []exportView {
+	var spaces []*nsState
+	if names == nil {
+		spaces = e.allSpaces()
+	} else {
+		e.mu.RLock()
+		for _, name := range names {
+			if ns := e.spaces[name]; ns != nil {
+				spaces = append(spaces, ns)
+			}
+		}
+		e.mu.RUnlock()
+	}
+	views := make([]exportView, len(spaces))
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for i, ns := range spaces {
+		views[i] = exportView{ns: ns, working: ns.working.all(), clock: ns.clock(), lastTick: ns.tickAtLocked()}
+	}
+	return views
 }
 
 // ExportCommitter is an export destination with a final step, such as a
@@ -189,12 +268,19 @@ func exportFailed(err error) error {
 // written in one atomic commit: a bad archive changes nothing, and a
 // replace that crashes half-way leaves the old data intact.
 //
-// Curated records that already exist are resolved by conflict_resolution.
-// The raw journal is verbatim: an archived raw entry whose id is already
-// stored is never applied, whatever the strategy or resolution (a replace
-// starts from an empty journal, so only an id repeated within the archive
-// can meet one). Such entries are counted in records_skipped, and those
-// that differ from the stored entry in raw_conflicts.
+// Entries go into the caller's namespace, or with preserve_namespaces each
+// into the namespace the archive names for it (see memory.ImportRequest);
+// namespaces that do not exist yet are created first (a failed import may
+// leave them, empty). A replace empties the namespaces it writes to (with
+// preserve_namespaces, every namespace) and nothing else.
+//
+// Curated records that already exist in their namespace are resolved by
+// conflict_resolution. The raw journal is verbatim: an archived raw entry
+// whose id is already stored in its namespace is never applied, whatever
+// the strategy or resolution (a replace starts from an empty journal, so
+// only an id repeated within the archive can meet one). Such entries are
+// counted in records_skipped, and those that differ from the stored entry
+// in raw_conflicts.
 func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -205,24 +291,48 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	if err := checkImport(req, r); err != nil {
 		return nil, err
 	}
-	curated, raws, err := e.readArchive(ctx, req, r)
+	parts, err := e.readArchive(ctx, req, r)
 	if err != nil {
 		return nil, err
 	}
 
 	e.big.Lock()
 	defer e.big.Unlock()
+	targets := make([]*nsState, len(parts))
+	for i, p := range parts {
+		if targets[i], err = e.spaceFor(memory.WithNamespace(ctx, p.name)); err != nil {
+			return nil, err
+		}
+	}
 	e.workMu.Lock()
 	defer e.workMu.Unlock()
 	im := e.newImport(req)
 	defer im.t.close()
-	if err := im.curated(curated); err != nil {
-		return nil, err
+	if im.replace {
+		emptied := targets // created above when the archive holds anything
+		switch {
+		case req.PreserveNamespaces:
+			emptied = e.allSpaces()
+		case len(targets) == 0:
+			if ns := e.space(ctx); ns != nil {
+				emptied = []*nsState{ns}
+			}
+		}
+		for _, ns := range emptied {
+			im.t.ns = ns
+			im.t.empty()
+		}
 	}
-	if err := im.raws(raws); err != nil {
-		return nil, err
+	for i, p := range parts {
+		im.t.ns = targets[i]
+		if err := im.curated(p.curated); err != nil {
+			return nil, err
+		}
+		if err := im.raws(p.raws); err != nil {
+			return nil, err
+		}
 	}
-	if err := im.commit(latestDreamTick(curated)); err != nil {
+	if err := im.commit(ctx, targets, parts); err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}
 	return &im.resp, nil
@@ -241,85 +351,100 @@ func checkImport(req *memory.ImportRequest, r io.Reader) error {
 	return nil
 }
 
-// readArchive reads and checks the whole archive.
-func (e *Engine) readArchive(ctx context.Context, req *memory.ImportRequest, r io.Reader) ([]*memory.MemoryRecord, []*memory.RawJournalRecord, error) {
+// importPart is what an archive brings to one namespace.
+type importPart struct {
+	name    string
+	curated []*memory.MemoryRecord
+	raws    []*memory.RawJournalRecord
+}
+
+// readArchive reads and checks the whole archive and sorts its entries by
+// the namespace they go to: all into the caller's, or with
+// preserve_namespaces each into its own. Parts come in name order.
+func (e *Engine) readArchive(ctx context.Context, req *memory.ImportRequest, r io.Reader) ([]*importPart, error) {
 	opts := archive.ReaderOptions{Now: e.now, MaxSize: e.opts.ImportMaxBytes, KDFSlot: e.opts.KDFGate.Slot(ctx)}
 	if req.DecryptionKey != nil {
 		opts.Passphrase = []byte(*req.DecryptionKey)
 	}
 	ar, err := archive.NewReader(r, opts)
 	if err != nil {
-		return nil, nil, e.importConflict(err)
+		return nil, e.importConflict(err)
 	}
-	var curated []*memory.MemoryRecord
-	var raws []*memory.RawJournalRecord
+	parts := map[string]*importPart{}
 	for {
 		ent, err := ar.Next()
 		if errors.Is(err, io.EOF) {
-			return curated, raws, nil
+			break
 		}
 		if err != nil {
-			return nil, nil, e.importConflict(err)
+			return nil, e.importConflict(err)
 		}
 		if err := ctx.Err(); err != nil {
-			return nil, nil, err
+			return nil, err
+		}
+		name := memory.NamespaceFrom(ctx)
+		if req.PreserveNamespaces {
+			name = cmp.Or(ent.Namespace, memory.DefaultNamespace)
+		}
+		p := parts[name]
+		if p == nil {
+			p = &importPart{name: name}
+			parts[name] = p
 		}
 		if ent.Record != nil {
-			curated = append(curated, ent.Record)
+			p.curated = append(p.curated, ent.Record)
 		} else {
-			raws = append(raws, ent.Raw)
+			p.raws = append(p.raws, ent.Raw)
 		}
 	}
+	out := make([]*importPart, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b *importPart) int { return cmp.Compare(a.name, b.name) })
+	return out, nil
 }
 
-// importer is one import on its way into a commit. Callers hold big and
-// workMu.
+// importer is one import on its way into a commit. Its txn's namespace
+// is the one being written. Callers hold big and workMu.
 type importer struct {
 	e       *Engine
 	req     *memory.ImportRequest
 	t       *txn
 	replace bool
-	clock   float64
 	now     time.Time
 	resp    memory.ImportResponse
 	// raw entries written by this import, to meet ids the archive repeats
-	rawWritten map[memory.ID]*memory.RawJournalRecord
+	rawWritten map[nsID]*memory.RawJournalRecord
 }
 
-// newImport starts the change; a replace begins by deleting every record
-// and raw entry and clearing both full-text indexes.
+// newImport starts the change.
 func (e *Engine) newImport(req *memory.ImportRequest) *importer {
-	im := &importer{e: e, req: req, t: e.begin(), replace: req.Strategy == memory.ImportReplace,
-		clock: e.clock(), now: e.now(), rawWritten: map[memory.ID]*memory.RawJournalRecord{}}
-	if im.replace {
-		im.t.b.DeleteAllRecords()
-		im.t.clear(e.idx.text)
-		im.t.clear(e.idx.raw)
-		im.t.replace = true
-	}
-	return im
+	return &importer{e: e, req: req, t: e.begin(nil), replace: req.Strategy == memory.ImportReplace,
+		now: e.now(), rawWritten: map[nsID]*memory.RawJournalRecord{}}
 }
 
-// curated writes the archive's curated records that win their conflicts,
-// settled on this engine's decay clock. Working-store records go through
-// the working store's capacity like new ones.
+// curated writes the archive's curated records that win their conflicts
+// into the current namespace, settled on its decay clock. Working-store
+// records go through the working store's capacity like new ones.
 func (im *importer) curated(recs []*memory.MemoryRecord) error {
-	e := im.e
+	e, ns := im.e, im.t.ns
+	clock := ns.clock()
 	var working []*memory.MemoryRecord
 	for _, rec := range recs {
 		fromStore, exists := memory.StoreType(0), false
 		if !im.replace {
 			e.mu.RLock()
-			if ent, ok := e.st.entries[rec.ID]; ok {
+			if ent, ok := ns.st.entries[rec.ID]; ok {
 				fromStore, exists = ent.store, true
 			}
 			e.mu.RUnlock()
 		}
-		if exists && !e.importWins(im.req.ConflictResolution, rec.ID, rec) {
+		if exists && !e.importWins(ns, im.req.ConflictResolution, rec.ID, rec) {
 			im.resp.RecordsSkipped++
 			continue
 		}
-		settleImported(rec, im.clock, e.opts.Decay, im.now)
+		settleImported(rec, clock, e.opts.Decay, im.now)
 		if rec.Store == memory.StoreWorking {
 			working = append(working, rec)
 		} else if err := im.t.moveRecord(rec, fromStore); err != nil {
@@ -333,7 +458,7 @@ func (im *importer) curated(recs []*memory.MemoryRecord) error {
 		}
 	}
 	if len(working) > 0 {
-		for _, p := range e.planWorkingFrom(im.replace, working) {
+		for _, p := range e.planWorkingFrom(ns, im.replace, working) {
 			if err := im.t.moveRecord(p, memory.StoreWorking); err != nil {
 				return err
 			}
@@ -342,12 +467,13 @@ func (im *importer) curated(recs []*memory.MemoryRecord) error {
 	return nil
 }
 
-// raws writes the archive's raw entries whose ids are not stored yet. The
-// raw journal is verbatim: an entry already stored, or already written by
-// this import, is left as it is and counted.
+// raws writes the archive's raw entries whose ids the current namespace
+// does not hold yet. The raw journal is verbatim: an entry already stored,
+// or already written by this import, is left as it is and counted.
 func (im *importer) raws(recs []*memory.RawJournalRecord) error {
+	ns := im.t.ns
 	for _, rec := range recs {
-		old, err := im.storedRaw(rec.ID)
+		old, err := im.storedRaw(ns, rec.ID)
 		if err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -361,24 +487,24 @@ func (im *importer) raws(recs []*memory.RawJournalRecord) error {
 		if err := im.t.putNewRaw(rec); err != nil {
 			return err
 		}
-		im.rawWritten[rec.ID] = rec
+		im.rawWritten[nsID{ns, rec.ID}] = rec
 		im.resp.RecordsImported++
 	}
 	return nil
 }
 
-// storedRaw returns the raw entry with this id that the import would meet:
-// one written earlier in this import, or (merging) one in the store. A
-// stored entry that is quarantined (cannot be read) is met as an empty
-// entry, so it stays as it is and counts as a conflict.
-func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
-	if rec, ok := im.rawWritten[id]; ok {
+// storedRaw returns the raw entry of namespace ns with this id that the
+// import would meet: one written earlier in this import, or (merging) one
+// in the store. A stored entry that is quarantined (cannot be read) is met
+// as an empty entry, so it stays as it is and counts as a conflict.
+func (im *importer) storedRaw(ns *nsState, id memory.ID) (*memory.RawJournalRecord, error) {
+	if rec, ok := im.rawWritten[nsID{ns, id}]; ok {
 		return rec, nil
 	}
 	if im.replace {
 		return nil, nil
 	}
-	rec, err := im.e.db.GetRaw(id)
+	rec, err := im.e.db.GetRaw(ns.id, id)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, nil
@@ -389,34 +515,63 @@ func (im *importer) storedRaw(id memory.ID) (*memory.RawJournalRecord, error) {
 }
 
 // commit logs the import and commits it. Dream summaries bring the time of
-// the tick that made them (lastDream, zero for none): it becomes the
-// engine's last dream tick when later, or whatever it is after a replace.
-func (im *importer) commit(lastDream time.Time) error {
+// the tick that made them: in each namespace written, the latest becomes
+// the namespace's last dream tick when later, or whatever it is (none
+// included) after a replace.
+func (im *importer) commit(ctx context.Context, targets []*nsState, parts []*importPart) error {
 	e, t := im.e, im.t
 	var ids []memory.ID
-	for _, rec := range t.puts {
-		ids = append(ids, rec.ID)
+	var stores []memory.StoreType
+	for _, p := range t.puts {
+		ids = append(ids, p.rec.ID)
+		stores = append(stores, p.rec.Store)
 	}
-	for _, rec := range t.raws {
-		ids = append(ids, rec.ID)
+	for _, r := range t.raws {
+		ids = append(ids, r.rec.ID)
 	}
-	t.audit(audit.OpImport, ids, storesOf(t.puts), map[string]any{
+	summary := map[string]any{
 		"archive_id": im.req.ArchiveID, "strategy": im.req.Strategy.String(),
 		"conflict_resolution": im.req.ConflictResolution.String(), "records_imported": im.resp.RecordsImported,
 		"records_skipped": im.resp.RecordsSkipped, "raw_conflicts": im.resp.RawConflicts,
-	})
-	advance := !lastDream.IsZero() && (im.replace || lastDream.After(e.lastDreamAt()))
-	if advance {
-		t.b.PutMeta(lastDreamKey, uint64Bytes(uint64(lastDream.UnixNano())))
+	}
+	if im.req.PreserveNamespaces {
+		names := make([]string, len(parts))
+		for i, p := range parts {
+			names[i] = p.name
+		}
+		summary["namespaces"] = names
+		summary["preserve_namespaces"] = true
+	} else {
+		summary["namespace"] = memory.NamespaceFrom(ctx)
+	}
+	t.ns = nil
+	t.audit(audit.OpImport, ids, stores, summary)
+	dreams := map[*nsState]time.Time{}
+	for _, ns := range t.reset {
+		dreams[ns] = time.Time{} // emptied: no dream tick unless the archive brings one
+	}
+	for i, p := range parts {
+		ns := targets[i]
+		last := latestDreamTick(p.curated)
+		if _, emptied := dreams[ns]; emptied || last.After(e.lastDreamAt(ns)) {
+			dreams[ns] = last
+		}
+	}
+	for ns, last := range dreams {
+		if last.IsZero() {
+			t.b.DeleteNSMeta(ns.id, lastDreamKey)
+		} else {
+			t.b.PutNSMeta(ns.id, lastDreamKey, uint64Bytes(uint64(last.UnixNano())))
+		}
 	}
 	if err := t.commit(); err != nil {
 		return err
 	}
-	if advance || im.replace {
-		e.mu.Lock()
-		e.lastDream = lastDream
-		e.mu.Unlock()
+	e.mu.Lock()
+	for ns, last := range dreams {
+		ns.lastDream = last
 	}
+	e.mu.Unlock()
 	return nil
 }
 
@@ -432,10 +587,10 @@ func latestDreamTick(recs []*memory.MemoryRecord) time.Time {
 	return latest
 }
 
-func (e *Engine) lastDreamAt() time.Time {
+func (e *Engine) lastDreamAt(ns *nsState) time.Time {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.lastDream
+	return ns.lastDream
 }
 
 // dreamTickOf reads metadata._origin.dream_tick_at of a dream output.
@@ -454,15 +609,16 @@ func dreamTickOf(rec *memory.MemoryRecord) (time.Time, bool) {
 	return md.Origin.At.UTC(), true
 }
 
-// importWins decides a conflict for a curated record that already exists.
-func (e *Engine) importWins(cr memory.ConflictResolution, id memory.ID, imported *memory.MemoryRecord) bool {
+// importWins decides a conflict for a curated record that already exists
+// in namespace ns.
+func (e *Engine) importWins(ns *nsState, cr memory.ConflictResolution, id memory.ID, imported *memory.MemoryRecord) bool {
 	switch cr {
 	case memory.KeepExisting:
 		return false
 	case memory.KeepImported:
 		return true
 	}
-	existing, err := e.get(id)
+	existing, err := e.get(ns, id)
 	if err != nil {
 		return true
 	}

@@ -47,7 +47,7 @@ func TestImportNeverChangesRawEntries(t *testing.T) {
 		if _, err := h.e.EncodeStoreRaw(ctx, &r); err != nil {
 			t.Fatal(err)
 		}
-		old, err := h.db.GetRaw(id)
+		old, err := h.db.GetRaw(store.DefaultNS, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,14 +77,14 @@ func TestImportNeverChangesRawEntries(t *testing.T) {
 			if resp.RecordsImported != 1 || resp.RecordsSkipped != 1 || resp.RawConflicts != 1 {
 				t.Errorf("answer %+v, want 1 imported, 1 skipped, 1 conflict", resp)
 			}
-			after, err := h.db.GetRaw(id)
+			after, err := h.db.GetRaw(store.DefaultNS, id)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if !bytes.Equal(store.EncodeRaw(after), before) {
 				t.Errorf("stored raw entry changed: %q updated %v", after.Content.Blocks[0].Data, after.UpdatedAt)
 			}
-			if _, err := h.db.GetRaw(fresh); err != nil {
+			if _, err := h.db.GetRaw(store.DefaultNS, fresh); err != nil {
 				t.Errorf("the new entry was not imported: %v", err)
 			}
 			for query, want := range map[string]uint32{"rewritten": 0, "verbatim": 1, "newcomer": 1} {
@@ -111,7 +111,7 @@ func TestImportNeverChangesRawEntries(t *testing.T) {
 			if resp.RecordsImported != 1 || resp.RecordsSkipped != 2 || resp.RawConflicts != 1 {
 				t.Errorf("%s: answer %+v, want 1 imported, 2 skipped, 1 conflict", strategy, resp)
 			}
-			got, err := h.db.GetRaw(id)
+			got, err := h.db.GetRaw(store.DefaultNS, id)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -14,6 +14,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // populateEveryKind fills h with curated records in every store, each with
@@ -118,12 +119,13 @@ func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord
 	t.Helper()
 	var ids []memory.ID
 	for _, st := range memory.PersistentStores {
-		if err := h.db.ScanRecords(st, func(rec *memory.MemoryRecord) error { ids = append(ids, rec.ID); return nil }); err != nil {
+		if err := h.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error { ids = append(ids, rec.ID); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
+	ns := h.e.defaultSpace()
 	h.e.mu.RLock()
-	for _, rec := range h.e.working.all() {
+	for _, rec := range ns.working.all() {
 		ids = append(ids, rec.ID)
 	}
 	h.e.mu.RUnlock()
@@ -138,7 +140,7 @@ func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord
 func rawRecords(t *testing.T, h *harness) map[memory.ID]*memory.RawJournalRecord {
 	t.Helper()
 	out := map[memory.ID]*memory.RawJournalRecord{}
-	if err := h.db.ScanRaw(func(r *memory.RawJournalRecord) error { out[r.ID] = r; return nil }); err != nil {
+	if err := h.db.ScanRaw(store.DefaultNS, func(r *memory.RawJournalRecord) error { out[r.ID] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 var testKDF = archive.KDFParams{MemoryKiB: 64, Iterations: 1, Parallelism: 1}
@@ -89,7 +90,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 	}
 	for _, st := range memory.PersistentStores {
-		if err := src.db.ScanRecords(st, func(rec *memory.MemoryRecord) error { check(rec.ID); return nil }); err != nil {
+		if err := src.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error { check(rec.ID); return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -246,6 +246,11 @@ func (t *txn) commitAudited() error {
 	if summary == nil {
 		summary = map[string]any{}
 	}
+	_, named := summary["namespace"]
+	if _, several := summary["namespaces"]; !named && !several && t.ns != nil {
+		// Every entry names the namespace it changed.
+		summary["namespace"] = t.ns.name
+	}
 	if len(ev.ids) > auditMaxIDs {
 		summary["record_ids_total"] = len(ev.ids)
 	}
@@ -284,12 +289,19 @@ func (t *txn) commitAudited() error {
 // (store encryption migration), through the outbox like every other. with,
 // when not nil, adds writes of the caller's to the batch that carries the
 // entry, so both are durable or neither is; without an audit log they are
-// committed alone.
+// committed alone. Such a change concerns the whole data directory: the
+// entry's namespace is "*" unless summary names one.
 func (e *Engine) LogOperation(ctx context.Context, op string, summary map[string]any, with func(*store.Batch)) error {
+	if summary == nil {
+		summary = map[string]any{}
+	}
+	if _, ok := summary["namespace"]; !ok {
+		summary["namespace"] = allNamespaces
+	}
 	if with == nil {
 		return e.logOnly(ctx, op, summary)
 	}
-	t := e.begin()
+	t := e.begin(nil)
 	defer t.close()
 	with(t.b)
 	if e.aud != nil {
@@ -298,12 +310,13 @@ func (e *Engine) LogOperation(ctx context.Context, op string, summary map[string
 	return t.commit()
 }
 
-// logOnly records an event that changes no data (an export).
+// logOnly records an event that changes no data (an export); summary
+// names the namespaces.
 func (e *Engine) logOnly(ctx context.Context, op string, summary map[string]any) error {
 	if e.aud == nil {
 		return nil
 	}
-	t := e.begin()
+	t := e.begin(nil)
 	defer t.close()
 	t.audit(op, nil, nil, summary)
 	return t.commit()

@@ -213,7 +213,7 @@ func TestAuditCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	records := map[string]bool{}
-	if err := db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+	if err := db.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
 		records[rec.ID.String()] = true
 		return nil
 	}); err != nil {
@@ -339,7 +339,7 @@ func TestAuditLinksAndPrunes(t *testing.T) {
 	b := store("stays", memory.StoreSemantic)
 	h.e.opts.SimilarLinks = 3 // linked by hand below, not by the background linker
 	for range 2 {
-		if err := h.e.linkRecord(b); err != nil {
+		if err := h.e.linkRecord(h.e.defaultSpace(), b); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -76,12 +76,17 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	}
 	e.big.Lock()
 	defer e.big.Unlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return &memory.ConsolidateResponse{}, nil // a namespace that does not exist holds nothing
+	}
 	now := e.now()
-	clock := e.clock()
+	clock := ns.clock()
 
-	// What exists: episodic sources and the copies made of them.
+	// What exists: episodic sources and the copies made of them, in this
+	// namespace only.
 	copies := map[memory.ID]*memory.MemoryRecord{} // source id -> its copy
-	if err := e.db.ScanRecords(memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
+	if err := e.db.ScanRecords(ns.id, memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
 		if from, ok := consolidatedOf(rec); ok {
 			copies[from.RecordID] = rec
 		}
@@ -90,7 +95,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		return nil, fmt.Errorf("consolidate: %w", err)
 	}
 	var episodic []*memory.MemoryRecord
-	if err := e.db.ScanRecords(memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+	if err := e.db.ScanRecords(ns.id, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
 		episodic = append(episodic, rec)
 		return nil
 	}); err != nil {
@@ -129,7 +134,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	if req.Strategy == memory.ConsolidateFull {
 		pool = episodic
 	}
-	merges := e.duplicates(pool, clock)
+	merges := e.duplicates(ns, pool, clock)
 	resp.RecordsCompressed = uint32(len(merges))
 	gone := map[memory.ID]bool{}
 	for _, m := range merges {
@@ -148,7 +153,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	var prune []*memory.MemoryRecord
 	if req.Strategy == memory.ConsolidateFull {
 		for _, rec := range episodic {
-			if gone[rec.ID] || e.entryScore(rec.ID, clock) >= DormantBelow {
+			if gone[rec.ID] || e.entryScore(ns, rec.ID, clock) >= DormantBelow {
 				continue
 			}
 			if upToDate(rec) || slices.ContainsFunc(work, func(w *memory.MemoryRecord) bool { return w.ID == rec.ID }) {
@@ -173,11 +178,11 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		if changed {
 			m.keep.UpdatedAt = now
 			m.keep.Version++
-			if err := e.rewrite(audit.OpConsolidate, map[string]any{"step": "merge", "merged_from": m.drop.ID.String()}, m.keep); err != nil {
+			if err := e.rewrite(ns, audit.OpConsolidate, map[string]any{"step": "merge", "merged_from": m.drop.ID.String()}, m.keep); err != nil {
 				return nil, err
 			}
 		}
-		if err := e.deleteLocked(map[memory.ID]memory.StoreType{m.drop.ID: memory.StoreEpisodic}, audit.OpConsolidate, map[string]any{"step": "merge", "kept": m.keep.ID.String()}); err != nil {
+		if err := e.deleteLocked(ns, map[memory.ID]memory.StoreType{m.drop.ID: memory.StoreEpisodic}, audit.OpConsolidate, map[string]any{"step": "merge", "kept": m.keep.ID.String()}); err != nil {
 			return nil, err
 		}
 	}
@@ -185,7 +190,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		if upToDate(rec) {
 			continue
 		}
-		if err := e.consolidateOne(rec, copies[rec.ID], now); err != nil {
+		if err := e.consolidateOne(ns, rec, copies[rec.ID], now); err != nil {
 			return nil, err
 		}
 	}
@@ -194,17 +199,17 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		for _, rec := range prune {
 			doomed[rec.ID] = memory.StoreEpisodic
 		}
-		if err := e.deleteLocked(doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": req.Strategy.String()}); err != nil {
+		if err := e.deleteLocked(ns, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": req.Strategy.String()}); err != nil {
 			return nil, err
 		}
 	}
 	return resp, nil
 }
 
-func (e *Engine) entryScore(id memory.ID, clock float64) float64 {
+func (e *Engine) entryScore(ns *nsState, id memory.ID, clock float64) float64 {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	if ent, ok := e.st.entries[id]; ok {
+	if ent, ok := ns.st.entries[id]; ok {
 		return ent.score(clock)
 	}
 	return 0
@@ -216,7 +221,7 @@ type merge struct{ keep, drop *memory.MemoryRecord }
 // embeddings, term overlap above dupJaccard for text). The record with the
 // higher fidelity is kept (the older one on ties); each record is in at
 // most one pair.
-func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge {
+func (e *Engine) duplicates(ns *nsState, pool []*memory.MemoryRecord, clock float64) []merge {
 	var out []merge
 	used := map[memory.ID]bool{}
 	// Terms and unit vectors once per record, not once per pair.
@@ -237,7 +242,7 @@ func (e *Engine) duplicates(pool []*memory.MemoryRecord, clock float64) []merge 
 				continue
 			}
 			keep, drop := a, b
-			if e.entryScore(b.ID, clock) > e.entryScore(a.ID, clock) {
+			if e.entryScore(ns, b.ID, clock) > e.entryScore(ns, a.ID, clock) {
 				keep, drop = b, a
 			}
 			out = append(out, merge{keep, drop})
@@ -266,11 +271,12 @@ func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
 	return len(ta) > 0 && j >= dupJaccard
 }
 
-// consolidateOne writes (or refreshes) the semantic copy of rec.
-func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.MemoryRecord, now time.Time) error {
+// consolidateOne writes (or refreshes) the semantic copy of rec, in rec's
+// namespace ns.
+func (e *Engine) consolidateOne(ns *nsState, rec *memory.MemoryRecord, existing *memory.MemoryRecord, now time.Time) error {
 	cp := &memory.MemoryRecord{
 		ID: e.ids.New(), Store: memory.StoreSemantic, CreatedAt: now, LastAccessedAt: now, Version: 1,
-		Fidelity: e.newFidelity(memory.StoreSemantic, rec.Emotion, now),
+		Fidelity: e.newFidelity(ns, memory.StoreSemantic, rec.Emotion, now),
 	}
 	if existing != nil {
 		cp = existing
@@ -295,7 +301,7 @@ func (e *Engine) consolidateOne(rec *memory.MemoryRecord, existing *memory.Memor
 	cp.Meta.ContextEdges = []memory.MetaEdge{{SourceID: &cp.ID, TargetID: src, Relation: memory.RelDerivedFrom, Confidence: &one}}
 	addEdge(cp, rec.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
 
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	if addEdge(rec, cp.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now) {
 		// The link is provenance, not a change of the memory: the version

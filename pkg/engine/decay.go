@@ -23,12 +23,14 @@ import (
 // them; nothing is deleted unless pruning is configured.
 //
 // Decay age is kept as a clock. The engine holds one decay-clock reading C
-// (seconds, persisted); every record remembers the reading at its last
-// reinforcement (FidelityState.ClockBase), so its own clock shows C minus
-// that base. A decay tick advances C — by the real time elapsed since the
-// last tick for the background loop, by a given duration for decay-tick —
-// which advances every record's clock at once without rewriting records.
-// The forecast uses the same formula, so forecasts and ticks agree.
+// (seconds, persisted) and every namespace an offset O (persisted with it);
+// a record remembers its namespace's reading C+O at its last reinforcement
+// (FidelityState.ClockBase), so its own clock shows C+O minus that base.
+// The background loop advances C by the real time elapsed since its last
+// tick, which ages every record of every namespace at once; decay-tick
+// advances the caller's namespace's O by a given duration, which ages that
+// namespace only. Neither rewrites records. The forecast uses the same
+// formula, so forecasts and ticks agree.
 //
 // A recall that returns a record whose clock shows more than
 // ReinforceAfter·S·A reinforces it: reinforcement_count + 1, S doubles, and
@@ -122,25 +124,32 @@ func ageForScore(target, stability, anchor, rate float64) float64 {
 // not).
 func decays(st memory.StoreType) bool { return st.Persistent() }
 
-// newFidelity is the fidelity state of a record created now in store st.
-func (e *Engine) newFidelity(st memory.StoreType, emo memory.EmotionVector, now time.Time) memory.FidelityState {
+// newFidelity is the fidelity state of a record created now in store st
+// of namespace ns.
+func (e *Engine) newFidelity(ns *nsState, st memory.StoreType, emo memory.EmotionVector, now time.Time) memory.FidelityState {
 	return memory.FidelityState{
 		Score:           1,
 		DecayRate:       e.opts.Decay.DecayRate,
 		EmotionalAnchor: anchor(emo),
-		Stability:       e.stabilityFor(st),
+		Stability:       ns.stabilityFor(st),
 		LastDecayTick:   now,
-		ClockBase:       e.clock(),
+		ClockBase:       ns.clock(),
 	}
 }
 
-// clockState is the persisted decay clock.
+// clockState is the persisted decay clock: the engine's reading, or a
+// namespace's offset.
 type clockState struct {
 	reading  float64   // seconds
 	lastTick time.Time // wall time of the last tick (zero: never)
 }
 
-const clockKey = "decay_clock"
+// clockKey is the engine-wide clock (a global setting, store.MetaKey);
+// offsetKey a namespace's offset (store.NSMetaKey).
+const (
+	clockKey  = "decay_clock"
+	offsetKey = "decay_offset"
+)
 
 func encodeClock(c clockState) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, math.Float64bits(c.reading))
@@ -186,7 +195,28 @@ func (e *Engine) setClock(c clockState) {
 	e.mu.Unlock()
 }
 
-// clock is the current decay-clock reading in seconds.
+// loadOffset reads a namespace's persisted clock offset; zero when unset
+// (every namespace before its clients first tick, and the default one
+// before namespaces existed).
+func (e *Engine) loadOffset(ns *nsState) error {
+	v, err := e.db.GetNSMeta(ns.id, offsetKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	c, err := decodeClock(v)
+	if err != nil {
+		return err
+	}
+	ns.offset.Store(math.Float64bits(c.reading))
+	ns.lastTick = c.lastTick
+	return nil
+}
+
+// clock is the engine-wide decay-clock reading in seconds; a namespace's
+// reading adds its offset (nsState.clock).
 func (e *Engine) clock() float64 { return math.Float64frombits(e.clockBits.Load()) }
 
 // ageDays is a record's decay age at clock reading c.
@@ -197,13 +227,14 @@ func ageDays(f *memory.FidelityState, st memory.StoreType, c float64) float64 {
 	return (c - f.ClockBase) / secondsPerDay
 }
 
-// present fills the derived fidelity fields of rec for the current clock:
-// score, noise level and the time of the last decay tick.
-func (e *Engine) present(rec *memory.MemoryRecord) {
+// present fills the derived fidelity fields of rec, a record of namespace
+// ns, for the namespace's current clock: score, noise level and the time
+// of the last decay tick.
+func (e *Engine) present(ns *nsState, rec *memory.MemoryRecord) {
 	e.mu.RLock()
-	last := e.lastTick
+	last := ns.tickAtLocked()
 	e.mu.RUnlock()
-	presentAt(rec, e.clock(), last)
+	presentAt(rec, ns.clock(), last)
 }
 
 // presentAt fills the derived fidelity fields for clock reading c and the
@@ -232,12 +263,12 @@ func lastDecayTick(rec *memory.MemoryRecord, engineTick time.Time) time.Time {
 // reinforce applies spaced reinforcement to a recalled record: when its
 // clock shows more than ReinforceAfter·S·A, stability doubles and the clock
 // restarts. It reports whether it did.
-func (e *Engine) reinforce(rec *memory.MemoryRecord) bool {
+func reinforce(ns *nsState, rec *memory.MemoryRecord) bool {
 	f := &rec.Fidelity
 	if !decays(rec.Store) {
 		return false
 	}
-	c := e.clock()
+	c := ns.clock()
 	if ageDays(f, rec.Store, c) <= ReinforceAfter*f.Stability*f.EmotionalAnchor {
 		return false
 	}

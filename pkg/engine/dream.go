@@ -30,30 +30,85 @@ import (
 // metadata._derived) and is marked processed (metadata._dream), so a
 // second tick over the same entries does nothing. Each group is one atomic
 // commit.
-const lastDreamKey = "last_dream_tick"
+//
+// A tick reads and writes one namespace: groups never mix namespaces, and
+// the summaries of a namespace's entries are records of that namespace.
 
 // DreamTick implements memory.Service.
 func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
-	if err := ctx.Err(); err != nil {
+	if err := checkDreamTick(ctx, req); err != nil {
 		return nil, err
-	}
-	for i, l := range req.SecrecyLevels {
-		if !l.Valid() {
-			return nil, memory.Invalid(fmt.Sprintf("secrecy_levels[%d]", i), "want one of public, sensitive, secret")
-		}
 	}
 	e.dreamMu.Lock()
 	defer e.dreamMu.Unlock()
 	e.big.RLock()
 	defer e.big.RUnlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return &memory.DreamTickResponse{}, nil // a namespace that does not exist holds nothing
+	}
+	return e.dream(ctx, ns, req)
+}
 
+// DreamAll is DreamTick for every namespace in turn, each with req (so
+// MaxGroups bounds the groups per namespace): what the background dream
+// loop runs. The answer adds up the namespaces' answers.
+func (e *Engine) DreamAll(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+	if err := checkDreamTick(ctx, req); err != nil {
+		return nil, err
+	}
+	total := &memory.DreamTickResponse{}
+	for _, ns := range e.allSpaces() {
+		resp, err := e.dreamIn(ctx, ns, req)
+		if resp != nil {
+			total.GroupsProcessed += resp.GroupsProcessed
+			total.RawRecordsProcessed += resp.RawRecordsProcessed
+			total.EpisodicSummariesCreated += resp.EpisodicSummariesCreated
+			total.SemanticNodesCreated += resp.SemanticNodesCreated
+		}
+		if err != nil {
+			return total, fmt.Errorf("namespace %s: %w", ns.name, err)
+		}
+	}
+	return total, nil
+}
+
+// dreamIn runs one tick in namespace ns unless it was dropped meanwhile.
+func (e *Engine) dreamIn(ctx context.Context, ns *nsState, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+	e.dreamMu.Lock()
+	defer e.dreamMu.Unlock()
+	e.big.RLock()
+	defer e.big.RUnlock()
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	if dropped {
+		return nil, nil
+	}
+	return e.dream(ctx, ns, req)
+}
+
+func checkDreamTick(ctx context.Context, req *memory.DreamTickRequest) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, l := range req.SecrecyLevels {
+		if !l.Valid() {
+			return memory.Invalid(fmt.Sprintf("secrecy_levels[%d]", i), "want one of public, sensitive, secret")
+		}
+	}
+	return nil
+}
+
+// dream runs a tick in namespace ns. Callers hold dreamMu and big.
+func (e *Engine) dream(ctx context.Context, ns *nsState, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
 	var session *string
 	if req.SessionID != nil {
 		if s := strings.TrimSpace(*req.SessionID); s != "" {
 			session = &s
 		}
 	}
-	groups, err := e.dreamGroups(ctx, session, newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels), int(req.MaxGroups))
+	groups, err := e.dreamGroups(ctx, ns, session, newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels), int(req.MaxGroups))
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +128,7 @@ func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*
 		if req.DryRun {
 			continue
 		}
-		if err := e.writeDream(g, plan, now); err != nil {
+		if err := e.writeDream(ns, g, plan, now); err != nil {
 			return resp, err
 		}
 	}
@@ -85,12 +140,12 @@ func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*
 // oldest first and stops as soon as the first max groups are settled (see
 // dreamgroup.First), so a tick over a large backlog reads little more than
 // the entries it processes.
-func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFilter, max int) ([]*dreamgroup.Group, error) {
+func (e *Engine) dreamGroups(ctx context.Context, ns *nsState, session *string, filter rawFilter, max int) ([]*dreamgroup.Group, error) {
 	if max <= 0 {
 		return nil, nil
 	}
 	var ids []memory.ID
-	err := e.db.ScanRawNewest(store.RawRange{Session: session}, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.db.ScanRawNewest(ns.id, store.RawRange{Session: session}, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !fl.DreamProcessed() && filter.allows(fl) {
 			ids = append(ids, id)
 		}
@@ -106,7 +161,7 @@ func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFil
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			rec, err := e.getRaw(ids[i])
+			rec, err := e.getRaw(ns, ids[i])
 			if err != nil {
 				return nil, fmt.Errorf("dream: %w", err)
 			}
@@ -119,9 +174,9 @@ func (e *Engine) dreamGroups(ctx context.Context, session *string, filter rawFil
 	})
 }
 
-// writeDream stores a group's summary (and semantic node) and marks its
-// entries processed, in one commit.
-func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.Time) error {
+// writeDream stores a group's summary (and semantic node) in namespace ns
+// and marks its entries processed, in one commit.
+func (e *Engine) writeDream(ns *nsState, g *dreamgroup.Group, plan dreamgroup.Plan, now time.Time) error {
 	rawIDs := make([]memory.ID, len(g.Entries))
 	for i, rec := range g.Entries {
 		rawIDs[i] = rec.ID
@@ -141,7 +196,7 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 		return &memory.MemoryRecord{
 			ID: e.ids.New(), Store: st, CreatedAt: now, UpdatedAt: now, LastAccessedAt: now,
 			Content:  memory.MemoryContent{Blocks: []memory.ContentBlock{memory.TextBlock(plan.Text)}, Summary: &plan.Short},
-			Fidelity: e.newFidelity(st, memory.EmotionVector{}, now),
+			Fidelity: e.newFidelity(ns, st, memory.EmotionVector{}, now),
 			Version:  1,
 			Meta:     meta,
 		}
@@ -193,7 +248,7 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 		}
 	}
 
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	if err := t.putNewRecord(summary); err != nil {
 		return err
@@ -222,7 +277,7 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 			return err
 		}
 	}
-	t.b.PutMeta(lastDreamKey, uint64Bytes(uint64(now.UnixNano())))
+	t.b.PutNSMeta(ns.id, lastDreamKey, uint64Bytes(uint64(now.UnixNano())))
 	t.audit(audit.OpDreamTick, made, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic}, map[string]any{
 		"raw_records": len(g.Entries), "raw_record_ids": rawIDs, "promoted": node != nil,
 		"normal_records": plan.Stats["normal_records"], "redacted_total": plan.Stats["redacted_total"],
@@ -231,13 +286,13 @@ func (e *Engine) writeDream(g *dreamgroup.Group, plan dreamgroup.Plan, now time.
 		return fmt.Errorf("dream: %w", err)
 	}
 	e.mu.Lock()
-	e.lastDream = now
+	ns.lastDream = now
 	e.mu.Unlock()
 	recs := []*memory.MemoryRecord{summary}
 	if node != nil {
 		recs = append(recs, node)
 	}
-	e.queueLinks(recs)
+	e.queueLinks(ns, recs)
 	return nil
 }
 

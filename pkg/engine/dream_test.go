@@ -67,7 +67,7 @@ func summaries(t *testing.T, h *harness) map[memory.StoreType][]*memory.MemoryRe
 	t.Helper()
 	out := map[memory.StoreType][]*memory.MemoryRecord{}
 	for _, st := range memory.PersistentStores {
-		if err := h.db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
+		if err := h.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			out[st] = append(out[st], rec)
 			return nil
 		}); err != nil {
@@ -149,7 +149,7 @@ func TestDreamTick(t *testing.T) {
 			t.Fatalf("semantic node %+v does not link back", node)
 		}
 		for _, rawID := range rec.Meta.SourceRecordIDs {
-			raw, err := h.db.GetRaw(rawID)
+			raw, err := h.db.GetRaw(store.DefaultNS, rawID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,8 +163,8 @@ func TestDreamTick(t *testing.T) {
 	}
 	// The private and secret entries were not included, so they are
 	// still pending... but do not count as pending for a default dream.
-	priv, _ := h.db.GetRaw(ids[2])
-	secret, _ := h.db.GetRaw(ids[3])
+	priv, _ := h.db.GetRaw(store.DefaultNS, ids[2])
+	secret, _ := h.db.GetRaw(store.DefaultNS, ids[3])
 	if store.IsDreamProcessed(priv) || store.IsDreamProcessed(secret) {
 		t.Fatal("excluded entries were marked processed")
 	}
@@ -248,7 +248,7 @@ func TestDreamOptions(t *testing.T) {
 	if _, err := h.e.DreamTick(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := h.db.GetRaw(res.RecordID)
+	raw, _ := h.db.GetRaw(store.DefaultNS, res.RecordID)
 	if !strings.Contains(string(raw.Metadata), `"_metadata":["keep","me"]`) || !store.IsDreamProcessed(raw) {
 		t.Fatalf("raw metadata after marking: %s", raw.Metadata)
 	}

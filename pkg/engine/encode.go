@@ -21,11 +21,15 @@ func (e *Engine) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
-	rec, err := e.buildRecord(req, e.now())
+	ns, err := e.spaceFor(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := e.writeNew(audit.OpEncodeStore, []*memory.MemoryRecord{rec}, map[string]any{"associations": len(rec.Associations)}); err != nil {
+	rec, err := e.buildRecord(ns, req, e.now())
+	if err != nil {
+		return nil, err
+	}
+	if err := e.writeNew(ns, audit.OpEncodeStore, []*memory.MemoryRecord{rec}, map[string]any{"associations": len(rec.Associations)}); err != nil {
 		return nil, err
 	}
 	return storeResponse(rec, len(rec.Associations)), nil
@@ -42,11 +46,15 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
+	ns, err := e.spaceFor(ctx)
+	if err != nil {
+		return nil, err
+	}
 	now := e.now()
 	recs := make([]*memory.MemoryRecord, len(req.Records))
 	manual := make([]int, len(req.Records))
 	for i := range req.Records {
-		rec, err := e.buildRecord(&req.Records[i], now)
+		rec, err := e.buildRecord(ns, &req.Records[i], now)
 		if err != nil {
 			return nil, prefixErr(fmt.Sprintf("records[%d].", i), err)
 		}
@@ -64,7 +72,7 @@ func (e *Engine) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 			}
 		}
 	}
-	if err := e.writeNew(audit.OpEncodeBatch, recs, map[string]any{"records": len(recs), "associations_inferred": inferred}); err != nil {
+	if err := e.writeNew(ns, audit.OpEncodeBatch, recs, map[string]any{"records": len(recs), "associations_inferred": inferred}); err != nil {
 		return nil, err
 	}
 	resp := &memory.EncodeBatchResponse{Results: make([]memory.EncodeStoreResponse, len(recs)), AssociationsInferred: inferred}
@@ -116,8 +124,10 @@ func addEdge(rec *memory.MemoryRecord, target memory.ID, typ memory.AssociationT
 	return true
 }
 
-// buildRecord turns an encode request into a validated new record.
-func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*memory.MemoryRecord, error) {
+// buildRecord turns an encode request into a validated new record of
+// namespace ns. Association targets must be records of ns: associations
+// never cross namespaces.
+func (e *Engine) buildRecord(ns *nsState, req *memory.EncodeStoreRequest, now time.Time) (*memory.MemoryRecord, error) {
 	st := memory.StoreEpisodic
 	switch {
 	case req.Store != nil:
@@ -143,7 +153,7 @@ func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*me
 		UpdatedAt:      now,
 		LastAccessedAt: now,
 		Content:        req.Content,
-		Fidelity:       e.newFidelity(st, emo, now),
+		Fidelity:       e.newFidelity(ns, st, emo, now),
 		Emotion:        emo,
 		Metadata:       md,
 		Version:        1,
@@ -156,6 +166,9 @@ func (e *Engine) buildRecord(req *memory.EncodeStoreRequest, now time.Time) (*me
 		}
 		if !a.AssociationType.Valid() {
 			return nil, memory.Invalid(f+".association_type", "required")
+		}
+		if err := e.checkTarget(ns, a.TargetID); err != nil {
+			return nil, prefixErr(f+".target_id: ", err)
 		}
 		addEdge(rec, a.TargetID, a.AssociationType, memory.OriginClient, a.Weight, now)
 	}
@@ -203,11 +216,11 @@ func prefixErr(prefix string, err error) error {
 	return err
 }
 
-// writeNew durably stores new records. Working-store records live in
-// memory; when that overflows, the least recently accessed working records
-// move to the episodic store in the same commit.
-func (e *Engine) writeNew(op string, recs []*memory.MemoryRecord, summary map[string]any) error {
-	t := e.begin()
+// writeNew durably stores new records of namespace ns. Working-store
+// records live in memory; when that overflows, the least recently accessed
+// working records move to the episodic store in the same commit.
+func (e *Engine) writeNew(ns *nsState, op string, recs []*memory.MemoryRecord, summary map[string]any) error {
+	t := e.begin(ns)
 	defer t.close()
 	hasWorking := false
 	for _, rec := range recs {
@@ -224,7 +237,7 @@ func (e *Engine) writeNew(op string, recs []*memory.MemoryRecord, summary map[st
 	}
 	var promoted []*memory.MemoryRecord
 	if hasWorking {
-		promoted = e.planWorking(recs)
+		promoted = e.planWorking(ns, recs)
 		for _, p := range promoted {
 			if err := t.moveRecord(p, memory.StoreWorking); err != nil {
 				return err
@@ -241,24 +254,25 @@ func (e *Engine) writeNew(op string, recs []*memory.MemoryRecord, summary map[st
 	if err := t.commit(); err != nil {
 		return err
 	}
-	e.queueLinks(recs)
-	e.queueLinks(promoted)
+	e.queueLinks(ns, recs)
+	e.queueLinks(ns, promoted)
 	return nil
 }
 
-// planWorking works out which working records have to leave when recs are
-// added, and returns them moved to the episodic store. Callers hold workMu.
-func (e *Engine) planWorking(recs []*memory.MemoryRecord) []*memory.MemoryRecord {
-	return e.planWorkingFrom(false, recs)
+// planWorking works out which working records of namespace ns have to
+// leave when recs are added, and returns them moved to the episodic store.
+// Callers hold workMu.
+func (e *Engine) planWorking(ns *nsState, recs []*memory.MemoryRecord) []*memory.MemoryRecord {
+	return e.planWorkingFrom(ns, false, recs)
 }
 
 // planWorkingFrom is planWorking starting from an empty working store when
 // fresh is set (an import that replaces everything).
-func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*memory.MemoryRecord {
+func (e *Engine) planWorkingFrom(ns *nsState, fresh bool, recs []*memory.MemoryRecord) []*memory.MemoryRecord {
 	var sim []*memory.MemoryRecord
 	if !fresh {
 		e.mu.RLock()
-		sim = e.working.all()
+		sim = ns.working.all()
 		e.mu.RUnlock()
 	}
 	var out []*memory.MemoryRecord
@@ -266,7 +280,7 @@ func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*mem
 		if rec.Store != memory.StoreWorking {
 			continue
 		}
-		if len(sim) >= e.working.capacity {
+		if len(sim) >= ns.working.capacity {
 			v := 0
 			for i := 1; i < len(sim); i++ {
 				if sim[i].LastAccessedAt.Before(sim[v].LastAccessedAt) ||
@@ -274,7 +288,7 @@ func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*mem
 					v = i
 				}
 			}
-			out = append(out, e.promote(sim[v]))
+			out = append(out, e.promote(ns, sim[v]))
 			sim = append(sim[:v], sim[v+1:]...)
 		}
 		sim = append(sim, rec)
@@ -282,15 +296,16 @@ func (e *Engine) planWorkingFrom(fresh bool, recs []*memory.MemoryRecord) []*mem
 	return out
 }
 
-// promote returns a copy of a working record as an episodic record.
-func (e *Engine) promote(rec *memory.MemoryRecord) *memory.MemoryRecord {
+// promote returns a copy of a working record of namespace ns as an
+// episodic record.
+func (e *Engine) promote(ns *nsState, rec *memory.MemoryRecord) *memory.MemoryRecord {
 	c := *rec
 	now := e.now()
 	c.Store = memory.StoreEpisodic
 	c.UpdatedAt = now
 	c.Version++
 	c.Fidelity.Stability = e.opts.Decay.StabilityDays[memory.StoreEpisodic]
-	c.Fidelity.ClockBase = e.clock()
+	c.Fidelity.ClockBase = ns.clock()
 	return &c
 }
 
@@ -307,8 +322,12 @@ func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateReque
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return memory.NotFound(req.RecordID)
+	}
 	defer e.lockRecord(req.RecordID)()
-	rec, err := e.get(req.RecordID)
+	rec, err := e.get(ns, req.RecordID)
 	if err != nil {
 		return err
 	}
@@ -333,16 +352,16 @@ func (e *Engine) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateReque
 	if err := rec.Validate(); err != nil {
 		return err
 	}
-	return e.rewrite(audit.OpEncodeUpdate, map[string]any{
+	return e.rewrite(ns, audit.OpEncodeUpdate, map[string]any{
 		"content_changed": req.Content != nil, "emotion_changed": req.Emotion != nil,
 		"metadata_changed": req.Metadata != nil, "meta_changed": req.Meta != nil,
 	}, rec)
 }
 
-// rewrite durably replaces existing records and logs op. Callers hold
-// their locks.
-func (e *Engine) rewrite(op string, summary map[string]any, recs ...*memory.MemoryRecord) error {
-	t := e.begin()
+// rewrite durably replaces existing records of namespace ns and logs op.
+// Callers hold their locks.
+func (e *Engine) rewrite(ns *nsState, op string, summary map[string]any, recs ...*memory.MemoryRecord) error {
+	t := e.begin(ns)
 	defer t.close()
 	for _, rec := range recs {
 		if err := t.putRecord(rec); err != nil {
@@ -351,4 +370,25 @@ func (e *Engine) rewrite(op string, summary map[string]any, recs ...*memory.Memo
 	}
 	t.audit(op, idsOf(recs), storesOf(recs), summary)
 	return t.commit()
+}
+
+// checkTarget makes sure a client-supplied association target is a record
+// of namespace ns: a record of another namespace is not found, so a link
+// can never reach across namespaces. A target that exists in no namespace
+// is accepted, as memsvc always has (a link to a record yet to be
+// imported, or one that was forgotten); it can never reach another
+// namespace's record either, because activation and graphs only follow
+// links to records of the namespace they run in.
+func (e *Engine) checkTarget(ns *nsState, target memory.ID) error {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if _, ok := ns.st.entries[target]; ok {
+		return nil
+	}
+	for _, other := range e.spaces {
+		if _, ok := other.st.entries[target]; ok && other != ns {
+			return memory.NotFound(target)
+		}
+	}
+	return nil
 }

@@ -14,6 +14,8 @@
 // records (forget) take Engine.big exclusively. The in-memory indexes are
 // guarded by Engine.mu and updated after the disk write commits, so what the
 // engine reports never runs ahead of what is durable.
+//
+// Everything a request touches belongs to one namespace (nsstate.go).
 package engine
 
 import (
@@ -31,7 +33,6 @@ import (
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
-	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -84,14 +85,15 @@ type Options struct {
 //     set-mode, each a whole operation.
 //  2. big: shared by operations on single records, exclusive for those
 //     that restructure many (forget, import, consolidate, prune).
-//  3. workMu, rawMu: serialise working-store writes and raw writes that
-//     carry client ids.
+//  3. workMu, rawMu, nsMu: serialise working-store writes, raw writes
+//     that carry client ids, and the creation of namespaces.
 //  4. locks[i]: record stripes (lockRecord, lockRecords).
 //  5. aud.mu: audit sequence assignment, held through the commit.
 //  6. aud.flushMu: one flush of the audit outbox at a time.
-//  7. mu: the in-memory state (entries, raw counts, working store, modes).
-//  8. vecMu, evo.mu: the vector index and the evolution observations;
-//     nothing is taken under them.
+//  7. mu: the in-memory state (the namespaces and, in each, entries, raw
+//     counts, working store, modes).
+//  8. vecMu, evo.mu: the vector indexes and a namespace's evolution
+//     observations; nothing is taken under them.
 //
 // textindex guards its statistics with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
@@ -114,26 +116,21 @@ type Engine struct {
 	dreamMu lockorder.Mutex // serialises dream ticks
 	modeMu  lockorder.Mutex // serialises set-mode
 
-	clockBits atomic.Uint64 // decay clock in seconds, as float64 bits
+	nsMu lockorder.Mutex // serialises the creation of namespaces
 
-	vecMu   lockorder.RWMutex // guards vectors' matrices
-	vectors *vecindex.Index
+	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
-	idx     indexes
+	vecMu lockorder.RWMutex // guards the vector indexes' matrices
+	idxDB *store.DB         // where the full-text indexes live: db, or an in-memory database
+
 	link    *linker
 	aud     *auditState
-	evo     evolution
-	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
-	bgDecay atomic.Bool   // a background decay loop is running
-	bgDream atomic.Bool   // a background dream loop is running
+	bgDecay atomic.Bool // a background decay loop is running
+	bgDream atomic.Bool // a background dream loop is running
 
-	mu        lockorder.RWMutex // guards the fields below
-	st        *state
-	raw       rawState
-	working   *workingStore
-	lastTick  time.Time                                  // wall time of the last decay tick
-	lastDream time.Time                                  // wall time of the last dream tick (zero: never)
-	mode      [memory.StoreWorking + 1]memory.RecallMode // per-store recall mode
+	mu       lockorder.RWMutex   // guards the fields below and the nsState fields so marked
+	spaces   map[string]*nsState // every namespace that exists, by name
+	lastTick time.Time           // wall time of the last engine-wide (background) decay tick
 }
 
 var _ memory.Service = (*Engine)(nil)
@@ -155,16 +152,13 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	}
 	opts.Decay = opts.Decay.withDefaults()
 	e := &Engine{
-		db:      db,
-		log:     opts.Logger,
-		now:     func() time.Time { return opts.Now().UTC() },
-		opts:    opts,
-		seed:    maphash.MakeSeed(),
-		st:      newState(),
-		working: newWorkingStore(opts.WorkingCapacity),
+		db:   db,
+		log:  opts.Logger,
+		now:  func() time.Time { return opts.Now().UTC() },
+		opts: opts,
+		seed: maphash.MakeSeed(),
 	}
 	e.initLocks()
-	e.vectors = vecindex.New(&e.vecMu)
 	e.ids = memory.NewIDSource(e.now, nil)
 	if e.opts.KDFGate == nil {
 		e.opts.KDFGate = archive.NewKDFGate(archive.MaxConcurrentKDF)
@@ -172,16 +166,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.loadClock(); err != nil {
 		return nil, fmt.Errorf("load decay clock: %w", err)
 	}
-	if err := e.loadEvolution(); err != nil {
-		return nil, fmt.Errorf("load evolution state: %w", err)
-	}
-	if err := e.loadModes(); err != nil {
-		return nil, fmt.Errorf("load recall modes: %w", err)
-	}
-	if err := e.loadCounters(); err != nil {
-		return nil, fmt.Errorf("load counters: %w", err)
-	}
-	if err := e.load(ctx); err != nil {
+	if err := e.loadSpaces(ctx); err != nil {
 		return nil, err
 	}
 	if err := e.openIndexes(ctx); err != nil {
@@ -224,41 +209,12 @@ func (e *Engine) initLocks() {
 	e.big.Init(c, "big", rankBig)
 	e.workMu.Init(c, "workMu", rankWriter)
 	e.rawMu.Init(c, "rawMu", rankWriter)
+	e.nsMu.Init(c, "nsMu", rankWriter)
 	for i := range e.locks {
 		e.locks[i].InitFamily(c, "record", rankRecord, i)
 	}
 	e.mu.Init(c, "mu", rankState)
 	e.vecMu.Init(c, "vecMu", rankLeaf)
-	e.evo.mu.Init(c, "evo.mu", rankLeaf)
-}
-
-// load fills the in-memory indexes from the store.
-func (e *Engine) load(ctx context.Context) error {
-	start := time.Now()
-	for _, st := range memory.PersistentStores {
-		err := e.db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			e.st.put(rec)
-			if v := rec.Content.Embedding(); v != nil {
-				e.vectors.Put(rec.ID, v)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("load %s store: %w", st, err)
-		}
-	}
-	err := e.db.ScanRawNewest(store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
-		e.raw.add(f)
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("load raw journal: %w", err)
-	}
-	e.log.Debug("engine loaded", "records", len(e.st.entries), "raw", e.raw.total, "took", time.Since(start))
-	return nil
 }
 
 // Quarantined lists the stored values the engine cannot read (damaged
@@ -287,18 +243,19 @@ func (e *Engine) lockRecord(id memory.ID) func() {
 	return m.Unlock
 }
 
-// get reads a curated record from the working store or disk. The derived
-// fidelity fields are not filled in; see present.
-func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
+// get reads a curated record of namespace ns from the working store or
+// disk; a record of another namespace is not found. The derived fidelity
+// fields are not filled in; see present.
+func (e *Engine) get(ns *nsState, id memory.ID) (*memory.MemoryRecord, error) {
 	e.mu.RLock()
-	ent, ok := e.st.entries[id]
+	ent, ok := ns.st.entries[id]
 	var st memory.StoreType
 	if ok {
 		st = ent.store
 	}
 	var wrec *memory.MemoryRecord
 	if ok && st == memory.StoreWorking {
-		wrec = e.working.get(id)
+		wrec = ns.working.get(id)
 	}
 	e.mu.RUnlock()
 	if !ok {
@@ -310,7 +267,7 @@ func (e *Engine) get(id memory.ID) (*memory.MemoryRecord, error) {
 		}
 		return wrec, nil
 	}
-	rec, err := e.db.GetRecord(st, id)
+	rec, err := e.db.GetRecord(ns.id, st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, memory.NotFound(id)
 	}
@@ -350,25 +307,25 @@ func (e *Engine) SetBackground(decay, dream bool) {
 	e.bgDream.Store(dream)
 }
 
-const recallCountKey = "recall_count"
+// Settings of a namespace (store.NSMetaKey).
+const (
+	recallCountKey = "recall_count"
+	lastDreamKey   = "last_dream_tick"
+)
 
-// loadCounters reads the persisted operation counters.
-func (e *Engine) loadCounters() error {
-	v, err := e.db.GetMeta(recallCountKey)
+// loadCounters reads the namespace's persisted operation counters.
+func (e *Engine) loadCounters(ns *nsState) error {
+	v, err := e.db.GetNSMeta(ns.id, recallCountKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return e.loadLastDream()
 	case err != nil:
 		return err
 	case len(v) != 8:
 		return fmt.Errorf("recall count: %w", store.ErrCorrupt)
+	default:
+		ns.recalls.Store(binary.LittleEndian.Uint64(v))
 	}
-	e.recalls.Store(binary.LittleEndian.Uint64(v))
-	return e.loadLastDream()
-}
-
-func (e *Engine) loadLastDream() error {
-	v, err := e.db.GetMeta(lastDreamKey)
+	v, err = e.db.GetNSMeta(ns.id, lastDreamKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil
@@ -377,7 +334,7 @@ func (e *Engine) loadLastDream() error {
 	case len(v) != 8:
 		return fmt.Errorf("last dream tick: %w", store.ErrCorrupt)
 	}
-	e.lastDream = time.Unix(0, int64(binary.LittleEndian.Uint64(v))).UTC()
+	ns.lastDream = time.Unix(0, int64(binary.LittleEndian.Uint64(v))).UTC()
 	return nil
 }
 
@@ -392,10 +349,12 @@ func (e *Engine) Close() error {
 	defer e.big.Unlock()
 	b := e.db.NewBatch()
 	defer b.Close()
-	b.PutMeta(recallCountKey, uint64Bytes(e.recalls.Load()))
+	for _, ns := range e.allSpaces() {
+		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
+	}
 	err := b.Commit()
-	if e.idx.db != nil && e.idx.db != e.db {
-		if cerr := e.idx.db.Close(); err == nil {
+	if e.idxDB != nil && e.idxDB != e.db {
+		if cerr := e.idxDB.Close(); err == nil {
 			err = cerr
 		}
 	}

@@ -673,3 +673,6 @@ func TestConcurrentWriters(t *testing.T) {
 		t.Fatalf("lost updates: version %d, want %d (%d links)", rec.Version, want, len(rec.Associations))
 	}
 }
+
+// defaultSpace is the default namespace's state.
+func (e *Engine) defaultSpace() *nsState { return e.space(context.Background()) }

@@ -33,6 +33,8 @@ import (
 // always within [0.5, 4] × the configured value. New records of the store
 // get the adjusted stability; existing records keep theirs. Adjustments
 // persist in the data directory; observations start afresh after a restart.
+// Observations and adjustments are per namespace: one namespace's recalls
+// never tune another's stores.
 const (
 	evolutionWindow = 200
 	evolutionStep   = 50
@@ -65,11 +67,19 @@ type evolutionState struct {
 	Reasons map[string]string  `json:"reasons"`
 }
 
-func (e *Engine) loadEvolution() error {
-	for st := range e.evo.factor {
-		e.evo.factor[st] = 1
+// reset forgets every observation and adjustment.
+func (ev *evolution) reset() {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	ev.obs = [memory.StoreWorking + 1]storeObs{}
+	ev.reason = [memory.StoreWorking + 1]string{}
+	for st := range ev.factor {
+		ev.factor[st] = 1
 	}
-	v, err := e.db.GetMeta(evolutionKey)
+}
+
+func (e *Engine) loadEvolution(ns *nsState) error {
+	v, err := e.db.GetNSMeta(ns.id, evolutionKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
@@ -80,26 +90,31 @@ func (e *Engine) loadEvolution() error {
 	if err := json.Unmarshal(v, &s); err != nil {
 		return fmt.Errorf("evolution state: %w", err)
 	}
+	ev := &ns.evo
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
 	for name, f := range s.Factors {
 		if st, err := memory.ParseStoreType(name); err == nil && f >= evolutionMin && f <= evolutionMax {
-			e.evo.factor[st] = f
-			e.evo.reason[st] = s.Reasons[name]
+			ev.factor[st] = f
+			ev.reason[st] = s.Reasons[name]
 		}
 	}
 	return nil
 }
 
-// stabilityFor is the initial stability of a new record of store st.
-func (e *Engine) stabilityFor(st memory.StoreType) float64 {
-	e.evo.mu.Lock()
-	defer e.evo.mu.Unlock()
-	return e.opts.Decay.StabilityDays[st] * e.evo.factor[st]
+// stabilityFor is the initial stability of a new record of store st in
+// the namespace.
+func (ns *nsState) stabilityFor(st memory.StoreType) float64 {
+	ns.evo.mu.Lock()
+	defer ns.evo.mu.Unlock()
+	return ns.e.opts.Decay.StabilityDays[st] * ns.evo.factor[st]
 }
 
-// observeRecall records what a recall returned: the fidelity each record
-// had before the recall touched it, and which searched stores it hit.
-func (e *Engine) observeRecall(searched []memory.StoreType, fidelity map[memory.StoreType][]float64) {
-	ev := &e.evo
+// observeRecall records what a recall in namespace ns returned: the
+// fidelity each record had before the recall touched it, and which
+// searched stores it hit.
+func (e *Engine) observeRecall(ns *nsState, searched []memory.StoreType, fidelity map[memory.StoreType][]float64) {
+	ev := &ns.evo
 	ev.mu.Lock()
 	var changed bool
 	for _, st := range searched {
@@ -132,9 +147,9 @@ func (e *Engine) observeRecall(searched []memory.StoreType, fidelity map[memory.
 	ev.mu.Unlock()
 	if state != nil {
 		b := e.db.NewBatch()
-		b.PutMeta(evolutionKey, state)
+		b.PutNSMeta(ns.id, evolutionKey, state)
 		if err := b.Commit(); err != nil {
-			e.log.Warn("save evolution state", "err", err)
+			e.log.Warn("save evolution state", "namespace", ns.name, "err", err)
 		}
 		b.Close()
 	}
@@ -188,19 +203,24 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// Evolution implements memory.Service.
+// Evolution implements memory.Service for the caller's namespace.
 func (e *Engine) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return e.evolutionMetrics(), nil
+	return e.evolutionMetrics(e.space(ctx)), nil
 }
 
-func (e *Engine) evolutionMetrics() *memory.EvolutionMetrics {
-	ev := &e.evo
+// evolutionMetrics reports namespace ns's adjustments and observations
+// (none for nil, a namespace that does not exist).
+func (e *Engine) evolutionMetrics(ns *nsState) *memory.EvolutionMetrics {
+	m := &memory.EvolutionMetrics{ParameterAdjustments: []memory.ParameterAdjustment{}, DetectedPatterns: []string{}, SchemaAdaptations: []string{}}
+	if ns == nil {
+		return m
+	}
+	ev := &ns.evo
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	m := &memory.EvolutionMetrics{ParameterAdjustments: []memory.ParameterAdjustment{}, DetectedPatterns: []string{}, SchemaAdaptations: []string{}}
 	for _, st := range memory.PersistentStores {
 		base := e.opts.Decay.StabilityDays[st]
 		if ev.factor[st] != 1 {

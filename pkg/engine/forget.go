@@ -37,8 +37,12 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 
 	e.big.Lock()
 	defer e.big.Unlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return &memory.ForgetResponse{}, nil // a namespace that does not exist holds nothing
+	}
 
-	doomed, err := e.selectForget(req)
+	doomed, err := e.selectForget(ns, req)
 	if err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
@@ -46,18 +50,19 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 		return &memory.ForgetResponse{}, nil
 	}
 
-	if err := e.deleteLocked(doomed, audit.OpForget, map[string]any{"cascade": req.Cascade, "records_deleted": len(doomed)}); err != nil {
+	if err := e.deleteLocked(ns, doomed, audit.OpForget, map[string]any{"cascade": req.Cascade, "records_deleted": len(doomed)}); err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	return &memory.ForgetResponse{RecordsDeleted: uint32(len(doomed))}, nil
 }
 
-// selectForget returns the ids (with their stores) a forget request selects.
-// Callers hold big exclusively, so nothing changes while it reads.
-func (e *Engine) selectForget(req *memory.ForgetRequest) (map[memory.ID]memory.StoreType, error) {
+// selectForget returns the ids (with their stores) of namespace ns a
+// forget request selects. Callers hold big exclusively, so nothing changes
+// while it reads.
+func (e *Engine) selectForget(ns *nsState, req *memory.ForgetRequest) (map[memory.ID]memory.StoreType, error) {
 	doomed := make(map[memory.ID]memory.StoreType)
 	for _, id := range req.RecordIDs {
-		rec, err := e.get(id)
+		rec, err := e.get(ns, id)
 		if errors.Is(err, memory.ErrNotFound) {
 			continue
 		}
@@ -69,7 +74,7 @@ func (e *Engine) selectForget(req *memory.ForgetRequest) (map[memory.ID]memory.S
 			continue
 		}
 		for _, a := range rec.Associations {
-			target, err := e.get(a.TargetID)
+			target, err := e.get(ns, a.TargetID)
 			if errors.Is(err, memory.ErrNotFound) {
 				continue
 			}
@@ -83,7 +88,7 @@ func (e *Engine) selectForget(req *memory.ForgetRequest) (map[memory.ID]memory.S
 	}
 	if req.Store != nil || req.TemporalRange != nil {
 		e.mu.RLock()
-		for id, ent := range e.st.entries {
+		for id, ent := range ns.st.entries {
 			if (req.Store != nil && ent.store == *req.Store) ||
 				(req.TemporalRange != nil && req.TemporalRange.Contains(ent.created)) {
 				doomed[id] = ent.store
@@ -140,24 +145,24 @@ func derivedFrom(rec, src *memory.MemoryRecord) bool {
 	return json.Unmarshal(rec.Metadata, &md) == nil && md.Origin.Summary == src.ID
 }
 
-// deleteLocked deletes records and, in the same commit, the edges other
-// records hold to them. Callers hold big exclusively.
-func (e *Engine) deleteLocked(doomed map[memory.ID]memory.StoreType, op string, summary map[string]any) error {
+// deleteLocked deletes records of namespace ns and, in the same commit,
+// the edges other records hold to them. Callers hold big exclusively.
+func (e *Engine) deleteLocked(ns *nsState, doomed map[memory.ID]memory.StoreType, op string, summary map[string]any) error {
 	now := e.now()
 	e.mu.RLock()
 	var holders []memory.ID
 	for id := range doomed {
-		for _, src := range e.st.sources(id) {
+		for _, src := range ns.st.sources(id) {
 			if _, gone := doomed[src]; !gone && !slices.Contains(holders, src) {
 				holders = append(holders, src)
 			}
 		}
 	}
 	e.mu.RUnlock()
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	for _, id := range holders {
-		rec, err := e.get(id)
+		rec, err := e.get(ns, id)
 		if err != nil {
 			return fmt.Errorf("read %s: %w", id, err)
 		}

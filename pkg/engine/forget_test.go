@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // exists reports whether a curated record is still stored.
@@ -138,7 +139,7 @@ func TestForgetCascadeLegacyEdges(t *testing.T) {
 		}
 		b := h.db.NewBatch()
 		defer b.Close()
-		b.PutRecord(rec)
+		b.PutRecord(store.DefaultNS, rec)
 		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}

@@ -44,11 +44,15 @@ func (e *Engine) RecallAssociate(ctx context.Context, req *memory.RecallAssociat
 	}
 	e.big.RLock()
 	defer e.big.RUnlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return nil, memory.NotFound(req.RecordID)
+	}
 	e.mu.RLock()
-	_, ok := e.st.entries[req.RecordID]
+	_, ok := ns.st.entries[req.RecordID]
 	var acts []activated
 	if ok {
-		acts = e.spreadLocked(req.RecordID, depth, req.MinWeight, types)
+		acts = spreadLocked(ns, req.RecordID, depth, req.MinWeight, types)
 	}
 	e.mu.RUnlock()
 	if !ok {
@@ -60,14 +64,14 @@ func (e *Engine) RecallAssociate(ctx context.Context, req *memory.RecallAssociat
 	}
 	budget := memory.AnswerBudgetOf(ctx)
 	for _, a := range acts {
-		rec, err := e.get(a.id)
+		rec, err := e.get(ns, a.id)
 		if err != nil {
 			return nil, err
 		}
 		if err := budget.Recalled(rec); err != nil {
 			return nil, err
 		}
-		e.present(rec)
+		e.present(ns, rec)
 		resp.Memories = append(resp.Memories, memory.RecalledMemory{
 			Record: *rec, RelevanceScore: a.level, ActivationPath: a.path, RenderedContent: rec.Content,
 		})
@@ -94,16 +98,21 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 	if err := memory.ValidateTemporalRange("range", &req.Range); err != nil {
 		return nil, err
 	}
+	resp := &memory.RecallTimelineResponse{Buckets: []memory.TimelineBucket{}}
 	e.big.RLock()
 	defer e.big.RUnlock()
-	c := e.clock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return resp, nil // a namespace that does not exist holds nothing
+	}
+	c := ns.clock()
 	type hit struct {
 		id      memory.ID
 		created time.Time
 	}
 	var hits []hit
 	e.mu.RLock()
-	for id, ent := range e.st.entries {
+	for id, ent := range ns.st.entries {
 		if !ent.store.Persistent() || !req.Range.Contains(ent.created) {
 			continue
 		}
@@ -122,11 +131,10 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		}
 		return 1
 	})
-	resp := &memory.RecallTimelineResponse{Buckets: []memory.TimelineBucket{}}
 	limit, returned := req.TimelineLimit(), 0
 	budget := memory.AnswerBudgetOf(ctx)
 	for _, h := range hits {
-		rec, err := e.get(h.id)
+		rec, err := e.get(ns, h.id)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +149,7 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 			return nil, err
 		}
 		returned++
-		e.present(rec)
+		e.present(ns, rec)
 		start, end := bucket(h.created, req.Granularity)
 		if n := len(resp.Buckets); n == 0 || !resp.Buckets[n-1].Start.Equal(start) {
 			resp.Buckets = append(resp.Buckets, memory.TimelineBucket{Start: start, End: end, Memories: []memory.RecalledMemory{}})
@@ -209,8 +217,13 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 			types[strings.ToLower(strings.TrimSpace(t))] = true
 		}
 	}
+	resp := &memory.RecallGraphResponse{Nodes: []memory.GraphNode{}, Edges: []memory.GraphEdge{}, MetaEdges: []memory.MetaEdge{}}
 	e.big.RLock()
 	defer e.big.RUnlock()
+	ns := e.space(ctx)
+	if ns == nil {
+		return resp, nil // a namespace that does not exist holds nothing
+	}
 	type item struct {
 		id    memory.ID
 		depth int
@@ -223,7 +236,7 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 		// Seeds: the oldest records of each persistent store.
 		for _, st := range memory.PersistentStores {
 			var ids []memory.ID
-			for id, ent := range e.st.entries {
+			for id, ent := range ns.st.entries {
 				if ent.store == st {
 					ids = append(ids, id)
 				}
@@ -238,7 +251,6 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 		}
 	}
 	e.mu.RUnlock()
-	resp := &memory.RecallGraphResponse{Nodes: []memory.GraphNode{}, Edges: []memory.GraphEdge{}, MetaEdges: []memory.MetaEdge{}}
 	visited := map[memory.ID]bool{}
 	for len(queue) > 0 && len(resp.Nodes) < limit {
 		it := queue[0]
@@ -247,11 +259,11 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 			continue
 		}
 		visited[it.id] = true
-		rec, err := e.get(it.id)
+		rec, err := e.get(ns, it.id)
 		if err != nil {
-			continue // an unknown center yields an empty graph
+			continue // an unknown center (or target) yields no node
 		}
-		e.present(rec)
+		e.present(ns, rec)
 		node := memory.GraphNode{ID: rec.ID, Store: rec.Store, Summary: nodeSummary(rec), Fidelity: rec.Fidelity.Score}
 		if req.IncludeMeta {
 			m := rec.Meta

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -20,78 +19,84 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// Key prefixes of the engine's full-text indexes (under store.NSDerived).
-var (
-	curatedIndexPrefix = []byte{store.NSDerived, 'c'}
-	rawIndexPrefix     = []byte{store.NSDerived, 'r'}
-)
+// Key prefixes of a namespace's full-text indexes: 'c' (curated) and 'r'
+// (raw) after the namespace's derived prefix (store.DerivedPrefix), so in
+// the default namespace "x" 'c' and "x" 'r', as before namespaces.
+func curatedIndexPrefix(ns store.NS) []byte { return append(store.DerivedPrefix(ns), 'c') }
+func rawIndexPrefix(ns store.NS) []byte     { return append(store.DerivedPrefix(ns), 'r') }
 
-// indexes are the derived search structures next to the records.
-type indexes struct {
-	db   *store.DB // the data directory, or an in-memory database
-	text *textindex.Index
-	raw  *textindex.Index
-}
-
-// openIndexes opens the full-text indexes, rebuilding them when they are
-// kept in memory, when their format changed, or when an interrupted
-// rebuild left them stale.
+// openIndexes opens the full-text indexes of every namespace, rebuilding
+// them when they are kept in memory, when their format changed, or when
+// an interrupted rebuild left them stale.
 func (e *Engine) openIndexes(ctx context.Context) error {
-	e.idx.db = e.db
+	e.idxDB = e.db
 	if !e.opts.PersistIndexes {
 		mem, err := store.OpenInMemory()
 		if err != nil {
 			return err
 		}
-		e.idx.db = mem
+		e.idxDB = mem
 		// Derived text must not stay on disk when indexes do not persist
 		// (for example after persistence was turned off).
 		b := e.db.NewBatch()
-		b.DeleteRange([]byte{store.NSDerived}, []byte{store.NSDerived + 1})
+		for _, ns := range e.spaces {
+			p := store.DerivedPrefix(ns.id)
+			b.DeleteRange(p, store.PrefixEnd(p))
+		}
 		err = b.Commit()
 		b.Close()
 		if err != nil {
 			return fmt.Errorf("remove persisted indexes: %w", err)
 		}
 	}
-	var err error
-	if e.idx.text, err = e.openIndex(ctx, curatedIndexPrefix, e.fillCurated); err != nil {
-		return fmt.Errorf("text index: %w", err)
-	}
-	if e.idx.raw, err = e.openIndex(ctx, rawIndexPrefix, e.fillRaw); err != nil {
-		return fmt.Errorf("raw text index: %w", err)
-	}
-	if e.idx.db == e.db {
-		return e.dropOrphans()
+	for _, ns := range e.spaces {
+		if err := e.openNSIndexes(ctx, ns); err != nil {
+			return fmt.Errorf("namespace %s: %w", ns.name, err)
+		}
 	}
 	return nil
 }
 
-func (e *Engine) openIndex(ctx context.Context, prefix []byte, fill func(context.Context, textindex.AddFunc) error) (*textindex.Index, error) {
-	if e.idx.db == e.db {
-		ix, err := textindex.Open(e.idx.db, prefix)
+// openNSIndexes opens (or builds) the full-text indexes of one namespace.
+func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
+	var err error
+	if ns.text, err = e.openIndex(ns, curatedIndexPrefix(ns.id), func(add textindex.AddFunc) error { return e.fillCurated(ctx, ns, add) }); err != nil {
+		return fmt.Errorf("text index: %w", err)
+	}
+	if ns.rawText, err = e.openIndex(ns, rawIndexPrefix(ns.id), func(add textindex.AddFunc) error { return e.fillRaw(ctx, ns, add) }); err != nil {
+		return fmt.Errorf("raw text index: %w", err)
+	}
+	if e.idxDB == e.db {
+		return e.dropOrphans(ns)
+	}
+	return nil
+}
+
+func (e *Engine) openIndex(ns *nsState, prefix []byte, fill func(textindex.AddFunc) error) (*textindex.Index, error) {
+	if e.idxDB == e.db {
+		ix, err := textindex.Open(e.idxDB, prefix)
 		if err == nil {
 			return ix, nil
 		}
 		if !errors.Is(err, textindex.ErrStale) {
 			return nil, err
 		}
-		if len(e.st.entries) > 0 || e.raw.total > 0 {
-			e.log.Info("rebuilding a stale search index", "reason", err)
+		if len(ns.st.entries) > 0 || ns.raw.total > 0 {
+			e.log.Info("rebuilding a stale search index", "namespace", ns.name, "reason", err)
 		}
 	}
 	start := time.Now()
-	ix, err := textindex.Rebuild(e.idx.db, prefix, func(add textindex.AddFunc) error { return fill(ctx, add) })
+	ix, err := textindex.Rebuild(e.idxDB, prefix, fill)
 	if err != nil {
 		return nil, err
 	}
-	e.log.Debug("search index built", "documents", ix.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+	e.log.Debug("search index built", "namespace", ns.name, "documents", ix.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
 	return ix, nil
 }
 
-func (e *Engine) fillCurated(ctx context.Context, add textindex.AddFunc) error {
+func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add textindex.AddFunc) error {
 	for _, st := range memory.PersistentStores {
-		err := e.db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
+		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -104,8 +109,8 @@ func (e *Engine) fillCurated(ctx context.Context, add textindex.AddFunc) error {
 	return nil
 }
 
-func (e *Engine) fillRaw(ctx context.Context, add textindex.AddFunc) error {
-	return e.db.ScanRaw(func(rec *memory.RawJournalRecord) error {
+func (e *Engine) fillRaw(ctx context.Context, ns *nsState, add textindex.AddFunc) error {
+	return e.db.ScanRaw(ns.id, func(rec *memory.RawJournalRecord) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -115,13 +120,13 @@ func (e *Engine) fillRaw(ctx context.Context, add textindex.AddFunc) error {
 
 // dropOrphans removes index documents without a record: working-store
 // records do not survive a restart, but their postings do.
-func (e *Engine) dropOrphans() error {
-	prefix := append(bytes.Clone(curatedIndexPrefix), 'f')
+func (e *Engine) dropOrphans(ns *nsState) error {
+	prefix := append(curatedIndexPrefix(ns.id), 'f')
 	var orphans []memory.ID
 	err := e.db.ScanPrefix(prefix, false, func(k, _ []byte) (bool, error) {
 		var id memory.ID
 		copy(id[:], k[len(prefix):])
-		if _, ok := e.st.entries[id]; !ok {
+		if _, ok := ns.st.entries[id]; !ok {
 			orphans = append(orphans, id)
 		}
 		return true, nil
@@ -133,7 +138,7 @@ func (e *Engine) dropOrphans() error {
 	defer b.Close()
 	var c textindex.Change
 	for _, id := range orphans {
-		d, err := e.idx.text.Delete(b, id)
+		d, err := ns.text.Delete(b, id)
 		if err != nil {
 			return err
 		}
@@ -142,7 +147,7 @@ func (e *Engine) dropOrphans() error {
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("drop orphaned index entries: %w", err)
 	}
-	e.idx.text.Apply(c)
+	ns.text.Apply(c)
 	return nil
 }
 

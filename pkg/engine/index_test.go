@@ -76,7 +76,7 @@ func TestNoIndexedTermsOnDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 			derived := 0
-			if err := db.ScanPrefix([]byte{store.NSDerived}, false, func(_, _ []byte) (bool, error) {
+			if err := db.ScanPrefix([]byte{store.KindDerived}, false, func(_, _ []byte) (bool, error) {
 				derived++
 				return true, nil
 			}); err != nil {
@@ -132,7 +132,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	defer db.Close()
 	records := map[memory.ID]bool{}
 	for _, st := range memory.PersistentStores {
-		if err := db.ScanRecords(st, func(rec *memory.MemoryRecord) error {
+		if err := db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			records[rec.ID] = true
 			return nil
 		}); err != nil {
@@ -142,7 +142,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	if len(records) < 20*50 {
 		t.Fatalf("only %d records after %d acknowledged batches", len(records), acked)
 	}
-	forward := append(bytes.Clone(curatedIndexPrefix), 'f')
+	forward := append(curatedIndexPrefix(store.DefaultNS), 'f')
 	indexed := map[memory.ID]bool{}
 	if err := db.ScanPrefix(forward, false, func(k, _ []byte) (bool, error) {
 		var id memory.ID
@@ -163,7 +163,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 		}
 	}
 	// And the index answers: every batch wrote the word "batchword".
-	ix, err := textindex.Open(db, curatedIndexPrefix)
+	ix, err := textindex.Open(db, curatedIndexPrefix(store.DefaultNS))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,43 +10,49 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// Recall modes are kept per store and persisted, so `set-mode perfect
-// --scope semantic` lasts across restarts and applies to every recall that
-// does not name a mode itself.
+// Recall modes are kept per store and per namespace and persisted, so
+// `set-mode perfect --scope semantic` lasts across restarts and applies to
+// every recall in the namespace that does not name a mode itself.
 
 const modeKey = "recall_mode"
 
-// loadModes reads the persisted modes; unset stores are human.
-func (e *Engine) loadModes() error {
-	for _, st := range memory.AllStores {
-		e.mode[st] = memory.ModeHuman
-	}
-	v, err := e.db.GetMeta(modeKey)
+// loadModes reads the namespace's persisted modes; unset stores are human.
+func (e *Engine) loadModes(ns *nsState) error {
+	v, err := e.db.GetNSMeta(ns.id, modeKey)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	if len(v) != len(e.mode) {
+	if len(v) != len(ns.mode) {
 		return fmt.Errorf("recall modes: %w", store.ErrCorrupt)
 	}
 	for st := range v {
 		if m := memory.RecallMode(v[st]); m.Valid() {
-			e.mode[st] = m
+			ns.mode[st] = m
 		}
 	}
 	return nil
 }
 
-// modes returns the mode of every store.
-func (e *Engine) modes() [memory.StoreWorking + 1]memory.RecallMode {
+// modes returns the mode of every store in namespace ns (every store
+// human when ns is nil, a namespace that does not exist).
+func (e *Engine) modes(ns *nsState) [memory.StoreWorking + 1]memory.RecallMode {
+	if ns == nil {
+		var out [memory.StoreWorking + 1]memory.RecallMode
+		for _, st := range memory.AllStores {
+			out[st] = memory.ModeHuman
+		}
+		return out
+	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	return e.mode
+	return ns.mode
 }
 
-// SetMode implements memory.Service. A nil or empty scope sets every store.
+// SetMode implements memory.Service for the caller's namespace. A nil or
+// empty scope sets every store.
 func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -65,7 +71,13 @@ func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error 
 	}
 	e.modeMu.Lock()
 	defer e.modeMu.Unlock()
-	next := e.modes()
+	e.big.RLock()
+	defer e.big.RUnlock()
+	ns, err := e.spaceFor(ctx)
+	if err != nil {
+		return err
+	}
+	next := e.modes(ns)
 	for _, st := range scope {
 		next[st] = req.Mode
 	}
@@ -73,9 +85,9 @@ func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error 
 	for i, m := range next {
 		v[i] = byte(m)
 	}
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
-	t.b.PutMeta(modeKey, v)
+	t.b.PutNSMeta(ns.id, modeKey, v)
 	names := make([]string, len(scope))
 	for i, st := range scope {
 		names[i] = st.String()
@@ -85,7 +97,7 @@ func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error 
 		return fmt.Errorf("set mode: %w", err)
 	}
 	e.mu.Lock()
-	e.mode = next
+	ns.mode = next
 	e.mu.Unlock()
 	return nil
 }

@@ -45,6 +45,10 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 		recs[i] = rec
 		clientIDs = clientIDs || req.Records[i].RecordID != nil
 	}
+	ns, err := e.spaceFor(ctx) // before rawMu: creating a namespace takes nsMu, of the same rank
+	if err != nil {
+		return nil, err
+	}
 	if clientIDs {
 		// Checking for an id and writing it must not interleave with
 		// another writer of the same id.
@@ -53,7 +57,7 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 	}
 	resp := &memory.EncodeBatchStoreRawResponse{Results: make([]memory.EncodeStoreRawResponse, len(recs))}
 	seen := make(map[memory.ID]int, len(recs))
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	for i, rec := range recs {
 		out := rec
@@ -63,7 +67,7 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 				resp.Results[i] = rawResponse(out, true)
 				continue
 			}
-			old, err := e.db.GetRaw(rec.ID)
+			old, err := e.db.GetRaw(ns.id, rec.ID)
 			switch {
 			case err == nil:
 				resp.Results[i] = rawResponse(old, true)
@@ -84,8 +88,8 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 		op = audit.OpEncodeStoreRaw
 	}
 	var ids []memory.ID
-	for _, rec := range t.raws {
-		ids = append(ids, rec.ID)
+	for _, r := range t.raws {
+		ids = append(ids, r.rec.ID)
 	}
 	if len(ids) > 0 {
 		t.audit(op, ids, nil, map[string]any{"records": len(ids), "duplicates": len(recs) - len(ids)})
@@ -96,10 +100,11 @@ func (e *Engine) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 	return resp, nil
 }
 
-// getRaw reads a raw entry for a query; a quarantined entry (one that
-// cannot be read, see store.Quarantined) reads as nil and is left out.
-func (e *Engine) getRaw(id memory.ID) (*memory.RawJournalRecord, error) {
-	rec, err := e.db.GetRaw(id)
+// getRaw reads a raw entry of namespace ns for a query; a quarantined
+// entry (one that cannot be read, see store.Quarantined) reads as nil and
+// is left out.
+func (e *Engine) getRaw(ns *nsState, id memory.ID) (*memory.RawJournalRecord, error) {
+	rec, err := e.db.GetRaw(ns.id, id)
 	if errors.Is(err, store.ErrCorrupt) {
 		return nil, nil
 	}
@@ -214,13 +219,17 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 		query = strings.TrimSpace(*req.Query)
 	}
 	filter := newRawFilter(req.IncludePrivateScratch, req.IncludeSealed, req.SecrecyLevels)
+	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}}
+	ns := e.space(ctx)
+	if ns == nil {
+		return resp, nil // a namespace that does not exist holds nothing
+	}
 	if query != "" && len(textindex.Tokenize(query)) > 0 {
-		return e.rawSearch(ctx, query, rng, filter, int(req.Limit))
+		return e.rawSearch(ctx, ns, query, rng, filter, int(req.Limit))
 	}
 	needle := strings.ToLower(query)
-	resp := &memory.RecallRawQueryResponse{Records: []memory.RawJournalRecord{}}
 	budget := memory.AnswerBudgetOf(ctx)
-	err := e.db.ScanRawNewest(rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.db.ScanRawNewest(ns.id, rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
 		}
@@ -228,7 +237,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 			resp.TotalCandidates++ // counting needs only the index entry
 			return true, ctx.Err()
 		}
-		rec, err := e.getRaw(id)
+		rec, err := e.getRaw(ns, id)
 		if err != nil || rec == nil {
 			return err == nil, err
 		}
@@ -256,7 +265,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 // rawSearch answers a raw query with index terms from the raw index: the
 // filters run on the attributes stored with each posting, so only the
 // returned entries are read.
-func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange, filter rawFilter, limit int) (*memory.RecallRawQueryResponse, error) {
+func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng store.RawRange, filter rawFilter, limit int) (*memory.RecallRawQueryResponse, error) {
 	type match struct {
 		id      memory.ID
 		created int64
@@ -274,7 +283,7 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 	if !rng.End.IsZero() {
 		end = rng.End.UnixNano()
 	}
-	_, err := e.idx.raw.Search(textindex.Query{Text: query, All: true, Filter: func(doc memory.ID, attrs []byte) bool {
+	_, err := ns.rawText.Search(textindex.Query{Text: query, All: true, Filter: func(doc memory.ID, attrs []byte) bool {
 		a, ok := parseRawAttrs(attrs)
 		if !ok || !filter.allows(a.flags) || a.created < start || a.created > end {
 			return false
@@ -302,7 +311,7 @@ func (e *Engine) rawSearch(ctx context.Context, query string, rng store.RawRange
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		rec, err := e.getRaw(m.id)
+		rec, err := e.getRaw(ns, m.id)
 		if err != nil {
 			return nil, fmt.Errorf("raw recall: %w", err)
 		}

@@ -142,7 +142,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 		t.Fatal(err)
 	}
 	onDisk := map[memory.ID]string{} // id → session
-	if err := db.ScanRaw(func(rec *memory.RawJournalRecord) error {
+	if err := db.ScanRaw(store.DefaultNS, func(rec *memory.RawJournalRecord) error {
 		onDisk[rec.ID] = rec.SessionID
 		return nil
 	}); err != nil {
@@ -157,7 +157,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 	if persist {
 		// The persisted index must agree with the entries as the crash
 		// left it, before the engine has a chance to rebuild anything.
-		ix, err := textindex.Open(db, rawIndexPrefix)
+		ix, err := textindex.Open(db, rawIndexPrefix(store.DefaultNS))
 		if err != nil {
 			t.Fatalf("raw index after the crash: %v", err)
 		}

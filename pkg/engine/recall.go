@@ -59,27 +59,32 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	p, err := e.planRecall(req)
+	e.big.RLock()
+	defer e.big.RUnlock()
+	ns := e.space(ctx)
+	p, err := e.planRecall(ns, req)
 	if err != nil {
 		return nil, err
 	}
-	e.big.RLock()
-	defer e.big.RUnlock()
+	if ns == nil {
+		// A namespace that does not exist holds nothing.
+		return &memory.RecallQueryResponse{Memories: []memory.RecalledMemory{}, QueryMetadata: p.metadata()}, nil
+	}
 
-	cands, meta, err := e.candidates(p)
+	cands, meta, err := e.candidates(ns, p)
 	if err != nil {
 		return nil, err
 	}
 	resp := &memory.RecallQueryResponse{Memories: []memory.RecalledMemory{}, QueryMetadata: meta}
 	resp.TotalCandidates = uint32(len(cands))
-	e.recalls.Add(1)
+	ns.recalls.Add(1)
 	if p.limit == 0 || len(cands) == 0 {
 		return resp, nil
 	}
 	if len(cands) > p.limit {
 		cands = cands[:p.limit]
 	}
-	recs, err := e.finishRecall(memory.AnswerBudgetOf(ctx), req.Reconsolidate, cands)
+	recs, err := e.finishRecall(ns, memory.AnswerBudgetOf(ctx), req.Reconsolidate, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +94,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		for _, rec := range recs {
 			seen[rec.Store] = append(seen[rec.Store], rec.Fidelity.Score)
 		}
-		e.observeRecall(p.storeList, seen)
+		e.observeRecall(ns, p.storeList, seen)
 	}
 	for i, c := range cands {
 		rec := recs[i]
@@ -107,9 +112,14 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	return resp, nil
 }
 
-func (e *Engine) planRecall(req *memory.RecallQueryRequest) (*recallPlan, error) {
+// planRecall validates a recall in namespace ns (nil: one that does not
+// exist) and works out its plan.
+func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recallPlan, error) {
 	p := &recallPlan{limit: int(req.Limit), depth: int(req.ActivationDepth), minFid: req.MinFidelity,
-		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal, clock: e.clock()}
+		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal}
+	if ns != nil {
+		p.clock = ns.clock()
+	}
 	if req.Cue.Text != nil {
 		p.text = strings.TrimSpace(*req.Cue.Text)
 	}
@@ -163,9 +173,18 @@ func (e *Engine) planRecall(req *memory.RecallQueryRequest) (*recallPlan, error)
 		}
 	} else {
 		// Not named: each store's mode as set with set-mode.
-		p.modes = e.modes()
+		p.modes = e.modes(ns)
 	}
 	return p, nil
+}
+
+// metadata is the query metadata of the plan before anything was found.
+func (p *recallPlan) metadata() *memory.QueryMetadata {
+	meta := &memory.QueryMetadata{StoresSearched: slices.Clone(p.storeList)}
+	if meta.StoresSearched == nil {
+		meta.StoresSearched = []memory.StoreType{}
+	}
+	return meta
 }
 
 // checkCueBlock checks the size of an image or audio cue.
@@ -194,36 +213,36 @@ type candidate struct {
 // records; the eligible ones become candidates, activation spreads from
 // the best of them, fidelity weighs and filters them, and a query's
 // candidates are ranked.
-func (e *Engine) candidates(p *recallPlan) ([]candidate, *memory.QueryMetadata, error) {
-	meta := &memory.QueryMetadata{StoresSearched: slices.Clone(p.storeList)}
-	if meta.StoresSearched == nil {
-		meta.StoresSearched = []memory.StoreType{}
-	}
+//
+// Everything it reads is namespace ns's: its indexes, entries and
+// associations. Nothing on this path scans or sizes by another namespace.
+func (e *Engine) candidates(ns *nsState, p *recallPlan) ([]candidate, *memory.QueryMetadata, error) {
+	meta := p.metadata()
 	k := p.limit*candidateFactor + candidateExtra
-	vecHits := e.vectorHits(p, k)
+	vecHits := e.vectorHits(ns, p, k)
 
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	var found relevance
 	wText, wVec := p.weights()
-	if err := e.textHitsLocked(p, k, wText, &found); err != nil {
+	if err := e.textHitsLocked(ns, p, k, wText, &found); err != nil {
 		return nil, nil, err
 	}
 	for _, h := range vecHits {
 		found.add(h.ID, wVec*h.Score)
 	}
 	if !p.hasQuery() {
-		for _, id := range e.recentLocked(p, k) {
+		for _, id := range recentLocked(ns, p, k) {
 			found.add(id, 1)
 		}
 	}
 	meta.TotalRecordsScanned = uint32(len(found.order))
 
-	cands := e.eligibleLocked(p, &found)
+	cands := eligibleLocked(ns, p, &found)
 	if p.depth > 0 && p.hasQuery() && len(cands) > 0 {
-		cands = e.activateLocked(p, cands)
+		cands = activateLocked(ns, p, cands)
 	}
-	cands = e.weighFidelityLocked(p, cands, meta)
+	cands = weighFidelityLocked(ns, p, cands, meta)
 	if p.hasQuery() {
 		// Without a query the order is recency; keep it.
 		slices.SortStableFunc(cands, func(a, b candidate) int { return byScoreThenID(a.score, b.score, a.id, b.id) })
@@ -263,9 +282,9 @@ func (r *relevance) add(id memory.ID, s float64) {
 
 // eligible decides store, time and dormancy; fidelity filtering is
 // counted separately because the response reports it. It reads the
-// engine's state: callers hold e.mu.
-func (e *Engine) eligible(p *recallPlan, id memory.ID) (*entry, bool) {
-	ent, ok := e.st.entries[id]
+// namespace's state: callers hold e.mu.
+func eligible(ns *nsState, p *recallPlan, id memory.ID) (*entry, bool) {
+	ent, ok := ns.st.entries[id]
 	if !ok || !p.stores[ent.store] {
 		return nil, false
 	}
@@ -282,24 +301,24 @@ func (e *Engine) eligible(p *recallPlan, id memory.ID) (*entry, bool) {
 // vectorHits runs the vector scan, the long part of a search at scale. It
 // takes the engine's read lock a chunk of rows at a time, so writes are
 // not held up behind it; eligibleLocked checks the hits again.
-func (e *Engine) vectorHits(p *recallPlan, k int) []vecindex.Hit {
+func (e *Engine) vectorHits(ns *nsState, p *recallPlan, k int) []vecindex.Hit {
 	if p.embedding == nil {
 		return nil
 	}
-	return e.vectors.Search(vecindex.Query{Vector: p.embedding, K: k, Lock: e.mu.RLocker(), Filter: func(id memory.ID) bool {
-		_, ok := e.eligible(p, id)
+	return ns.vectors.Search(vecindex.Query{Vector: p.embedding, K: k, Lock: e.mu.RLocker(), Filter: func(id memory.ID) bool {
+		_, ok := eligible(ns, p, id)
 		return ok
 	}})
 }
 
 // textHitsLocked adds the full-text hits, their BM25 scores normalised by
 // the best one and weighed by w.
-func (e *Engine) textHitsLocked(p *recallPlan, k int, w float64, found *relevance) error {
+func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, found *relevance) error {
 	if p.text == "" {
 		return nil
 	}
-	res, err := e.idx.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
-		_, ok := e.eligible(p, id)
+	res, err := ns.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
+		_, ok := eligible(ns, p, id)
 		return ok
 	}})
 	if err != nil {
@@ -316,10 +335,10 @@ func (e *Engine) textHitsLocked(p *recallPlan, k int, w float64, found *relevanc
 
 // eligibleLocked turns what was found into candidates, dropping records
 // that changed since the vector scan saw them.
-func (e *Engine) eligibleLocked(p *recallPlan, found *relevance) []candidate {
+func eligibleLocked(ns *nsState, p *recallPlan, found *relevance) []candidate {
 	cands := make([]candidate, 0, len(found.order))
 	for _, id := range found.order {
-		if ent, ok := e.eligible(p, id); ok {
+		if ent, ok := eligible(ns, p, id); ok {
 			cands = append(cands, candidate{id: id, store: ent.store, score: found.score[id]})
 		}
 	}
@@ -328,10 +347,10 @@ func (e *Engine) eligibleLocked(p *recallPlan, found *relevance) []candidate {
 
 // weighFidelityLocked weighs human-mode candidates by their fidelity and
 // drops those under the plan's minimum fidelity, counting them.
-func (e *Engine) weighFidelityLocked(p *recallPlan, cands []candidate, meta *memory.QueryMetadata) []candidate {
+func weighFidelityLocked(ns *nsState, p *recallPlan, cands []candidate, meta *memory.QueryMetadata) []candidate {
 	out := cands[:0]
 	for _, c := range cands {
-		ent := e.st.entries[c.id]
+		ent := ns.st.entries[c.id]
 		f := ent.score(p.clock)
 		if p.modes[ent.store] == memory.ModeHuman {
 			c.score *= 0.5 + 0.5*f
@@ -355,7 +374,7 @@ func byScoreThenID(as, bs float64, a, b memory.ID) int {
 
 // recentLocked lists up to k eligible records, newest first, keeping only
 // the best k in a heap while it scans.
-func (e *Engine) recentLocked(p *recallPlan, k int) []memory.ID {
+func recentLocked(ns *nsState, p *recallPlan, k int) []memory.ID {
 	if k <= 0 {
 		return nil
 	}
@@ -385,8 +404,8 @@ func (e *Engine) recentLocked(p *recallPlan, k int) []memory.ID {
 			i = m
 		}
 	}
-	for id, ent := range e.st.entries {
-		if _, ok := e.eligible(p, id); !ok {
+	for id, ent := range ns.st.entries {
+		if _, ok := eligible(ns, p, id); !ok {
 			continue
 		}
 		c := item{id: id, created: ent.created.UnixNano()}
@@ -416,7 +435,7 @@ func (e *Engine) recentLocked(p *recallPlan, k int) []memory.ID {
 
 // activateLocked spreads activation from the best candidates and merges the
 // activated records in.
-func (e *Engine) activateLocked(p *recallPlan, cands []candidate) []candidate {
+func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 	ranked := slices.Clone(cands)
 	slices.SortStableFunc(ranked, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
 	idx := make(map[memory.ID]int, len(cands))
@@ -425,7 +444,7 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate) []candidate {
 	}
 	for s := 0; s < len(ranked) && s < activationSeeds; s++ {
 		src := ranked[s]
-		for _, a := range e.spreadLocked(src.id, p.depth, recallMinWeight, nil) {
+		for _, a := range spreadLocked(ns, src.id, p.depth, recallMinWeight, nil) {
 			if i, ok := idx[a.id]; ok {
 				cands[i].score += activationBoost * a.level * src.score
 				if cands[i].path == nil {
@@ -433,7 +452,7 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate) []candidate {
 				}
 				continue
 			}
-			ent, ok := e.eligible(p, a.id)
+			ent, ok := eligible(ns, p, a.id)
 			if !ok {
 				continue
 			}
@@ -453,7 +472,7 @@ func (e *Engine) activateLocked(p *recallPlan, cands []candidate) []candidate {
 // and human mode renders, what was remembered, while the counters and
 // stability show this recall's reinforcement. Reinforcement applies to the
 // stored record, so the next read sees the restored score.
-func (e *Engine) finishRecall(budget *memory.AnswerBudget, reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
+func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
 		ids[i] = c.id
@@ -461,14 +480,14 @@ func (e *Engine) finishRecall(budget *memory.AnswerBudget, reconsolidate bool, c
 	if !reconsolidate {
 		recs := make([]*memory.MemoryRecord, len(ids))
 		for i, id := range ids {
-			rec, err := e.get(id)
+			rec, err := e.get(ns, id)
 			if err != nil {
 				return nil, err
 			}
 			if err := budget.Recalled(rec); err != nil {
 				return nil, err
 			}
-			e.present(rec)
+			e.present(ns, rec)
 			recs[i] = rec
 		}
 		return recs, nil
@@ -478,24 +497,24 @@ func (e *Engine) finishRecall(budget *memory.AnswerBudget, reconsolidate bool, c
 	recs := make([]*memory.MemoryRecord, len(ids))
 	together := make(map[memory.ID]bool, len(ids))
 	for i, id := range ids {
-		rec, err := e.get(id)
+		rec, err := e.get(ns, id)
 		if err != nil {
 			return nil, err
 		}
 		if err := budget.Recalled(rec); err != nil {
 			return nil, err
 		}
-		e.present(rec) // as recalled: before reinforce moves its clock
+		e.present(ns, rec) // as recalled: before reinforce moves its clock
 		recs[i] = rec
 		together[id] = true
 	}
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	reinforced := 0
 	for _, rec := range recs {
 		rec.AccessCount++
 		rec.LastAccessedAt = now
-		if e.reinforce(rec) {
+		if reinforce(ns, rec) {
 			reinforced++
 		}
 		for j := range rec.Associations {
@@ -508,7 +527,7 @@ func (e *Engine) finishRecall(budget *memory.AnswerBudget, reconsolidate bool, c
 		rec.UpdatedAt = now
 		t.touchRecord(rec)
 	}
-	t.b.PutMeta(recallCountKey, uint64Bytes(e.recalls.Load()))
+	t.b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	t.audit(audit.OpRecallReconsolidate, ids, storesOf(recs), map[string]any{"records": len(recs), "reinforced": reinforced})
 	if err := t.commit(); err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // corpus is a small fixed set of memories for ranking tests. Keys name the
@@ -430,18 +431,18 @@ func TestSetMode(t *testing.T) {
 	if err := h.e.SetMode(ctx, &memory.SetModeRequest{Mode: memory.ModePerfect, Scope: []memory.StoreType{memory.StoreSemantic}}); err != nil {
 		t.Fatal(err)
 	}
-	m := h.e.modes()
+	m := h.e.modes(h.e.defaultSpace())
 	if m[memory.StoreSemantic] != memory.ModePerfect || m[memory.StoreEpisodic] != memory.ModeHuman {
 		t.Fatalf("modes %v", m)
 	}
 	h.reopen()
-	if m := h.e.modes(); m[memory.StoreSemantic] != memory.ModePerfect || m[memory.StoreEpisodic] != memory.ModeHuman {
+	if m := h.e.modes(h.e.defaultSpace()); m[memory.StoreSemantic] != memory.ModePerfect || m[memory.StoreEpisodic] != memory.ModeHuman {
 		t.Fatalf("modes after reopen %v", m)
 	}
 	if err := h.e.SetMode(ctx, &memory.SetModeRequest{Mode: memory.ModePerfect}); err != nil {
 		t.Fatal(err)
 	}
-	if m := h.e.modes(); m[memory.StoreEpisodic] != memory.ModePerfect || m[memory.StoreWorking] != memory.ModePerfect {
+	if m := h.e.modes(h.e.defaultSpace()); m[memory.StoreEpisodic] != memory.ModePerfect || m[memory.StoreWorking] != memory.ModePerfect {
 		t.Fatalf("unscoped set-mode %v", m)
 	}
 	err := h.e.SetMode(ctx, &memory.SetModeRequest{})
@@ -536,7 +537,7 @@ func TestRawSearch(t *testing.T) {
 
 // rawCreated returns the creation time of a raw entry.
 func (h *harness) rawCreated(t *testing.T, id memory.ID) time.Time {
-	rec, err := h.db.GetRaw(id)
+	rec, err := h.db.GetRaw(store.DefaultNS, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ func TestReinforcementKeepsTheIndex(t *testing.T) {
 	if err := h.e.syncLinks(ctx); err != nil {
 		t.Fatal(err)
 	}
-	before := h.e.idx.text.Stats()
+	before := h.e.defaultSpace().text.Stats()
 	for range 3 {
 		req := textQuery("budget review")
 		req.Reconsolidate = true
@@ -567,11 +568,11 @@ func TestReinforcementKeepsTheIndex(t *testing.T) {
 	if got := h.record(a).AccessCount; got != 3 {
 		t.Fatalf("access count %d after three recalls, want 3", got)
 	}
-	if after := h.e.idx.text.Stats(); after != before {
+	if after := h.e.defaultSpace().text.Stats(); after != before {
 		t.Fatalf("index statistics moved: %+v, then %+v", before, after)
 	}
 	h.reopen()
-	if after := h.e.idx.text.Stats(); after != before {
+	if after := h.e.defaultSpace().text.Stats(); after != before {
 		t.Fatalf("index statistics after a restart: %+v, want %+v", after, before)
 	}
 	for _, q := range []string{"quarterly Thursday", "owners numbers"} {

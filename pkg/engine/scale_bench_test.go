@@ -41,6 +41,14 @@ type scaleEnv struct {
 
 func loadScale(b *testing.B, n int) *scaleEnv {
 	b.Helper()
+	return loadScaleIn(b, context.Background(), n, 0)
+}
+
+// loadScaleIn loads n records into the namespace ctx names and, batch by
+// batch between them, other records (from another generator) into a
+// second namespace.
+func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
+	b.Helper()
 	env := &scaleEnv{dir: b.TempDir()}
 	db, err := store.Open(env.dir, store.Options{})
 	if err != nil {
@@ -64,25 +72,45 @@ func loadScale(b *testing.B, n int) *scaleEnv {
 	var before runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	for done := 0; done < n; {
-		k := min(1000, n-done)
+	batch := func(ctx context.Context, gen *textindex.CorpusGen, vec func() []float32, k, from int) {
 		recs := make([]memory.EncodeStoreRequest, k)
 		for i := range recs {
 			c := memory.TextContent(gen.Document())
 			c.Blocks[0].Embedding = vec()
-			st := memory.PersistentStores[(done+i)%4]
+			st := memory.PersistentStores[(from+i)%4]
 			recs[i] = memory.EncodeStoreRequest{Content: c, Store: &st}
 		}
-		if _, err := e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: recs}); err != nil {
+		if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: recs}); err != nil {
 			b.Fatal(err)
 		}
-		done += k
+	}
+	otherCtx := memory.WithNamespace(context.Background(), "bench-other")
+	otherGen, otherRng := textindex.NewCorpusGen(43), rand.New(rand.NewPCG(8, 10))
+	otherVec := func() []float32 {
+		v := make([]float32, benchDims)
+		for i := range v {
+			v[i] = float32(otherRng.NormFloat64())
+		}
+		return v
+	}
+	for done, otherDone := 0, 0; done < n || otherDone < other; {
+		if done < n {
+			k := min(1000, n-done)
+			batch(ctx, gen, vec, k, done)
+			done += k
+		}
+		// The other namespace's share of the records, in step.
+		for want := other * done / max(n, 1); otherDone < other && (otherDone < want || done == n); {
+			k := min(1000, other-otherDone)
+			batch(otherCtx, otherGen, otherVec, k, otherDone)
+			otherDone += k
+		}
 	}
 	env.load = time.Since(start)
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)
-	env.heap = float64(after.HeapInuse-before.HeapInuse) / float64(n)
+	env.heap = float64(after.HeapInuse-before.HeapInuse) / float64(n+other)
 	for i := 0; i < 200; i++ {
 		env.queries = append(env.queries, gen.Query(1+i%4))
 		env.vectors = append(env.vectors, vec())
@@ -156,7 +184,7 @@ func BenchmarkScale(b *testing.B) {
 			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })
 			b.Run("raw-text-index-only", func(b *testing.B) {
 				latencies(b, func(i int) {
-					if _, err := env.e.idx.text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+					if _, err := env.e.defaultSpace().text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -231,6 +259,88 @@ func BenchmarkScaleStartup(b *testing.B) {
 				})
 			})
 			env.e, _ = Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
+		})
+	}
+}
+
+// BenchmarkScaleNamespaces measures recall in a namespace of 10,000
+// records in two stores: one that holds only those ("alone") and one that
+// also holds 90,000 records of another namespace, loaded in step with them
+// ("in-100k"). The measured namespace's records, queries and vectors are
+// the same in both. Both stores are compacted after loading, so neither is
+// measured while it digests the load, and each query runs on both stores
+// in turn, so a busy machine slows both alike. It reports each store's p50
+// and p99 and their ratio. Nothing on the recall path may scan or size by
+// the other namespace, so the ratio should stay close to 1:
+//
+//	go test -run '^$' -bench ScaleNamespaces -benchtime 1000x -timeout 60m ./pkg/engine/
+func BenchmarkScaleNamespaces(b *testing.B) {
+	ctx := memory.WithNamespace(context.Background(), "bench")
+	alone := loadScaleIn(b, ctx, 10_000, 0)
+	among := loadScaleIn(b, ctx, 10_000, 90_000)
+	for _, env := range []*scaleEnv{alone, among} {
+		if err := env.db.Compact(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("load", func(b *testing.B) {
+		for _, env := range []*scaleEnv{alone, among} {
+			all, err := env.e.StatsAll(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			mine, err := env.e.Stats(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if mine.TotalRecords != 10_000 {
+				b.Fatalf("the namespace holds %d records", mine.TotalRecords)
+			}
+			name := map[bool]string{true: "alone", false: "in-100k"}[env == alone]
+			b.ReportMetric(float64(all.TotalRecords), name+"-store-records")
+		}
+	})
+	recall := func(env *scaleEnv, i int, text, vec bool) {
+		req := memory.DefaultRecallQueryRequest()
+		req.Reconsolidate = false
+		if text {
+			req.Cue.Text = &env.queries[i%len(env.queries)]
+		}
+		if vec {
+			req.Cue.Embedding = env.vectors[i%len(env.vectors)]
+		}
+		if _, err := env.e.RecallQuery(ctx, &req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		text, vec bool
+	}{{"recall-text", true, false}, {"recall-vector", false, true}, {"recall-hybrid", true, true}, {"recall-recent", false, false}} {
+		b.Run(c.name, func(b *testing.B) {
+			var d [2][]time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				for j, env := range []*scaleEnv{alone, among} {
+					if i%2 == 1 {
+						j, env = 1-j, []*scaleEnv{alone, among}[1-j] // alternate which store goes first
+					}
+					t := time.Now()
+					recall(env, i, c.text, c.vec)
+					d[j] = append(d[j], time.Since(t))
+				}
+			}
+			b.StopTimer()
+			p := func(d []time.Duration, q int) float64 {
+				slices.Sort(d)
+				return float64(d[min(len(d)-1, len(d)*q/100)]) / 1e6
+			}
+			for _, q := range []int{50, 99} {
+				a, m := p(d[0], q), p(d[1], q)
+				b.ReportMetric(a, fmt.Sprintf("alone-p%d-ms", q))
+				b.ReportMetric(m, fmt.Sprintf("in-100k-p%d-ms", q))
+				b.ReportMetric(m/a, fmt.Sprintf("ratio-p%d", q))
+			}
 		})
 	}
 }

@@ -33,17 +33,18 @@ type link struct {
 	weight float64
 }
 
-// similar finds the records rec should be linked to.
-func (e *Engine) similar(rec *memory.MemoryRecord) []link {
+// similar finds the records of namespace ns that rec, a record of ns,
+// should be linked to.
+func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	persistentOnly := func(id memory.ID) bool {
-		ent, ok := e.st.entries[id]
+		ent, ok := ns.st.entries[id]
 		return ok && ent.store.Persistent() && id != rec.ID
 	}
 	n := e.opts.SimilarLinks
 	if v := rec.Content.Embedding(); v != nil {
 		// Background work: one core, and the engine's lock only a chunk
 		// of rows at a time, so stores never wait for a whole scan.
-		hits := e.vectors.Search(vecindex.Query{Vector: v, K: n, MinScore: similarCosine, Filter: persistentOnly, Lock: e.mu.RLocker(), Serial: true})
+		hits := ns.vectors.Search(vecindex.Query{Vector: v, K: n, MinScore: similarCosine, Filter: persistentOnly, Lock: e.mu.RLocker(), Serial: true})
 		out := make([]link, len(hits))
 		for i, h := range hits {
 			out[i] = link{h.ID, h.Score}
@@ -60,7 +61,7 @@ func (e *Engine) similar(rec *memory.MemoryRecord) []link {
 	}
 	query := similarityQuery(mine)
 	e.mu.RLock()
-	res, err := e.idx.text.Search(textindex.Query{Text: query, Limit: similarTextSearched, Filter: func(id memory.ID, _ []byte) bool {
+	res, err := ns.text.Search(textindex.Query{Text: query, Limit: similarTextSearched, Filter: func(id memory.ID, _ []byte) bool {
 		return persistentOnly(id)
 	}})
 	e.mu.RUnlock()
@@ -70,7 +71,7 @@ func (e *Engine) similar(rec *memory.MemoryRecord) []link {
 	}
 	var out []link
 	for _, h := range res.Hits {
-		other, err := e.get(h.Doc)
+		other, err := e.get(ns, h.Doc)
 		if err != nil {
 			continue
 		}
@@ -139,6 +140,7 @@ const (
 )
 
 type linkJob struct {
+	ns      *nsState
 	id      memory.ID
 	barrier chan struct{} // non-nil: close it when everything before is done
 }
@@ -187,13 +189,13 @@ func (e *Engine) linkJob(j linkJob) {
 			e.log.Error("similarity linking panicked", "record", j.id, "panic", r)
 		}
 	}()
-	if err := e.linkRecord(j.id); err != nil {
-		e.log.Warn("similarity linking", "record", j.id, "err", err)
+	if err := e.linkRecord(j.ns, j.id); err != nil {
+		e.log.Warn("similarity linking", "namespace", j.ns.name, "record", j.id, "err", err)
 	}
 }
 
-// queueLinks asks the linker to link new records.
-func (e *Engine) queueLinks(recs []*memory.MemoryRecord) {
+// queueLinks asks the linker to link new records of namespace ns.
+func (e *Engine) queueLinks(ns *nsState, recs []*memory.MemoryRecord) {
 	if e.opts.SimilarLinks <= 0 {
 		return
 	}
@@ -202,7 +204,7 @@ func (e *Engine) queueLinks(recs []*memory.MemoryRecord) {
 			continue
 		}
 		select {
-		case e.link.jobs <- linkJob{id: rec.ID}:
+		case e.link.jobs <- linkJob{ns: ns, id: rec.ID}:
 		default:
 			e.link.dropped.Add(1)
 		}
@@ -230,16 +232,22 @@ func (e *Engine) stopLinker() {
 	<-e.link.done
 }
 
-// linkRecord adds similarity associations from a record to its most similar
-// records and back, in one commit.
-func (e *Engine) linkRecord(id memory.ID) error {
+// linkRecord adds similarity associations from a record of namespace ns to
+// its most similar records of ns and back, in one commit.
+func (e *Engine) linkRecord(ns *nsState, id memory.ID) error {
 	e.big.RLock()
 	defer e.big.RUnlock()
-	rec, err := e.get(id)
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	if dropped {
+		return nil
+	}
+	rec, err := e.get(ns, id)
 	if err != nil {
 		return nil // forgotten meanwhile
 	}
-	links := e.similar(rec)
+	links := e.similar(ns, rec)
 	if len(links) == 0 {
 		return nil
 	}
@@ -249,15 +257,15 @@ func (e *Engine) linkRecord(id memory.ID) error {
 	}
 	defer e.lockRecords(ids)()
 	now := e.now()
-	t := e.begin()
+	t := e.begin(ns)
 	defer t.close()
 	// Re-read under the locks: the records may have changed meanwhile.
-	if rec, err = e.get(id); err != nil {
+	if rec, err = e.get(ns, id); err != nil {
 		return nil
 	}
 	added, changed := 0, false
 	for _, l := range links {
-		other, err := e.get(l.target)
+		other, err := e.get(ns, l.target)
 		if err != nil {
 			continue
 		}

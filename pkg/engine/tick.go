@@ -17,8 +17,9 @@ const DefaultTickSeconds = 3600
 // over many records never holds the engine for long.
 const pruneBatch = 256
 
-// DecayTick implements memory.Service: it advances every record's decay
-// clock by the given span (default an hour) at once.
+// DecayTick implements memory.Service: it advances the decay clock of the
+// caller's namespace by the given span (default an hour), which ages every
+// record of that namespace at once and no other.
 func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
@@ -27,13 +28,51 @@ func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*
 	if req.TickDurationSeconds != nil {
 		d = *req.TickDurationSeconds
 	}
-	return e.advance(ctx, float64(d))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.tickMu.Lock()
+	defer e.tickMu.Unlock()
+	e.big.RLock()
+	ns := e.space(ctx)
+	if ns == nil {
+		e.big.RUnlock()
+		return &memory.DecayTickResponse{}, nil // a namespace that does not exist holds nothing to age
+	}
+	seconds := float64(d)
+	now := e.now()
+	next := clockState{reading: math.Float64frombits(ns.offset.Load()) + seconds, lastTick: now}
+	resp := &memory.DecayTickResponse{}
+	scored := e.score(ns, e.clock()+next.reading, resp)
+	t := e.begin(ns)
+	t.b.PutNSMeta(ns.id, offsetKey, encodeClock(next))
+	t.audit(audit.OpDecayTick, nil, nil, map[string]any{"seconds": seconds, "records_updated": resp.RecordsUpdated, "records_below_threshold": resp.RecordsBelowThreshold})
+	err := t.commit()
+	t.close()
+	if err != nil {
+		e.big.RUnlock()
+		return nil, fmt.Errorf("decay tick: %w", err)
+	}
+	ns.offset.Store(math.Float64bits(next.reading))
+	e.mu.Lock()
+	ns.lastTick = now
+	scored.keepSums()
+	e.mu.Unlock()
+	e.big.RUnlock()
+	return resp, e.pruneAll(ctx, []scoredSpace{scored}, resp)
 }
 
-// AdvanceDecay advances the decay clock by the real time elapsed since the
-// last tick (including time the server was down). The background loop
-// calls it; the first call on a new directory only starts the clock.
+// AdvanceDecay advances the engine-wide decay clock by the real time
+// elapsed since the last tick (including time the server was down), which
+// ages the records of every namespace. The background loop calls it; the
+// first call on a new directory only starts the clock. The answer counts
+// the records of every namespace.
 func (e *Engine) AdvanceDecay(ctx context.Context) (*memory.DecayTickResponse, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e.tickMu.Lock()
+	defer e.tickMu.Unlock()
 	e.mu.RLock()
 	last := e.lastTick
 	e.mu.RUnlock()
@@ -41,38 +80,63 @@ func (e *Engine) AdvanceDecay(ctx context.Context) (*memory.DecayTickResponse, e
 	if !last.IsZero() {
 		elapsed = math.Max(0, e.now().Sub(last).Seconds())
 	}
-	return e.advance(ctx, elapsed)
+	next := clockState{reading: e.clock() + elapsed, lastTick: e.now()}
+	resp := &memory.DecayTickResponse{}
+	var scored []scoredSpace
+	for _, ns := range e.allSpaces() {
+		scored = append(scored, e.score(ns, next.reading+math.Float64frombits(ns.offset.Load()), resp))
+	}
+	// The clock itself is one durable write whatever the number of
+	// records.
+	t := e.begin(nil)
+	t.b.PutMeta(clockKey, encodeClock(next))
+	t.audit(audit.OpDecayTick, nil, nil, map[string]any{"namespace": allNamespaces, "seconds": elapsed,
+		"records_updated": resp.RecordsUpdated, "records_below_threshold": resp.RecordsBelowThreshold})
+	err := t.commit()
+	t.close()
+	if err != nil {
+		return nil, fmt.Errorf("decay tick: %w", err)
+	}
+	e.setClock(next)
+	e.mu.Lock()
+	for _, s := range scored {
+		s.keepSums()
+	}
+	e.mu.Unlock()
+	return resp, e.pruneAll(ctx, scored, resp)
 }
 
-// advance moves the clock by seconds, persists it, and prunes when
-// configured. The clock itself is one durable write whatever the number of
-// records.
-func (e *Engine) advance(ctx context.Context, seconds float64) (*memory.DecayTickResponse, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	e.tickMu.Lock()
-	defer e.tickMu.Unlock()
-	next := clockState{reading: e.clock() + seconds, lastTick: e.now()}
-	// Copy the entries under a short read lock and score them outside it,
-	// so writers are not held up by a tick over many records.
+// allNamespaces names every namespace in audit summaries of engine-wide
+// changes.
+const allNamespaces = "*"
+
+// scoredSpace is a namespace's records scored at a clock reading.
+type scoredSpace struct {
+	ns      *nsState
+	clock   float64
+	sums    [memory.StoreWorking + 1]float64
+	version uint64      // of the entries scored
+	prune   []memory.ID // under the prune threshold
+}
+
+// score scores the entries of namespace ns at clock reading c and counts
+// them in resp. It copies the entries under a short read lock and scores
+// them outside it, so writers are not held up by a tick over many records.
+func (e *Engine) score(ns *nsState, c float64, resp *memory.DecayTickResponse) scoredSpace {
 	type item struct {
 		id  memory.ID
 		ent *entry
 	}
 	e.mu.RLock()
-	items := make([]item, 0, len(e.st.entries))
-	for id, ent := range e.st.entries {
+	items := make([]item, 0, len(ns.st.entries))
+	for id, ent := range ns.st.entries {
 		items = append(items, item{id, ent})
 	}
-	version := e.st.version
+	out := scoredSpace{ns: ns, clock: c, version: ns.st.version}
 	e.mu.RUnlock()
-	resp := &memory.DecayTickResponse{}
-	var prune []memory.ID
-	var sums [memory.StoreWorking + 1]float64
 	for _, it := range items {
-		s := it.ent.score(next.reading)
-		sums[it.ent.store] += s
+		s := it.ent.score(c)
+		out.sums[it.ent.store] += s
 		if !decays(it.ent.store) {
 			continue
 		}
@@ -81,40 +145,42 @@ func (e *Engine) advance(ctx context.Context, seconds float64) (*memory.DecayTic
 			resp.RecordsBelowThreshold++
 		}
 		if s < e.opts.Decay.PruneBelow {
-			prune = append(prune, it.id)
+			out.prune = append(out.prune, it.id)
 		}
 	}
-	t := e.begin()
-	t.b.PutMeta(clockKey, encodeClock(next))
-	t.audit(audit.OpDecayTick, nil, nil, map[string]any{"seconds": seconds, "records_updated": resp.RecordsUpdated, "records_below_threshold": resp.RecordsBelowThreshold})
-	err := t.commit()
-	t.close()
-	if err != nil {
-		return nil, fmt.Errorf("decay tick: %w", err)
-	}
-	e.setClock(next)
-	// Hand the sums to the stats unless records changed meanwhile (then
-	// the stats recompute them when asked).
-	e.mu.Lock()
-	if e.st.version == version {
-		e.st.sumScore, e.st.sumClock = sums, next.reading
-	}
-	e.mu.Unlock()
-	for len(prune) > 0 {
-		n := min(len(prune), pruneBatch)
-		deleted, err := e.prune(ctx, prune[:n], next.reading)
-		if err != nil {
-			return resp, err
-		}
-		resp.RecordsPruned += deleted
-		prune = prune[n:]
-	}
-	return resp, nil
+	return out
 }
 
-// prune deletes records that are still under the prune threshold, removing
-// the edges other records hold to them, in one commit.
-func (e *Engine) prune(ctx context.Context, ids []memory.ID, clock float64) (uint32, error) {
+// keepSums hands the score sums to the stats unless records changed since
+// they were scored (then the stats recompute them when asked). Callers
+// hold e.mu.
+func (s scoredSpace) keepSums() {
+	if st := s.ns.st; st.version == s.version {
+		st.sumScore, st.sumClock = s.sums, s.clock
+	}
+}
+
+// pruneAll deletes, namespace by namespace and pruneBatch at a time, the
+// records that scored under the prune threshold, counting them in resp.
+func (e *Engine) pruneAll(ctx context.Context, scored []scoredSpace, resp *memory.DecayTickResponse) error {
+	for _, s := range scored {
+		for ids := s.prune; len(ids) > 0; {
+			n := min(len(ids), pruneBatch)
+			deleted, err := e.prune(ctx, s.ns, ids[:n], s.clock)
+			if err != nil {
+				return err
+			}
+			resp.RecordsPruned += deleted
+			ids = ids[n:]
+		}
+	}
+	return nil
+}
+
+// prune deletes records of namespace ns that are still under the prune
+// threshold at the namespace's clock reading, removing the edges other
+// records hold to them, in one commit.
+func (e *Engine) prune(ctx context.Context, ns *nsState, ids []memory.ID, clock float64) (uint32, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
@@ -122,16 +188,18 @@ func (e *Engine) prune(ctx context.Context, ids []memory.ID, clock float64) (uin
 	defer e.big.Unlock()
 	doomed := map[memory.ID]memory.StoreType{}
 	e.mu.RLock()
-	for _, id := range ids {
-		if ent, ok := e.st.entries[id]; ok && ent.score(clock) < e.opts.Decay.PruneBelow {
-			doomed[id] = ent.store
+	if !ns.dropped {
+		for _, id := range ids {
+			if ent, ok := ns.st.entries[id]; ok && ent.score(clock) < e.opts.Decay.PruneBelow {
+				doomed[id] = ent.store
+			}
 		}
 	}
 	e.mu.RUnlock()
 	if len(doomed) == 0 {
 		return 0, nil
 	}
-	if err := e.deleteLocked(doomed, audit.OpDecayPrune, map[string]any{"prune_below": e.opts.Decay.PruneBelow, "records_pruned": len(doomed)}); err != nil {
+	if err := e.deleteLocked(ns, doomed, audit.OpDecayPrune, map[string]any{"prune_below": e.opts.Decay.PruneBelow, "records_pruned": len(doomed)}); err != nil {
 		return 0, fmt.Errorf("prune: %w", err)
 	}
 	return uint32(len(doomed)), nil
@@ -152,10 +220,17 @@ func (e *Engine) DecayForecast(ctx context.Context, req *memory.DecayForecastReq
 	}
 	now := e.now()
 	ahead := math.Max(0, req.ForecastAt.Sub(now).Seconds()) / secondsPerDay
-	c := e.clock()
 	resp := &memory.DecayForecastResponse{Forecasts: make([]memory.DecayForecast, 0, len(req.RecordIDs))}
+	ns := e.space(ctx)
+	if ns == nil {
+		if len(req.RecordIDs) > 0 {
+			return nil, memory.NotFound(req.RecordIDs[0]) // a namespace that does not exist holds nothing
+		}
+		return resp, nil
+	}
+	c := ns.clock()
 	for _, id := range req.RecordIDs {
-		rec, err := e.get(id)
+		rec, err := e.get(ns, id)
 		if err != nil {
 			return nil, err
 		}

@@ -5,7 +5,6 @@ import (
 
 	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
-	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -16,22 +15,41 @@ import (
 // in the data directory, so a crash can never separate them; when indexes
 // are kept in memory only, postings go to a second batch applied right
 // after the records (and are rebuilt at start anyway).
+//
+// Writes go to namespace ns; an import that writes several namespaces
+// switches it between writes.
 type txn struct {
 	e  *Engine
+	ns *nsState
 	b  *store.Batch // records
 	ib *store.Batch // index postings; == b when indexes persist
 
 	changes []pendingChange
-	puts    []*memory.MemoryRecord
-	touched []*memory.MemoryRecord // written with content, text and vector unchanged
-	dels    []memory.ID
-	raws    []*memory.RawJournalRecord
-	rawOld  map[memory.ID]*memory.RawJournalRecord
-	// replace: the change starts from empty stores (an import that
-	// replaces everything); the in-memory state is reset before applying.
-	replace bool
+	puts    []nsRecord
+	touched []nsRecord // written with content, text and vector unchanged
+	dels    []nsID
+	raws    []nsRaw
+	rawOld  map[nsID]*memory.RawJournalRecord
+	// reset: namespaces the change empties first (an import that
+	// replaces); their in-memory state is reset before applying.
+	reset []*nsState
 	// event is the audit entry of the change, if any.
 	event *auditEvent
+}
+
+type nsRecord struct {
+	ns  *nsState
+	rec *memory.MemoryRecord
+}
+
+type nsID struct {
+	ns *nsState
+	id memory.ID
+}
+
+type nsRaw struct {
+	ns  *nsState
+	rec *memory.RawJournalRecord
 }
 
 // clear empties a full-text index within the change.
@@ -44,12 +62,14 @@ type pendingChange struct {
 	c  textindex.Change
 }
 
-func (e *Engine) begin() *txn {
-	t := &txn{e: e, b: e.db.NewBatch()}
-	if e.idx.db == e.db {
+// begin starts a change of namespace ns (nil for a change that belongs to
+// no namespace, such as an engine-wide decay tick).
+func (e *Engine) begin(ns *nsState) *txn {
+	t := &txn{e: e, ns: ns, b: e.db.NewBatch()}
+	if e.idxDB == e.db {
 		t.ib = t.b
 	} else {
-		t.ib = e.idx.db.NewBatch()
+		t.ib = e.idxDB.NewBatch()
 	}
 	return t
 }
@@ -73,19 +93,20 @@ func (t *txn) putNewRecord(rec *memory.MemoryRecord) error {
 }
 
 func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
+	ns := t.ns
 	if rec.Store != memory.StoreWorking {
-		t.b.PutRecord(rec)
+		t.b.PutRecord(ns.id, rec)
 	}
-	put := t.e.idx.text.Put
+	put := ns.text.Put
 	if fresh {
-		put = t.e.idx.text.PutNew
+		put = ns.text.PutNew
 	}
 	c, err := put(t.ib, rec.ID, nil, recordTexts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index record %s: %w", rec.ID, err)
 	}
-	t.changes = append(t.changes, pendingChange{t.e.idx.text, c})
-	t.puts = append(t.puts, rec)
+	t.changes = append(t.changes, pendingChange{ns.text, c})
+	t.puts = append(t.puts, nsRecord{ns, rec})
 	return nil
 }
 
@@ -94,31 +115,32 @@ func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
 // which spares re-analysing the text and rewriting every posting.
 func (t *txn) touchRecord(rec *memory.MemoryRecord) {
 	if rec.Store != memory.StoreWorking {
-		t.b.PutRecord(rec)
+		t.b.PutRecord(t.ns.id, rec)
 	}
-	t.touched = append(t.touched, rec)
+	t.touched = append(t.touched, nsRecord{t.ns, rec})
 }
 
 // moveRecord is putRecord for a record that changed stores (a promoted
 // working record): the copy under the old store is removed.
 func (t *txn) moveRecord(rec *memory.MemoryRecord, from memory.StoreType) error {
 	if from != memory.StoreWorking && from != rec.Store {
-		t.b.DeleteRecord(from, rec.ID)
+		t.b.DeleteRecord(t.ns.id, from, rec.ID)
 	}
 	return t.putRecord(rec)
 }
 
 // deleteRecord removes a curated record and its postings.
 func (t *txn) deleteRecord(id memory.ID, st memory.StoreType) error {
+	ns := t.ns
 	if st != memory.StoreWorking {
-		t.b.DeleteRecord(st, id)
+		t.b.DeleteRecord(ns.id, st, id)
 	}
-	c, err := t.e.idx.text.Delete(t.ib, id)
+	c, err := ns.text.Delete(t.ib, id)
 	if err != nil {
 		return fmt.Errorf("unindex record %s: %w", id, err)
 	}
-	t.changes = append(t.changes, pendingChange{t.e.idx.text, c})
-	t.dels = append(t.dels, id)
+	t.changes = append(t.changes, pendingChange{ns.text, c})
+	t.dels = append(t.dels, nsID{ns, id})
 	return nil
 }
 
@@ -135,24 +157,35 @@ func (t *txn) putNewRaw(rec *memory.RawJournalRecord) error {
 }
 
 func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
-	t.b.PutRaw(rec, old)
-	put := t.e.idx.raw.Put
+	ns := t.ns
+	t.b.PutRaw(ns.id, rec, old)
+	put := ns.rawText.Put
 	if fresh {
-		put = t.e.idx.raw.PutNew
+		put = ns.rawText.PutNew
 	}
 	c, err := put(t.ib, rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
 	if err != nil {
 		return fmt.Errorf("index raw record %s: %w", rec.ID, err)
 	}
-	t.changes = append(t.changes, pendingChange{t.e.idx.raw, c})
-	t.raws = append(t.raws, rec)
+	t.changes = append(t.changes, pendingChange{ns.rawText, c})
+	t.raws = append(t.raws, nsRaw{ns, rec})
 	if old != nil {
 		if t.rawOld == nil {
-			t.rawOld = make(map[memory.ID]*memory.RawJournalRecord)
+			t.rawOld = make(map[nsID]*memory.RawJournalRecord)
 		}
-		t.rawOld[rec.ID] = old
+		t.rawOld[nsID{ns, rec.ID}] = old
 	}
 	return nil
+}
+
+// empty deletes every record and raw entry of the current namespace within
+// the change and clears its full-text indexes.
+func (t *txn) empty() {
+	ns := t.ns
+	t.b.DeleteAllRecords(ns.id)
+	t.clear(ns.text)
+	t.clear(ns.rawText)
+	t.reset = append(t.reset, ns)
 }
 
 // commit makes the change durable, then updates the in-memory state.
@@ -180,39 +213,37 @@ func (t *txn) commit() error {
 	e := t.e
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if t.replace {
-		e.st = newState()
-		e.working = newWorkingStore(e.working.capacity)
-		e.vectors = vecindex.New(&e.vecMu)
-		e.raw = rawState{}
+	for _, ns := range t.reset {
+		ns.resetLocked()
 	}
-	for _, id := range t.dels {
-		e.working.delete(id)
-		e.st.delete(id)
-		e.vectors.Remove(id)
+	for _, d := range t.dels {
+		d.ns.working.delete(d.id)
+		d.ns.st.delete(d.id)
+		d.ns.vectors.Remove(d.id)
 	}
-	for _, rec := range t.puts {
-		e.applyRecord(rec)
-		e.vectors.Put(rec.ID, rec.Content.Embedding())
+	for _, p := range t.puts {
+		applyRecord(p.ns, p.rec)
+		p.ns.vectors.Put(p.rec.ID, p.rec.Content.Embedding())
 	}
-	for _, rec := range t.touched {
-		e.applyRecord(rec) // its vector row is unchanged
+	for _, p := range t.touched {
+		applyRecord(p.ns, p.rec) // its vector row is unchanged
 	}
-	for _, rec := range t.raws {
-		if old := t.rawOld[rec.ID]; old != nil {
-			e.raw.remove(store.FlagsOf(old))
+	for _, r := range t.raws {
+		if old := t.rawOld[nsID{r.ns, r.rec.ID}]; old != nil {
+			r.ns.raw.remove(store.FlagsOf(old))
 		}
-		e.raw.add(store.FlagsOf(rec))
+		r.ns.raw.add(store.FlagsOf(r.rec))
 	}
 	return nil
 }
 
-// applyRecord puts a committed record into the in-memory state.
-func (e *Engine) applyRecord(rec *memory.MemoryRecord) {
+// applyRecord puts a committed record into the namespace's in-memory
+// state. Callers hold e.mu.
+func applyRecord(ns *nsState, rec *memory.MemoryRecord) {
 	if rec.Store == memory.StoreWorking {
-		e.working.set(rec)
+		ns.working.set(rec)
 	} else {
-		e.working.delete(rec.ID)
+		ns.working.delete(rec.ID)
 	}
-	e.st.put(rec)
+	ns.st.put(rec)
 }

@@ -16,7 +16,7 @@ import (
 // backgroundWork is what the background loops ask of the engine.
 type backgroundWork interface {
 	AdvanceDecay(ctx context.Context) (*memory.DecayTickResponse, error)
-	DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error)
+	DreamAll(ctx context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error)
 }
 
 // loop is one background loop: how it runs and what it does each round.
@@ -32,7 +32,8 @@ const dreamGroupsPerRound = 50
 // backgroundLoops returns the loops serve runs: decay, which advances every
 // record's clock by the real time elapsed (first right away, to catch up
 // on time the server was down) and counts its panics in met; and dream,
-// which summarises pending raw entries with the default filters.
+// which summarises pending raw entries with the default filters, in every
+// namespace.
 func backgroundLoops(cfg *config.Config, eng backgroundWork, met *metrics.Metrics, log *slog.Logger) []loop {
 	return []loop{
 		{
@@ -55,7 +56,7 @@ func backgroundLoops(cfg *config.Config, eng backgroundWork, met *metrics.Metric
 			work: func(ctx context.Context) error {
 				req := memory.DefaultDreamTickRequest()
 				req.MaxGroups = dreamGroupsPerRound
-				_, err := eng.DreamTick(ctx, &req)
+				_, err := eng.DreamAll(ctx, &req)
 				return err
 			},
 		},

@@ -26,7 +26,7 @@ func (*panickyEngine) AdvanceDecay(context.Context) (*memory.DecayTickResponse, 
 	panic("decay round exploded")
 }
 
-func (p *panickyEngine) DreamTick(_ context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+func (p *panickyEngine) DreamAll(_ context.Context, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
 	p.dreams = append(p.dreams, *req)
 	return &memory.DreamTickResponse{}, nil
 }

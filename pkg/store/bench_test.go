@@ -62,7 +62,7 @@ func benchPutRecordSynced(b *testing.B, o Options) {
 	for b.Loop() {
 		rec.ID = ids.New()
 		batch := db.NewBatch()
-		batch.PutRecord(rec)
+		batch.PutRecord(DefaultNS, rec)
 		if err := batch.Commit(); err != nil {
 			b.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func BenchmarkPutRecordSynced8Writers(b *testing.B) {
 			for next.Add(1) <= int64(b.N) {
 				rec.ID = ids.New()
 				batch := db.NewBatch()
-				batch.PutRecord(rec)
+				batch.PutRecord(DefaultNS, rec)
 				if err := batch.Commit(); err != nil {
 					failed.Store(err)
 					return
@@ -121,7 +121,7 @@ func benchKeys(b *testing.B) *keyring {
 func BenchmarkSealRecord(b *testing.B) {
 	k := benchKeys(b)
 	rec := realisticRecord(1, idA)
-	key := recordKey(rec.Store, rec.ID)
+	key := recordKey(DefaultNS, rec.Store, rec.ID)
 	b.SetBytes(int64(len(EncodeRecord(rec))))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -134,7 +134,7 @@ func BenchmarkSealRecord(b *testing.B) {
 func BenchmarkOpenRecord(b *testing.B) {
 	k := benchKeys(b)
 	rec := realisticRecord(1, idA)
-	key := recordKey(rec.Store, rec.ID)
+	key := recordKey(DefaultNS, rec.Store, rec.ID)
 	plain := EncodeRecord(rec)
 	b.SetBytes(int64(len(plain)))
 	sealed := k.seal(key, plain)
@@ -149,7 +149,7 @@ func BenchmarkOpenRecord(b *testing.B) {
 func BenchmarkSealRaw(b *testing.B) {
 	k := benchKeys(b)
 	rec := realisticRaw(49, idA)
-	key := rawKey(rec.ID)
+	key := rawKey(DefaultNS, rec.ID)
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = k.seal(key, EncodeRaw(rec))
@@ -159,7 +159,7 @@ func BenchmarkSealRaw(b *testing.B) {
 func BenchmarkOpenRaw(b *testing.B) {
 	k := benchKeys(b)
 	rec := realisticRaw(49, idA)
-	key := rawKey(rec.ID)
+	key := rawKey(DefaultNS, rec.ID)
 	sealed := k.seal(key, EncodeRaw(rec))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -187,14 +187,14 @@ func BenchmarkGetRecord(b *testing.B) {
 			defer db.Close()
 			rec := realisticRecord(1, idA)
 			batch := db.NewBatch()
-			batch.PutRecord(rec)
+			batch.PutRecord(DefaultNS, rec)
 			if err := batch.Commit(); err != nil {
 				b.Fatal(err)
 			}
 			batch.Close()
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := db.GetRecord(rec.Store, rec.ID); err != nil {
+				if _, err := db.GetRecord(DefaultNS, rec.Store, rec.ID); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -236,7 +236,7 @@ func BenchmarkPutRecordNoSync(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		batch := db.NewBatch()
-		batch.PutRecord(rec)
+		batch.PutRecord(DefaultNS, rec)
 		if err := batch.CommitNoSync(); err != nil {
 			b.Fatal(err)
 		}

@@ -353,7 +353,7 @@ func preparePassphrase(p []byte) ([]byte, error) {
 // setupEncryption reads or creates the encryption header and loads the
 // keys for o.Passphrase (already trimmed).
 func (db *DB) setupEncryption(o Options) error {
-	v, err := db.Get([]byte{nsCrypt})
+	v, err := db.Get([]byte{kindCrypt})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		if len(o.Passphrase) == 0 {
@@ -386,9 +386,9 @@ func (db *DB) setupEncryption(o Options) error {
 // Encrypted values without a header were written under a key whose salt is
 // gone; Open refuses them instead of mixing a second key in.
 func (db *DB) createHeader(o Options) error {
-	for _, ns := range []byte{nsCurated, nsRaw} {
+	for _, p := range db.valuePrefixes() {
 		found := false
-		err := db.ScanPrefix([]byte{ns}, false, func(_, v []byte) (bool, error) {
+		err := db.ScanPrefix(p, false, func(_, v []byte) (bool, error) {
 			found = isSealed(v)
 			return !found, nil
 		})
@@ -411,7 +411,7 @@ func (db *DB) createHeader(o Options) error {
 	}
 	b := db.NewBatch()
 	defer b.Close()
-	b.Set([]byte{nsCrypt}, h.marshal())
+	b.Set([]byte{kindCrypt}, h.marshal())
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("write encryption header: %w", err)
 	}
@@ -419,14 +419,30 @@ func (db *DB) createHeader(o Options) error {
 	return db.notePlainSessions()
 }
 
-// notePlainSessions records whether the plaintext session index still
-// holds entries.
-func (db *DB) notePlainSessions() error {
-	found, err := db.hasPrefix([]byte{nsSession})
-	if err != nil {
-		return fmt.Errorf("check session index: %w", err)
+// valuePrefixes are the prefixes of every key holding a record value:
+// curated records and raw entries of every namespace.
+func (db *DB) valuePrefixes() [][]byte {
+	var out [][]byte
+	for _, ns := range db.spaces() {
+		out = append(out, ns.key(kindCurated, 0), ns.key(kindRaw, 0))
 	}
-	db.plainSessions.Store(found)
+	return out
+}
+
+// notePlainSessions records whether the plaintext session index of any
+// namespace still holds entries.
+func (db *DB) notePlainSessions() error {
+	for _, ns := range db.spaces() {
+		found, err := db.hasPrefix(ns.key(kindSession, 0))
+		if err != nil {
+			return fmt.Errorf("check session index: %w", err)
+		}
+		if found {
+			db.plainSessions.Store(true)
+			return nil
+		}
+	}
+	db.plainSessions.Store(false)
 	return nil
 }
 

@@ -133,26 +133,31 @@ func (s sample) renumber() {
 	}
 }
 
-func (s sample) put(b *Batch) {
+func (s sample) put(b *Batch) { s.putIn(b, DefaultNS) }
+
+func (s sample) putIn(b *Batch, ns NS) {
 	for _, r := range s.recs {
-		b.PutRecord(r)
+		b.PutRecord(ns, r)
 	}
 	for _, r := range s.raws {
-		b.PutRaw(r, nil)
+		b.PutRaw(ns, r, nil)
 	}
 }
 
 // check reads everything back through every read path.
-func (s sample) check(t *testing.T, db *DB) {
+func (s sample) check(t *testing.T, db *DB) { t.Helper(); s.checkIn(t, db, DefaultNS) }
+
+// checkIn is check in namespace ns: the sample and nothing else is there.
+func (s sample) checkIn(t *testing.T, db *DB, ns NS) {
 	t.Helper()
 	for _, r := range s.recs {
-		got, err := db.GetRecord(r.Store, r.ID)
+		got, err := db.GetRecord(ns, r.Store, r.ID)
 		if err != nil || !reflect.DeepEqual(got, normaliseRecord(r)) {
 			t.Errorf("GetRecord(%s, %s) = %v, %v", r.Store, r.ID, got, err)
 		}
 	}
 	for _, r := range s.raws {
-		got, err := db.GetRaw(r.ID)
+		got, err := db.GetRaw(ns, r.ID)
 		if err != nil || !reflect.DeepEqual(got, normaliseRaw(r)) {
 			t.Errorf("GetRaw(%s) = %v, %v", r.ID, got, err)
 		}
@@ -161,8 +166,8 @@ func (s sample) check(t *testing.T, db *DB) {
 	defer snap.Close()
 	type scanner struct {
 		name string
-		recs func(memory.StoreType, func(*memory.MemoryRecord) error) error
-		raws func(func(*memory.RawJournalRecord) error) error
+		recs func(NS, memory.StoreType, func(*memory.MemoryRecord) error) error
+		raws func(NS, func(*memory.RawJournalRecord) error) error
 	}
 	for _, sc := range []scanner{
 		{"db", db.ScanRecords, db.ScanRaw},
@@ -170,7 +175,7 @@ func (s sample) check(t *testing.T, db *DB) {
 	} {
 		n := 0
 		for _, st := range memory.PersistentStores {
-			if err := sc.recs(st, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
+			if err := sc.recs(ns, st, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
 				t.Errorf("%s ScanRecords(%s): %v", sc.name, st, err)
 			}
 		}
@@ -178,7 +183,7 @@ func (s sample) check(t *testing.T, db *DB) {
 			t.Errorf("%s scans %d records, want %d", sc.name, n, len(s.recs))
 		}
 		n = 0
-		if err := sc.raws(func(*memory.RawJournalRecord) error { n++; return nil }); err != nil {
+		if err := sc.raws(ns, func(*memory.RawJournalRecord) error { n++; return nil }); err != nil {
 			t.Errorf("%s ScanRaw: %v", sc.name, err)
 		}
 		if n != len(s.raws) {
@@ -190,21 +195,21 @@ func (s sample) check(t *testing.T, db *DB) {
 		bySession[r.SessionID]++
 	}
 	for session, want := range bySession {
-		if got := newest(t, db, RawRange{Session: &session}); len(got) != want {
+		if got := newestIn(t, db, ns, RawRange{Session: &session}); len(got) != want {
 			t.Errorf("session %q: %d entries, want %d", session, len(got), want)
 		}
 	}
-	if got := newest(t, db, RawRange{}); len(got) != len(s.raws) {
+	if got := newestIn(t, db, ns, RawRange{}); len(got) != len(s.raws) {
 		t.Errorf("time index: %d entries, want %d", len(got), len(s.raws))
 	}
 }
 
-// sealedValues counts sealed and plaintext values under the record
-// namespaces.
+// sealedValues counts sealed and plaintext record values in every
+// namespace.
 func sealedValues(t *testing.T, db *DB) (sealed, plain int) {
 	t.Helper()
-	for _, ns := range []byte{nsCurated, nsRaw} {
-		err := db.ScanPrefix([]byte{ns}, false, func(_, v []byte) (bool, error) {
+	for _, p := range db.valuePrefixes() {
+		err := db.ScanPrefix(p, false, func(_, v []byte) (bool, error) {
 			if isSealed(v) {
 				sealed++
 			} else {
@@ -231,10 +236,10 @@ func TestEncryptedRoundTrip(t *testing.T) {
 	if sealed, plain := sealedValues(t, db); sealed != len(s.recs)+len(s.raws) || plain != 0 {
 		t.Errorf("%d sealed and %d plaintext values, want all %d sealed", sealed, plain, len(s.recs)+len(s.raws))
 	}
-	if n := countPrefix(t, db, []byte{nsSession}); n != 0 {
+	if n := countPrefix(t, db, []byte{kindSession}); n != 0 {
 		t.Errorf("%d plaintext session index keys written with a passphrase", n)
 	}
-	if n := countPrefix(t, db, []byte{nsSealedSession}); n != len(s.raws) {
+	if n := countPrefix(t, db, []byte{kindSealedSession}); n != len(s.raws) {
 		t.Errorf("%d protected session index keys, want %d", n, len(s.raws))
 	}
 	closeDB(t, db)
@@ -267,8 +272,8 @@ func TestPlaintextReadableAfterEnablingEncryption(t *testing.T) {
 		t.Errorf("%d sealed and %d plaintext values, want %d of each (encryption is lazy)", sealed, plain, want)
 	}
 	// Rewriting a plaintext record encrypts it.
-	commit(t, db, func(b *Batch) { b.PutRecord(before.recs[0]) })
-	if v, _ := db.Get(recordKey(before.recs[0].Store, before.recs[0].ID)); !isSealed(v) {
+	commit(t, db, func(b *Batch) { b.PutRecord(DefaultNS, before.recs[0]) })
+	if v, _ := db.Get(recordKey(DefaultNS, before.recs[0].Store, before.recs[0].ID)); !isSealed(v) {
 		t.Error("rewritten record is still plaintext")
 	}
 }
@@ -347,12 +352,12 @@ func TestEncryptedValueWithoutPassphrase(t *testing.T) {
 		t.Errorf("Encryption() = %v, want locked", got)
 	}
 	for _, r := range plain.recs {
-		if _, err := db.GetRecord(r.Store, r.ID); err != nil {
+		if _, err := db.GetRecord(DefaultNS, r.Store, r.ID); err != nil {
 			t.Errorf("plaintext record without passphrase: %v", err)
 		}
 	}
 	for _, r := range plain.raws {
-		if _, err := db.GetRaw(r.ID); err != nil {
+		if _, err := db.GetRaw(DefaultNS, r.ID); err != nil {
 			t.Errorf("plaintext raw entry without passphrase: %v", err)
 		}
 	}
@@ -365,18 +370,18 @@ func TestEncryptedValueWithoutPassphrase(t *testing.T) {
 			t.Errorf("%s: %q does not say what to configure", what, err)
 		}
 	}
-	_, err := db.GetRecord(enc.recs[0].Store, enc.recs[0].ID)
+	_, err := db.GetRecord(DefaultNS, enc.recs[0].Store, enc.recs[0].ID)
 	isEncrypted("GetRecord", err)
-	_, err = db.GetRaw(enc.raws[0].ID)
+	_, err = db.GetRaw(DefaultNS, enc.raws[0].ID)
 	isEncrypted("GetRaw", err)
-	isEncrypted("ScanRecords", db.ScanRecords(enc.recs[0].Store, func(*memory.MemoryRecord) error { return nil }))
-	isEncrypted("ScanRaw", db.ScanRaw(func(*memory.RawJournalRecord) error { return nil }))
+	isEncrypted("ScanRecords", db.ScanRecords(DefaultNS, enc.recs[0].Store, func(*memory.MemoryRecord) error { return nil }))
+	isEncrypted("ScanRaw", db.ScanRaw(DefaultNS, func(*memory.RawJournalRecord) error { return nil }))
 	snap := db.NewSnapshot()
-	isEncrypted("Snapshot.ScanRaw", snap.ScanRaw(func(*memory.RawJournalRecord) error { return nil }))
+	isEncrypted("Snapshot.ScanRaw", snap.ScanRaw(DefaultNS, func(*memory.RawJournalRecord) error { return nil }))
 	snap.Close()
 	// A session scan cannot see the protected index: it fails rather than
 	// answer with only the plaintext-indexed entries.
-	isEncrypted("session scan", db.ScanRawNewest(RawRange{Session: &plain.raws[0].SessionID},
+	isEncrypted("session scan", db.ScanRawNewest(DefaultNS, RawRange{Session: &plain.raws[0].SessionID},
 		func(memory.ID, RawFlags) (bool, error) { return true, nil }))
 	// The time index has no secret and still lists everything.
 	if got := newest(t, db, RawRange{}); len(got) != len(plain.raws)+len(enc.raws) {
@@ -392,13 +397,21 @@ func TestSealedValueBoundToItsKey(t *testing.T) {
 	a, b := realisticRecord(1, idA), realisticRecord(2, idB)
 	a.Store, b.Store = memory.StoreEpisodic, memory.StoreEpisodic
 	raw := realisticRaw(3, idC)
-	commit(t, db, func(bt *Batch) { bt.PutRecord(a); bt.PutRecord(b); bt.PutRaw(raw, nil) })
-	sealedA, err := db.Get(recordKey(a.Store, a.ID))
+	commit(t, db, func(bt *Batch) {
+		bt.PutRecord(DefaultNS, a)
+		bt.PutRecord(DefaultNS, b)
+		bt.PutRaw(DefaultNS, raw, nil)
+	})
+	sealedA, err := db.Get(recordKey(DefaultNS, a.Store, a.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
 	flipped := bytes.Clone(sealedA)
 	flipped[len(flipped)/2] ^= 1
+	other, err := db.CreateNamespace("other")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	tests := []struct {
 		name  string
@@ -406,18 +419,20 @@ func TestSealedValueBoundToItsKey(t *testing.T) {
 		value []byte
 		read  func() error
 	}{
-		{"another record's key", recordKey(b.Store, b.ID), sealedA,
-			func() error { _, err := db.GetRecord(b.Store, b.ID); return err }},
-		{"same id in another store", recordKey(memory.StoreSemantic, a.ID), sealedA,
-			func() error { _, err := db.GetRecord(memory.StoreSemantic, a.ID); return err }},
-		{"raw journal key", rawKey(raw.ID), sealedA,
-			func() error { _, err := db.GetRaw(raw.ID); return err }},
-		{"flipped ciphertext bit", recordKey(a.Store, a.ID), flipped,
-			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
-		{"truncated envelope", recordKey(a.Store, a.ID), sealedA[:sealOverhead-1],
-			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
-		{"envelope byte only", recordKey(a.Store, a.ID), []byte{formatSealed},
-			func() error { _, err := db.GetRecord(a.Store, a.ID); return err }},
+		{"another record's key", recordKey(DefaultNS, b.Store, b.ID), sealedA,
+			func() error { _, err := db.GetRecord(DefaultNS, b.Store, b.ID); return err }},
+		{"same id in another store", recordKey(DefaultNS, memory.StoreSemantic, a.ID), sealedA,
+			func() error { _, err := db.GetRecord(DefaultNS, memory.StoreSemantic, a.ID); return err }},
+		{"same key in another namespace", recordKey(other, a.Store, a.ID), sealedA,
+			func() error { _, err := db.GetRecord(other, a.Store, a.ID); return err }},
+		{"raw journal key", rawKey(DefaultNS, raw.ID), sealedA,
+			func() error { _, err := db.GetRaw(DefaultNS, raw.ID); return err }},
+		{"flipped ciphertext bit", recordKey(DefaultNS, a.Store, a.ID), flipped,
+			func() error { _, err := db.GetRecord(DefaultNS, a.Store, a.ID); return err }},
+		{"truncated envelope", recordKey(DefaultNS, a.Store, a.ID), sealedA[:sealOverhead-1],
+			func() error { _, err := db.GetRecord(DefaultNS, a.Store, a.ID); return err }},
+		{"envelope byte only", recordKey(DefaultNS, a.Store, a.ID), []byte{formatSealed},
+			func() error { _, err := db.GetRecord(DefaultNS, a.Store, a.ID); return err }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -432,8 +447,8 @@ func TestSealedValueBoundToItsKey(t *testing.T) {
 		})
 	}
 	// The original is untouched by all this.
-	commit(t, db, func(bt *Batch) { bt.Set(recordKey(a.Store, a.ID), sealedA) })
-	if got, err := db.GetRecord(a.Store, a.ID); err != nil || got.ID != a.ID {
+	commit(t, db, func(bt *Batch) { bt.Set(recordKey(DefaultNS, a.Store, a.ID), sealedA) })
+	if got, err := db.GetRecord(DefaultNS, a.Store, a.ID); err != nil || got.ID != a.ID {
 		t.Errorf("original after the swaps: %v, %v", got, err)
 	}
 }
@@ -442,7 +457,7 @@ func TestEnvelopeLayout(t *testing.T) {
 	db := openEnc(t, t.TempDir(), "pw")
 	rec := realisticRecord(1, idA)
 	plain := EncodeRecord(rec)
-	key := recordKey(rec.Store, rec.ID)
+	key := recordKey(DefaultNS, rec.Store, rec.ID)
 	one, two := db.keys.seal(key, bytes.Clone(plain)), db.keys.seal(key, bytes.Clone(plain))
 	if one[0] != formatSealed || len(one) != len(plain)+41 {
 		t.Errorf("envelope starts %#x and is %d bytes for %d plaintext bytes", one[0], len(one), len(plain))
@@ -468,11 +483,11 @@ func TestEnvelopeLayout(t *testing.T) {
 func rewriteHeader(t *testing.T, dir string, edit func(h []byte) []byte) {
 	t.Helper()
 	db := openPlain(t, dir)
-	v, err := db.Get([]byte{nsCrypt})
+	v, err := db.Get([]byte{kindCrypt})
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit(t, db, func(b *Batch) { b.Set([]byte{nsCrypt}, edit(v)) })
+	commit(t, db, func(b *Batch) { b.Set([]byte{kindCrypt}, edit(v)) })
 	closeDB(t, db)
 }
 
@@ -544,7 +559,7 @@ func TestEncryptedRecordsWithoutHeaderRefused(t *testing.T) {
 	dir := t.TempDir()
 	db := openEnc(t, dir, "pw")
 	commit(t, db, newSample().put)
-	commit(t, db, func(b *Batch) { b.Delete([]byte{nsCrypt}) })
+	commit(t, db, func(b *Batch) { b.Delete([]byte{kindCrypt}) })
 	closeDB(t, db)
 	_, err := Open(dir, Options{Passphrase: []byte("pw"), kdf: fastKDF()})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no encryption header") {
@@ -617,7 +632,7 @@ func TestSessionIDNeverWrittenInPlaintext(t *testing.T) {
 	const word = "Wombatoid"
 	dir := t.TempDir()
 	db := openPlain(t, dir)
-	commit(t, db, func(b *Batch) { b.PutRaw(realisticRaw(1, idA), nil) }) // a plaintext session index entry
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, realisticRaw(1, idA), nil) }) // a plaintext session index entry
 	closeDB(t, db)
 
 	db = openEnc(t, dir, "pw")
@@ -626,14 +641,14 @@ func TestSessionIDNeverWrittenInPlaintext(t *testing.T) {
 	}
 	raw := realisticRaw(2, idB)
 	raw.SessionID = "session-" + word
-	commit(t, db, func(b *Batch) { b.PutRaw(raw, nil) })
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, raw, nil) })
 	moved := *raw
 	moved.CreatedAt = moved.CreatedAt.Add(time.Minute)
-	commit(t, db, func(b *Batch) { b.PutRaw(&moved, raw) })
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, &moved, raw) })
 	if got := newest(t, db, RawRange{Session: &raw.SessionID}); len(got) != 1 {
 		t.Errorf("session scan after the update: %v", got)
 	}
-	commit(t, db, func(b *Batch) { b.DeleteRaw(&moved) })
+	commit(t, db, func(b *Batch) { b.DeleteRaw(DefaultNS, &moved) })
 	if got := newest(t, db, RawRange{Session: &raw.SessionID}); len(got) != 0 {
 		t.Errorf("session scan after the delete: %v", got)
 	}
@@ -653,12 +668,12 @@ func TestDeleteAllRecords(t *testing.T) {
 			db := mode.setup(t, func(b *Batch) { before.put(b); b.PutMeta("mode", []byte("human")) },
 				func(b *Batch) {
 					for _, r := range after.raws {
-						b.PutRaw(r, nil)
+						b.PutRaw(DefaultNS, r, nil)
 					}
 				})
 			state := db.Encryption()
-			commit(t, db, func(b *Batch) { b.DeleteAllRecords() })
-			for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
+			commit(t, db, func(b *Batch) { b.DeleteAllRecords(DefaultNS) })
+			for _, ns := range []byte{kindCurated, kindRaw, kindSession, kindSealedSession, kindRawTime} {
 				if n := countPrefix(t, db, []byte{ns}); n != 0 {
 					t.Errorf("%d keys left under %q", n, ns)
 				}
@@ -681,8 +696,8 @@ func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
 		name string
 		fill func(*Batch)
 	}{
-		{"curated record", func(b *Batch) { b.PutRecord(minimalRecord()) }},
-		{"raw entry", func(b *Batch) { b.PutRaw(minimalRaw(), nil) }},
+		{"curated record", func(b *Batch) { b.PutRecord(DefaultNS, minimalRecord()) }},
+		{"raw entry", func(b *Batch) { b.PutRaw(DefaultNS, minimalRaw(), nil) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -706,5 +721,5 @@ func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
 		t.Errorf("%d values written", sealed+plain)
 	}
 	// Settings and deletes are not records and go through.
-	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(memory.StoreEpisodic, idA) })
+	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(DefaultNS, memory.StoreEpisodic, idA) })
 }

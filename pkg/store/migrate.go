@@ -92,17 +92,19 @@ const defaultMigrateChunk = 256
 // MigrateEncryption encrypts every plaintext record value with the
 // database's passphrase and removes plaintext left behind on disk:
 //
-//  1. Raw journal entries, then the curated records of each persistent
-//     store, are rewritten encrypted in synced batches of a bounded size.
+//  1. Namespace by namespace, raw journal entries, then the curated
+//     records of each persistent store, are rewritten encrypted in synced
+//     batches of a bounded size.
 //     Already encrypted values are opened to prove they use this
 //     directory's key; one that does not stops the run with an error that
 //     matches ErrWrongPassphrase, and nothing is overwritten. A plaintext
 //     value that does not decode stops the run with ErrCorrupt.
 //  2. Raw entries are re-indexed under the protected session index and the
 //     plaintext session index is deleted.
-//  3. The derived namespace (NSDerived) is deleted. An engine that keeps
-//     its indexes there must rebuild them (it does when it next opens the
-//     directory); one that keeps them in memory is not affected.
+//  3. The derived indexes (KindDerived) of every namespace are deleted.
+//     An engine that keeps its indexes there must rebuild them (it does
+//     when it next opens the directory); one that keeps them in memory is
+//     not affected.
 //  4. The memtable is flushed, the whole key space compacted, and pebble
 //     made to start two fresh MANIFESTs, so that no sstable, write-ahead
 //     log or manifest still holds an old plaintext key or value once the
@@ -178,27 +180,39 @@ func (db *DB) MigrateEncryptionWith(ctx context.Context, opts MigrateOptions) (M
 		return rep, fmt.Errorf("migrate store encryption: %w", ErrNoPassphrase)
 	}
 	m := &migration{db: db, opts: opts, rep: &rep}
-	err := m.namespace(ctx, []byte{nsRaw}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
-		return db.migrateRaw(b, k, v, c)
-	}, func(r *MigrationReport, c *chunkCounts) { r.RawJournal.add(c.store) })
-	if err != nil {
-		return rep, fmt.Errorf("migrate raw journal: %w", err)
-	}
-	for _, st := range memory.PersistentStores {
-		err := m.namespace(ctx, []byte{nsCurated, byte(st)}, func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
-			return db.migrateRecord(b, st, k, v, c)
-		}, func(r *MigrationReport, c *chunkCounts) {
-			r.store(st).add(c.store)
-			r.VectorIndex.add(c.vectors)
-		})
-		if err != nil {
-			return rep, fmt.Errorf("migrate %s records: %w", st, err)
+	for _, ns := range db.spaces() {
+		if err := m.space(ctx, ns); err != nil {
+			return rep, err
 		}
 	}
 	if err := db.purgePlaintext(ctx); err != nil {
 		return rep, err
 	}
 	return rep, nil
+}
+
+// space migrates the raw journal, then the curated records, of namespace
+// ns.
+func (m *migration) space(ctx context.Context, ns NS) error {
+	db := m.db
+	err := m.namespace(ctx, ns.key(kindRaw, 0), func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
+		return db.migrateRaw(b, ns, k, v, c)
+	}, func(r *MigrationReport, c *chunkCounts) { r.RawJournal.add(c.store) })
+	if err != nil {
+		return fmt.Errorf("migrate raw journal: %w", err)
+	}
+	for _, st := range memory.PersistentStores {
+		err := m.namespace(ctx, append(ns.key(kindCurated, 1), byte(st)), func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
+			return db.migrateRecord(b, ns, st, k, v, c)
+		}, func(r *MigrationReport, c *chunkCounts) {
+			r.store(st).add(c.store)
+			r.VectorIndex.add(c.vectors)
+		})
+		if err != nil {
+			return fmt.Errorf("migrate %s records: %w", st, err)
+		}
+	}
+	return nil
 }
 
 // chunkCounts collects the counts of one batch; they join the report once
@@ -307,19 +321,20 @@ func (db *DB) openSealed(what string, id, k, v []byte) ([]byte, error) {
 	return plain, nil
 }
 
-func (db *DB) migrateRecord(b *pebble.Batch, st memory.StoreType, k, v []byte, c *chunkCounts) error {
+func (db *DB) migrateRecord(b *pebble.Batch, ns NS, st memory.StoreType, k, v []byte, c *chunkCounts) error {
 	sealed := isSealed(v)
 	plain := v
+	id := k[ns.prefixLen()+2:]
 	if sealed {
 		var err error
-		if plain, err = db.openSealed(st.String()+" record", k[2:], k, v); err != nil {
+		if plain, err = db.openSealed(st.String()+" record", id, k, v); err != nil {
 			return err
 		}
 		defer clear(plain)
 	}
 	rec, err := DecodeRecord(plain)
 	if err != nil {
-		return fmt.Errorf("%s record %x: %w", st, k[2:], err)
+		return fmt.Errorf("%s record %x: %w", st, id, err)
 	}
 	if !sealed {
 		if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
@@ -333,29 +348,30 @@ func (db *DB) migrateRecord(b *pebble.Batch, st memory.StoreType, k, v []byte, c
 	return nil
 }
 
-func (db *DB) migrateRaw(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
+func (db *DB) migrateRaw(b *pebble.Batch, ns NS, k, v []byte, c *chunkCounts) error {
+	id := k[ns.prefixLen()+1:]
 	if isSealed(v) {
-		plain, err := db.openSealed("raw record", k[1:], k, v)
+		plain, err := db.openSealed("raw record", id, k, v)
 		if err != nil {
 			return err
 		}
 		defer clear(plain)
 		if _, err := DecodeRaw(plain); err != nil {
-			return fmt.Errorf("raw record %x: %w", k[1:], err)
+			return fmt.Errorf("raw record %x: %w", id, err)
 		}
 		c.store.count(true)
 		return nil
 	}
 	rec, err := DecodeRaw(v)
 	if err != nil {
-		return fmt.Errorf("raw record %x: %w", k[1:], err)
+		return fmt.Errorf("raw record %x: %w", id, err)
 	}
 	if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
 		return err
 	}
 	// The plaintext "s" entry goes with the whole namespace at the end;
 	// until then session scans merge the two forms.
-	if err := b.Set(db.keys.sealedSessionKey(rec), []byte{byte(FlagsOf(rec))}, nil); err != nil {
+	if err := b.Set(db.keys.sealedSessionKey(ns, rec), []byte{byte(FlagsOf(rec))}, nil); err != nil {
 		return err
 	}
 	c.store.count(false)
@@ -363,13 +379,16 @@ func (db *DB) migrateRaw(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 }
 
 // purgePlaintext deletes the plaintext session index and the derived
-// namespace, then flushes and compacts everything so that old versions
-// are dropped from the sstables and the write-ahead log.
+// indexes of every namespace, then flushes and compacts everything so that
+// old versions are dropped from the sstables and the write-ahead log.
 func (db *DB) purgePlaintext(ctx context.Context) error {
 	b := db.NewBatch()
 	defer b.Close()
-	b.DeleteRange([]byte{nsSession}, []byte{nsSession + 1})
-	b.DeleteRange([]byte{NSDerived}, []byte{NSDerived + 1})
+	for _, ns := range db.spaces() {
+		for _, p := range [][]byte{ns.key(kindSession, 0), DerivedPrefix(ns)} {
+			b.DeleteRange(p, PrefixEnd(p))
+		}
+	}
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("delete plaintext indexes: %w", err)
 	}
@@ -405,7 +424,7 @@ func (db *DB) rotateManifests() error {
 			return fmt.Errorf("rotate manifest: pebble made no new manifest after %d flushes", i)
 		}
 		b := db.NewBatch()
-		b.Set([]byte{nsFormat}, []byte{layoutVersion})
+		b.Set([]byte{kindFormat}, []byte{layoutVersion})
 		err := b.Commit()
 		b.Close()
 		if err != nil {

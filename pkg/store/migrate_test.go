@@ -79,7 +79,7 @@ func TestMigrateEncryptionReport(t *testing.T) {
 
 	db := openPlain(t, dir)
 	commit(t, db, plain.put)
-	commit(t, db, func(b *Batch) { b.Set([]byte{NSDerived, 'c', 'w'}, []byte("term")) })
+	commit(t, db, func(b *Batch) { b.Set([]byte{KindDerived, 'c', 'w'}, []byte("term")) })
 	closeDB(t, db)
 	db = openEnc(t, dir, "pw")
 	commit(t, db, enc.put)
@@ -118,7 +118,7 @@ func TestMigrateEncryptionReport(t *testing.T) {
 	if sealed, plaintext := sealedValues(t, db); plaintext != 0 || sealed != len(all.recs)+len(all.raws) {
 		t.Errorf("after migration: %d sealed, %d plaintext values", sealed, plaintext)
 	}
-	for _, ns := range []byte{nsSession, NSDerived} {
+	for _, ns := range []byte{kindSession, KindDerived} {
 		if n := countPrefix(t, db, []byte{ns}); n != 0 {
 			t.Errorf("%d keys left under %q", n, ns)
 		}
@@ -195,7 +195,7 @@ func TestMigrateInterruptedAndResumed(t *testing.T) {
 			s := newSample()
 			db := openPlain(t, dir)
 			commit(t, db, s.put)
-			commit(t, db, func(b *Batch) { b.Set([]byte{NSDerived, 'k'}, []byte("v")) })
+			commit(t, db, func(b *Batch) { b.Set([]byte{KindDerived, 'k'}, []byte("v")) })
 			closeDB(t, db)
 
 			db = openEnc(t, dir, "pw")
@@ -236,7 +236,7 @@ func TestMigrateInterruptedAndResumed(t *testing.T) {
 			if sealed, plain := sealedValues(t, db); plain != 0 || sealed != len(s.recs)+len(s.raws) {
 				t.Errorf("after resuming: %d sealed, %d plaintext", sealed, plain)
 			}
-			if n := countPrefix(t, db, []byte{nsSession}); n != 0 {
+			if n := countPrefix(t, db, []byte{kindSession}); n != 0 {
 				t.Errorf("%d plaintext session keys after resuming", n)
 			}
 			s.check(t, db)
@@ -257,8 +257,8 @@ func TestMigrateRefusesForeignCiphertext(t *testing.T) {
 		key  []byte
 		enc  []byte
 	}{
-		{"curated record", recordKey(rec.Store, rec.ID), EncodeRecord(rec)},
-		{"raw entry", rawKey(raw.ID), EncodeRaw(raw)},
+		{"curated record", recordKey(DefaultNS, rec.Store, rec.ID), EncodeRecord(rec)},
+		{"raw entry", rawKey(DefaultNS, raw.ID), EncodeRaw(raw)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -267,7 +267,7 @@ func TestMigrateRefusesForeignCiphertext(t *testing.T) {
 			// A plaintext neighbour in the same batch (idA sorts first).
 			neighbour := realisticRecord(2, idA)
 			neighbour.Store = rec.Store
-			commit(t, db, func(b *Batch) { b.PutRecord(neighbour); b.PutRaw(realisticRaw(2, idA), nil) })
+			commit(t, db, func(b *Batch) { b.PutRecord(DefaultNS, neighbour); b.PutRaw(DefaultNS, realisticRaw(2, idA), nil) })
 			closeDB(t, db)
 			db = openEnc(t, dir, "pw")
 			sealed := foreign.seal(tc.key, tc.enc)
@@ -285,10 +285,10 @@ func TestMigrateRefusesForeignCiphertext(t *testing.T) {
 			}
 			// The failing batch was not committed.
 			var neighbourKey []byte
-			if tc.key[0] == nsRaw {
-				neighbourKey = rawKey(idA)
+			if tc.key[0] == kindRaw {
+				neighbourKey = rawKey(DefaultNS, idA)
 			} else {
-				neighbourKey = recordKey(neighbour.Store, neighbour.ID)
+				neighbourKey = recordKey(DefaultNS, neighbour.Store, neighbour.ID)
 			}
 			if v, _ := db.Get(neighbourKey); isSealed(v) {
 				t.Error("the batch with the foreign ciphertext was committed")
@@ -300,12 +300,12 @@ func TestMigrateRefusesForeignCiphertext(t *testing.T) {
 func TestMigrateRefusesCorruptPlaintext(t *testing.T) {
 	db := openEnc(t, t.TempDir(), "pw")
 	bad := []byte{formatRecordV1, 1, 2, 3}
-	commit(t, db, func(b *Batch) { b.Set(recordKey(memory.StoreEpisodic, idA), bad) })
+	commit(t, db, func(b *Batch) { b.Set(recordKey(DefaultNS, memory.StoreEpisodic, idA), bad) })
 	_, err := db.MigrateEncryption(t.Context())
 	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrWrongPassphrase) {
 		t.Fatalf("migration over a corrupt value: %v", err)
 	}
-	if v, _ := db.Get(recordKey(memory.StoreEpisodic, idA)); !bytes.Equal(v, bad) {
+	if v, _ := db.Get(recordKey(DefaultNS, memory.StoreEpisodic, idA)); !bytes.Equal(v, bad) {
 		t.Error("corrupt value was rewritten")
 	}
 }
@@ -329,11 +329,11 @@ func TestMigrationLeavesNoPlaintext(t *testing.T) {
 						r.Content.Blocks[0].Data = memory.Bytes("the " + word + " record")
 						r.Content.Summary = ptr("a " + word)
 						r.Metadata = memory.JSON(`{"topic":"` + word + `"}`)
-						b.PutRecord(r)
+						b.PutRecord(DefaultNS, r)
 						raw := realisticRaw(i, recID(i))
 						raw.SessionID = "session-" + word
 						raw.Content = memory.TextContent("said " + word)
-						b.PutRaw(raw, nil)
+						b.PutRaw(DefaultNS, raw, nil)
 					}
 				})
 				// Into an sstable, where only compaction drops old versions.
@@ -342,7 +342,7 @@ func TestMigrationLeavesNoPlaintext(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, db *DB) {
-				r, err := db.GetRecord(memory.PersistentStores[3], recID(3))
+				r, err := db.GetRecord(DefaultNS, memory.PersistentStores[3], recID(3))
 				if err != nil || !strings.Contains(string(r.Content.Blocks[0].Data), word) {
 					t.Errorf("record after migration: %v, %v", r, err)
 				}
@@ -416,7 +416,7 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 	commit(t, db, func(b *Batch) {
 		for i := range recs {
 			recs[i] = realisticRecord(i, recID(i))
-			b.PutRecord(recs[i])
+			b.PutRecord(DefaultNS, recs[i])
 		}
 	})
 	closeDB(t, db)
@@ -438,7 +438,7 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 				c := *r
 				c.Version = uint32(round)
 				b := db.NewBatch()
-				b.PutRecord(&c)
+				b.PutRecord(DefaultNS, &c)
 				err := b.Commit()
 				b.Close()
 				if err != nil {
@@ -458,7 +458,7 @@ func TestMigrateWithConcurrentWriters(t *testing.T) {
 		t.Fatalf("writer: %v", err)
 	}
 	for _, r := range recs {
-		got, err := db.GetRecord(r.Store, r.ID)
+		got, err := db.GetRecord(DefaultNS, r.Store, r.ID)
 		if err != nil || got.Version != rounds {
 			t.Errorf("record %s after migration: version %v, %v; want %d", r.ID, got.Version, err, rounds)
 		}

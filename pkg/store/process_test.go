@@ -78,9 +78,9 @@ func helperWriteLoop(dir string) error {
 		id := ids.New()
 		b := db.NewBatch()
 		if i%3 == 0 {
-			b.PutRaw(realisticRaw(i, id), nil)
+			b.PutRaw(DefaultNS, realisticRaw(i, id), nil)
 		} else {
-			b.PutRecord(realisticRecord(i, id))
+			b.PutRecord(DefaultNS, realisticRecord(i, id))
 		}
 		if err := b.Commit(); err != nil {
 			return err
@@ -267,7 +267,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	for n, id := range acked {
 		if n%3 == 0 {
 			rawAcked++
-			got, err := db.GetRaw(id)
+			got, err := db.GetRaw(DefaultNS, id)
 			if err != nil {
 				t.Fatalf("acknowledged raw entry %d (%s): %v", n, id, err)
 			}
@@ -277,7 +277,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 			continue
 		}
 		want := realisticRecord(n, id)
-		got, err := db.GetRecord(want.Store, id)
+		got, err := db.GetRecord(DefaultNS, want.Store, id)
 		if err != nil {
 			t.Fatalf("acknowledged record %d (%s): %v", n, id, err)
 		}
@@ -290,14 +290,14 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	// and every index entry has its entry (at most one write past the
 	// last acknowledgement may be there too).
 	onDisk := map[memory.ID]*memory.RawJournalRecord{}
-	if err := db.ScanRaw(func(r *memory.RawJournalRecord) error { onDisk[r.ID] = r; return nil }); err != nil {
+	if err := db.ScanRaw(DefaultNS, func(r *memory.RawJournalRecord) error { onDisk[r.ID] = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if len(onDisk) < rawAcked || len(onDisk) > rawAcked+1 {
 		t.Errorf("%d raw entries on disk, %d acknowledged", len(onDisk), rawAcked)
 	}
 	timeIndexed := map[memory.ID]bool{}
-	if err := db.ScanRawNewest(RawRange{}, func(id memory.ID, _ RawFlags) (bool, error) {
+	if err := db.ScanRawNewest(DefaultNS, RawRange{}, func(id memory.ID, _ RawFlags) (bool, error) {
 		timeIndexed[id] = true
 		return true, nil
 	}); err != nil {
@@ -306,7 +306,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	sessionIndexed := map[memory.ID]bool{}
 	for s := range 3 {
 		name := fmt.Sprintf("session-%d", s)
-		if err := db.ScanRawNewest(RawRange{Session: &name}, func(id memory.ID, _ RawFlags) (bool, error) {
+		if err := db.ScanRawNewest(DefaultNS, RawRange{Session: &name}, func(id memory.ID, _ RawFlags) (bool, error) {
 			sessionIndexed[id] = true
 			return true, nil
 		}); err != nil {

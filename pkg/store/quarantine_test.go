@@ -27,32 +27,32 @@ func TestQuarantine(t *testing.T) {
 	badRec := []byte{formatRecordV2, 1, 2}
 	badRaw := []byte{9}
 	commit(t, db, func(b *Batch) {
-		b.PutRecord(good)
-		b.PutRaw(goodRaw, nil)
-		b.Set(recordKey(good.Store, idC), badRec)
-		b.Set(rawKey(idB), badRaw)
+		b.PutRecord(DefaultNS, good)
+		b.PutRaw(DefaultNS, goodRaw, nil)
+		b.Set(recordKey(DefaultNS, good.Store, idC), badRec)
+		b.Set(rawKey(DefaultNS, idB), badRaw)
 	})
 
 	var recs []memory.ID
-	if err := db.ScanRecords(good.Store, func(r *memory.MemoryRecord) error { recs = append(recs, r.ID); return nil }); err != nil {
+	if err := db.ScanRecords(DefaultNS, good.Store, func(r *memory.MemoryRecord) error { recs = append(recs, r.ID); return nil }); err != nil {
 		t.Fatalf("ScanRecords over a damaged value: %v", err)
 	}
 	var raws []memory.ID
-	if err := db.ScanRaw(func(r *memory.RawJournalRecord) error { raws = append(raws, r.ID); return nil }); err != nil {
+	if err := db.ScanRaw(DefaultNS, func(r *memory.RawJournalRecord) error { raws = append(raws, r.ID); return nil }); err != nil {
 		t.Fatalf("ScanRaw over a damaged value: %v", err)
 	}
 	if len(recs) != 1 || recs[0] != good.ID || len(raws) != 1 || raws[0] != goodRaw.ID {
 		t.Fatalf("scans gave %v and %v, want only the good record and entry", recs, raws)
 	}
-	if _, err := db.GetRecord(good.Store, idC); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), idC.String()) {
+	if _, err := db.GetRecord(DefaultNS, good.Store, idC); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), idC.String()) {
 		t.Errorf("GetRecord of a damaged value: %v", err)
 	}
-	if _, err := db.GetRaw(idB); !errors.Is(err, ErrCorrupt) {
+	if _, err := db.GetRaw(DefaultNS, idB); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("GetRaw of a damaged value: %v", err)
 	}
 	snap := db.NewSnapshot()
 	n := 0
-	if err := snap.ScanRecords(good.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil || n != 1 {
+	if err := snap.ScanRecords(DefaultNS, good.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil || n != 1 {
 		t.Errorf("snapshot scan: %d records, %v", n, err)
 	}
 	_ = snap.Close()
@@ -65,7 +65,7 @@ func TestQuarantine(t *testing.T) {
 	if c := strings.Count(logs.String(), "record quarantined"); c != 2 {
 		t.Errorf("%d quarantine log lines for two values read several times, want 2:\n%s", c, logs.String())
 	}
-	for key, want := range map[string][]byte{string(recordKey(good.Store, idC)): badRec, string(rawKey(idB)): badRaw} {
+	for key, want := range map[string][]byte{string(recordKey(DefaultNS, good.Store, idC)): badRec, string(rawKey(DefaultNS, idB)): badRaw} {
 		if v, err := db.Get([]byte(key)); err != nil || !bytes.Equal(v, want) {
 			t.Errorf("the damaged value under %x changed: %x %v", key, v, err)
 		}
@@ -74,14 +74,14 @@ func TestQuarantine(t *testing.T) {
 	// A restored copy of the record releases it.
 	restored := fullRecord()
 	restored.ID = idC
-	commit(t, db, func(b *Batch) { b.PutRecord(restored) })
+	commit(t, db, func(b *Batch) { b.PutRecord(DefaultNS, restored) })
 	if q := db.Quarantined(); len(q) != 1 || q[0].ID != idB {
 		t.Fatalf("after restoring the record: %v", q)
 	}
-	if _, err := db.GetRecord(good.Store, idC); err != nil {
+	if _, err := db.GetRecord(DefaultNS, good.Store, idC); err != nil {
 		t.Fatal(err)
 	}
-	commit(t, db, func(b *Batch) { b.DeleteAllRecords() })
+	commit(t, db, func(b *Batch) { b.DeleteAllRecords(DefaultNS) })
 	if q := db.Quarantined(); len(q) != 0 {
 		t.Fatalf("after deleting every record: %v", q)
 	}
@@ -96,8 +96,8 @@ func TestQuarantineEncrypted(t *testing.T) {
 	db := openEnc(t, dir, "pw")
 	a, b := fullRecord(), fullRecord()
 	b.ID = idC
-	commit(t, db, func(bt *Batch) { bt.PutRecord(a); bt.PutRecord(b) })
-	key := recordKey(b.Store, b.ID)
+	commit(t, db, func(bt *Batch) { bt.PutRecord(DefaultNS, a); bt.PutRecord(DefaultNS, b) })
+	key := recordKey(DefaultNS, b.Store, b.ID)
 	v, err := db.Get(key)
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestQuarantineEncrypted(t *testing.T) {
 	v[len(v)-1] ^= 0x40
 	commit(t, db, func(bt *Batch) { bt.Set(key, v) })
 	n := 0
-	if err := db.ScanRecords(a.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil || n != 1 {
+	if err := db.ScanRecords(DefaultNS, a.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil || n != 1 {
 		t.Fatalf("scan over a damaged ciphertext: %d records, %v", n, err)
 	}
 	if q := db.Quarantined(); len(q) != 1 || q[0].ID != idC || !errors.Is(q[0].Err, ErrDecrypt) {
@@ -116,7 +116,7 @@ func TestQuarantineEncrypted(t *testing.T) {
 	}
 
 	plain := openPlain(t, dir)
-	err = plain.ScanRecords(a.Store, func(*memory.MemoryRecord) error { return nil })
+	err = plain.ScanRecords(DefaultNS, a.Store, func(*memory.MemoryRecord) error { return nil })
 	if !errors.Is(err, ErrEncrypted) || len(plain.Quarantined()) != 0 {
 		t.Fatalf("without the passphrase: %v, quarantined %v", err, plain.Quarantined())
 	}

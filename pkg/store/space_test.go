@@ -34,7 +34,7 @@ func TestCommitKeepsReserve(t *testing.T) {
 	put := func() error {
 		b := db.NewBatch()
 		defer b.Close()
-		b.PutRecord(rec)
+		b.PutRecord(DefaultNS, rec)
 		return b.Commit()
 	}
 
@@ -47,7 +47,7 @@ func TestCommitKeepsReserve(t *testing.T) {
 	if !strings.Contains(err.Error(), db.Dir()) || !strings.Contains(err.Error(), "10.0 MiB free") {
 		t.Errorf("message %q does not name the directory and the free space", err)
 	}
-	if _, err := db.GetRecord(rec.Store, rec.ID); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetRecord(DefaultNS, rec.Store, rec.ID); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("a refused commit was applied: %v", err)
 	}
 
@@ -55,7 +55,7 @@ func TestCommitKeepsReserve(t *testing.T) {
 	if err := put(); err != nil {
 		t.Fatalf("commit after space returned: %v", err)
 	}
-	if _, err := db.GetRecord(rec.Store, rec.ID); err != nil {
+	if _, err := db.GetRecord(DefaultNS, rec.Store, rec.ID); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -5,11 +5,13 @@
 //
 // # Key layout
 //
-// Every key starts with a one-byte namespace:
+// Every key starts with a one-byte kind:
 //
-//	"F"                               format version of the layout (one byte value)
+//	"F"                               layout version (one byte value, 2; see below)
 //	"E"                               encryption header (see below), only in
 //	                                  directories opened with a passphrase
+//	"n" ns(4)                         namespace registry entry: state(1), then the
+//	                                  name (see Namespaces)
 //	"c" store(1) id(16)               curated record, value = EncodeRecord,
 //	                                  or its encryption envelope
 //	"j" id(16)                        raw journal entry, value = EncodeRaw,
@@ -25,6 +27,8 @@
 //	                                  (big endian), value = the event as the
 //	                                  engine encodes it (JSON)
 //	"x" ...                           derived indexes owned by the engine
+//	"N" ns(4) <key>                   the key <key> ("c", "j", "s", "S", "t",
+//	                                  "m" or "x" above) of namespace ns
 //
 // ts is a creation time as 8 bytes of Unix seconds with the sign bit
 // flipped (so it sorts) followed by 4 bytes of nanoseconds, both big endian.
@@ -32,6 +36,43 @@
 // RawFlags is one byte: visibility in bits 0-1, secrecy level in bits 2-3,
 // suppressed in bit 4, dream-processed in bit 5, so raw recall filters
 // without reading entries.
+//
+// # Namespaces
+//
+// Every curated record, raw entry, index entry, namespace setting and
+// derived index belongs to one namespace (memory.ValidateNamespace names
+// them). In the key layout a namespace is an NS, a number from a registry:
+// 0 is memory.DefaultNamespace, and every other name gets the next unused
+// number when it is first written to (CreateNamespace). Numbers are never
+// reused, not even after the namespace was dropped.
+//
+// The default namespace owns the keys above as they are. Every other
+// namespace ns owns a copy of the same layout behind the 5-byte prefix
+// "N" ns(4), ns big endian: its records are "N" ns "c" store id, its raw
+// time index "N" ns "t" ts id, and so on. So everything a namespace holds
+// is one contiguous key range (a drop is one range deletion, a scan of a
+// namespace never reads another's keys, and a namespace's index statistics
+// and settings are its own), and the same record id may exist in two
+// namespaces (an archive imported into a second namespace) as two records.
+// "F", "E", "n" and "o" are global; "m" keys are the default namespace's
+// settings and also hold the engine's global ones (the engine keeps their
+// names apart).
+//
+// A registry entry "n" ns(4) holds a state byte, 1 live or 2 dropped, and
+// the name. The default namespace has no entry: it always exists and is
+// emptied, never removed, by a drop.
+//
+// The record and raw entry encodings do not repeat the namespace: the key
+// is where a value lives, and an encrypted value is bound to its full key,
+// prefix included, so a ciphertext moved into another namespace does not
+// open (see Encryption at rest).
+//
+// Layout versions: 1 is the layout before namespaces, which is exactly the
+// default namespace's part of layout 2. Opening a layout 1 directory
+// therefore needs no migration: its data is the default namespace, and
+// Open only rewrites "F" to 2, so a memsvc from before namespaces refuses
+// the directory from then on rather than serving it without the other
+// namespaces (or, importing with replace, leaving them behind).
 //
 // # Durability
 //
@@ -97,11 +138,13 @@
 //	0      1    0xE1, envelope version 1 (plaintext encodings start 0x01)
 //	1      24   random nonce
 //	25     n+16 XChaCha20-Poly1305(Kr, nonce, plaintext encoding, AAD)
-//	AAD = 0xE1 || the value's full key ("c" store id, or "j" id)
+//	AAD = 0xE1 || the value's full key ("c" store id, or "j" id, behind
+//	      the "N" ns prefix outside the default namespace)
 //
-// Binding the key means a ciphertext copied to another record, or from one
-// store to another, fails to open (ErrDecrypt) instead of reading as the
-// wrong record. The overhead is 41 bytes per value.
+// Binding the key means a ciphertext copied to another record, from one
+// store to another, or from one namespace to another, fails to open
+// (ErrDecrypt) instead of reading as the wrong record. The overhead is 41
+// bytes per value.
 //
 // With a passphrase the raw session index is written under "S", where the
 // session id is replaced by tag = HMAC-SHA256(Ks, session id)[:16]; equal
@@ -111,14 +154,16 @@
 // session scans.
 //
 // What stays in plaintext, because the store must find and order records
-// without the key: the key layout itself (namespaces, store bytes, record
-// ids, which are UUIDv7 and so carry a creation time in milliseconds), raw
-// entry creation times in the "t" and "S" keys, the RawFlags bytes
-// (visibility, secrecy, suppressed, dream-processed), the number and sizes
-// of values, the "F" layout byte, the header, and whatever the engine
-// writes under "m" (settings and counters) and "o" (audit outbox events),
-// and its derived indexes under "x" if it persists them (it must not while encrypting unless told to). Embeddings
-// are inside the record values and are encrypted with them.
+// without the key: the key layout itself (kinds, namespace numbers, store
+// bytes, record ids, which are UUIDv7 and so carry a creation time in
+// milliseconds), raw entry creation times in the "t" and "S" keys, the
+// RawFlags bytes (visibility, secrecy, suppressed, dream-processed), the
+// number and sizes of values, the "F" layout byte, the header, the
+// namespace registry (names), and whatever the engine writes under "m"
+// (settings and counters) and "o" (audit outbox events), and its derived
+// indexes under "x" if it persists them (it must not while encrypting
+// unless told to). Embeddings are inside the record values and are
+// encrypted with them.
 //
 // A database opened with a passphrase also tunes pebble so that stale
 // bytes do not linger: obsolete write-ahead logs are deleted rather than
@@ -129,6 +174,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -148,24 +194,31 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// Namespace bytes of the key layout.
+// Kind bytes of the key layout.
 const (
-	nsFormat        = 'F'
-	nsCrypt         = 'E'
-	nsCurated       = 'c'
-	nsRaw           = 'j'
-	nsSession       = 's'
-	nsSealedSession = 'S'
-	nsRawTime       = 't'
-	nsMeta          = 'm'
-	nsOutbox        = 'o'
-	// NSDerived is the namespace the engine's own indexes live under.
-	NSDerived = 'x'
+	kindFormat        = 'F'
+	kindCrypt         = 'E'
+	kindRegistry      = 'n'
+	kindNamespaced    = 'N'
+	kindCurated       = 'c'
+	kindRaw           = 'j'
+	kindSession       = 's'
+	kindSealedSession = 'S'
+	kindRawTime       = 't'
+	kindMeta          = 'm'
+	kindOutbox        = 'o'
+	// KindDerived is the kind the engine's own indexes live under (in
+	// each namespace; see DerivedPrefix).
+	KindDerived = 'x'
+	// NSDerived is KindDerived under the name it had before namespaces
+	// (kept for code written against it).
+	NSDerived = KindDerived
 )
 
-// layoutVersion is written to the "F" key of a new directory. Opening a
-// directory with a newer layout fails instead of misreading it.
-const layoutVersion = 1
+// layoutVersion is written to the "F" key of a new directory, and over
+// layout 1 (see Namespaces). Opening a directory with a newer layout fails
+// instead of misreading it.
+const layoutVersion = 2
 
 // Errors.
 var (
@@ -220,6 +273,7 @@ type DB struct {
 	space spaceGuard
 
 	quarantine quarantine // values that cannot be read (quarantine.go)
+	reg        registry   // namespace names and numbers (namespace.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -360,6 +414,10 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 		_ = pdb.Close()
 		return nil, err
 	}
+	if err := db.loadRegistry(); err != nil {
+		_ = pdb.Close()
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
 	if err := db.setupEncryption(o); err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -368,7 +426,7 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 }
 
 func (db *DB) checkLayout() error {
-	v, err := db.Get([]byte{nsFormat})
+	v, err := db.Get([]byte{kindFormat})
 	switch {
 	case errors.Is(err, ErrNotFound):
 		// A new directory, unless it holds keys: then another program
@@ -377,20 +435,42 @@ func (db *DB) checkLayout() error {
 			return errors.Join(err, fmt.Errorf("%s holds a database that memsvc did not write (no layout version); "+
 				"choose another --data-dir", db.dir))
 		}
-		b := db.NewBatch()
-		defer b.Close()
-		b.Set([]byte{nsFormat}, []byte{layoutVersion})
-		return b.Commit()
 	case err != nil:
 		return err
 	case len(v) != 1 || v[0] > layoutVersion:
 		return fmt.Errorf("data directory %s was written by a newer memsvc (layout %v); upgrade memsvc to open it", db.dir, v)
+	case v[0] == layoutVersion:
+		return nil
+	default:
+		// Layout 1 is layout 2 with the default namespace only (see
+		// Namespaces in the package comment): nothing to move.
+		db.log.Info("data directory upgraded for namespaces: everything it holds is in the default namespace",
+			"dir", db.dir, "layout", layoutVersion)
 	}
-	return nil
+	b := db.NewBatch()
+	defer b.Close()
+	b.Set([]byte{kindFormat}, []byte{layoutVersion})
+	return b.Commit()
 }
 
 // Dir is the absolute data directory, or "" for an in-memory database.
 func (db *DB) Dir() string { return db.dir }
+
+// Compact flushes the memtable and compacts the whole key space, so that
+// reads afterwards meet a settled tree instead of the compactions a bulk
+// load leaves behind: for benchmarks, and for maintenance after a bulk
+// load or a large drop. Writers may carry on meanwhile.
+func (db *DB) Compact(ctx context.Context) error {
+	if err := db.pdb.Flush(); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	// Every key starts with an ASCII kind byte, so [0x00, 0xff) covers the
+	// whole database.
+	if err := db.pdb.Compact(ctx, []byte{0x00}, []byte{0xff}, true); err != nil {
+		return fmt.Errorf("compact: %w", err)
+	}
+	return nil
+}
 
 // Close flushes and closes the database and releases the directory lock.
 // Closing again returns the first result.
@@ -516,10 +596,14 @@ type Batch struct {
 	b  *pebble.Batch
 	// records is set by PutRecord and PutRaw.
 	records bool
-	// healed are quarantined keys the batch rewrites; allDeleted is set
-	// by DeleteAllRecords. Both release quarantined values on commit.
-	healed     [][]byte
-	allDeleted bool
+	// healed are quarantined keys the batch rewrites; released are the
+	// namespaces whose records DeleteAllRecords or DropNamespace delete.
+	// Both release quarantined values on commit.
+	healed   [][]byte
+	released []NS
+	// dropped are the namespaces DropNamespace removes from the registry
+	// on commit.
+	dropped []NS
 }
 
 // NewBatch starts an empty batch.
@@ -560,8 +644,11 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	if err := b.b.Commit(o); err != nil {
 		return err
 	}
-	if b.healed != nil || b.allDeleted {
-		b.db.quarantine.release(b.healed, b.allDeleted)
+	if b.healed != nil || b.released != nil {
+		b.db.quarantine.release(b.healed, b.released)
+	}
+	if b.dropped != nil {
+		b.db.reg.forget(b.dropped)
 	}
 	return nil
 }
@@ -580,16 +667,37 @@ func (b *Batch) Close() { _ = b.b.Close() }
 
 // Keys.
 
-func recordKey(st memory.StoreType, id memory.ID) []byte {
-	k := make([]byte, 0, 18)
-	k = append(k, nsCurated, byte(st))
+// appendPrefix appends the key prefix of namespace ns to k: nothing for the
+// default namespace, "N" ns(4) for the others.
+func (ns NS) appendPrefix(k []byte) []byte {
+	if ns == DefaultNS {
+		return k
+	}
+	k = append(k, kindNamespaced)
+	return binary.BigEndian.AppendUint32(k, uint32(ns))
+}
+
+// prefixLen is the length of ns's key prefix.
+func (ns NS) prefixLen() int {
+	if ns == DefaultNS {
+		return 0
+	}
+	return 5
+}
+
+// key returns ns's prefix followed by kind, with room for n more bytes.
+func (ns NS) key(kind byte, n int) []byte {
+	k := make([]byte, 0, ns.prefixLen()+1+n)
+	return append(ns.appendPrefix(k), kind)
+}
+
+func recordKey(ns NS, st memory.StoreType, id memory.ID) []byte {
+	k := append(ns.key(kindCurated, 17), byte(st))
 	return append(k, id[:]...)
 }
 
-func rawKey(id memory.ID) []byte {
-	k := make([]byte, 0, 17)
-	k = append(k, nsRaw)
-	return append(k, id[:]...)
+func rawKey(ns NS, id memory.ID) []byte {
+	return append(ns.key(kindRaw, 16), id[:]...)
 }
 
 // appendTime appends the sortable 12-byte form of t.
@@ -598,44 +706,54 @@ func appendTime(k []byte, t time.Time) []byte {
 	return binary.BigEndian.AppendUint32(k, uint32(t.Nanosecond()))
 }
 
-func sessionPrefix(session string) []byte {
-	k := make([]byte, 0, 1+binary.MaxVarintLen64+len(session))
-	k = append(k, nsSession)
+func sessionPrefix(ns NS, session string) []byte {
+	k := ns.key(kindSession, binary.MaxVarintLen64+len(session)+12+16)
 	k = binary.AppendUvarint(k, uint64(len(session)))
 	return append(k, session...)
 }
 
-func sessionKey(r *memory.RawJournalRecord) []byte {
-	k := appendTime(sessionPrefix(r.SessionID), r.CreatedAt)
+func sessionKey(ns NS, r *memory.RawJournalRecord) []byte {
+	k := appendTime(sessionPrefix(ns, r.SessionID), r.CreatedAt)
 	return append(k, r.ID[:]...)
 }
 
 // sealedSessionPrefix is the protected form of sessionPrefix.
-func (k *keyring) sealedSessionPrefix(session string) []byte {
-	p := make([]byte, 0, 1+sessionTagSize+12+16)
-	p = append(p, nsSealedSession)
+func (k *keyring) sealedSessionPrefix(ns NS, session string) []byte {
+	p := ns.key(kindSealedSession, sessionTagSize+12+16)
 	return append(p, k.sessionTag(session)...)
 }
 
-func (k *keyring) sealedSessionKey(r *memory.RawJournalRecord) []byte {
-	p := appendTime(k.sealedSessionPrefix(r.SessionID), r.CreatedAt)
+func (k *keyring) sealedSessionKey(ns NS, r *memory.RawJournalRecord) []byte {
+	p := appendTime(k.sealedSessionPrefix(ns, r.SessionID), r.CreatedAt)
 	return append(p, r.ID[:]...)
 }
 
-func rawTimeKey(r *memory.RawJournalRecord) []byte {
-	k := appendTime([]byte{nsRawTime}, r.CreatedAt)
+func rawTimeKey(ns NS, r *memory.RawJournalRecord) []byte {
+	k := appendTime(ns.key(kindRawTime, 12+16), r.CreatedAt)
 	return append(k, r.ID[:]...)
 }
 
-// MetaKey is the key of an engine setting.
-func MetaKey(name string) []byte { return append([]byte{nsMeta}, name...) }
+// MetaKey is the key of a global engine setting, one that belongs to no
+// namespace. The default namespace's settings share the "m" kind: see
+// NSMetaKey.
+func MetaKey(name string) []byte { return append([]byte{kindMeta}, name...) }
+
+// NSMetaKey is the key of the setting name of namespace ns. For the
+// default namespace it is MetaKey(name): the engine must not use the name
+// of a global setting for a namespace setting.
+func NSMetaKey(ns NS, name string) []byte { return append(ns.key(kindMeta, len(name)), name...) }
+
+// DerivedPrefix is the prefix under which the engine keeps the derived
+// indexes of namespace ns (KindDerived behind the namespace's prefix).
+// Dropping the namespace deletes them with it.
+func DerivedPrefix(ns NS) []byte { return ns.key(KindDerived, 0) }
 
 // Curated records.
 
-// PutRecord writes a curated record of a persistent store, encrypted when
-// the database has a passphrase.
-func (b *Batch) PutRecord(rec *memory.MemoryRecord) {
-	b.putValue(recordKey(rec.Store, rec.ID), EncodeRecord(rec))
+// PutRecord writes a curated record of a persistent store into namespace
+// ns, encrypted when the database has a passphrase.
+func (b *Batch) PutRecord(ns NS, rec *memory.MemoryRecord) {
+	b.putValue(recordKey(ns, rec.Store, rec.ID), EncodeRecord(rec))
 }
 
 // sealValue returns what to store under key for the plaintext encoding
@@ -662,41 +780,42 @@ func decodeAt[T any](k *keyring, key, v []byte, owned bool, decode func([]byte) 
 	return rec, err
 }
 
-// DeleteRecord removes a curated record.
-func (b *Batch) DeleteRecord(st memory.StoreType, id memory.ID) {
-	b.Delete(recordKey(st, id))
+// DeleteRecord removes a curated record of namespace ns.
+func (b *Batch) DeleteRecord(ns NS, st memory.StoreType, id memory.ID) {
+	b.Delete(recordKey(ns, st, id))
 }
 
-// GetRecord reads one curated record, or ErrNotFound.
-func (db *DB) GetRecord(st memory.StoreType, id memory.ID) (*memory.MemoryRecord, error) {
-	key := recordKey(st, id)
+// GetRecord reads one curated record of namespace ns, or ErrNotFound.
+func (db *DB) GetRecord(ns NS, st memory.StoreType, id memory.ID) (*memory.MemoryRecord, error) {
+	key := recordKey(ns, st, id)
 	v, err := db.Get(key)
 	if err != nil {
 		return nil, err
 	}
 	rec, err := decodeAt(db.keys, key, v, true, DecodeRecord)
 	if err != nil {
-		db.damaged(key, st, err)
+		db.damaged(key, ns, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
 	}
 	return rec, nil
 }
 
-// ScanRecords calls fn for every record of store st in id order, skipping
-// quarantined values (see Quarantined).
-func (db *DB) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return db.scanRecords(db.pdb, st, fn)
+// ScanRecords calls fn for every record of store st in namespace ns, in id
+// order, skipping quarantined values (see Quarantined). It reads no other
+// namespace's keys.
+func (db *DB) ScanRecords(ns NS, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+	return db.scanRecords(db.pdb, ns, st, fn)
 }
 
-func (db *DB) scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	p := []byte{nsCurated, byte(st)}
+func (db *DB) scanRecords(r pebble.Reader, ns NS, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+	p := append(ns.key(kindCurated, 1), byte(st))
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
 		rec, err := decodeAt(db.keys, k, v, false, DecodeRecord)
 		if err != nil {
-			if db.damaged(k, st, err) {
+			if db.damaged(k, ns, st, err) {
 				return true, nil
 			}
-			return false, fmt.Errorf("%s record %x: %w", st, k[2:], err)
+			return false, fmt.Errorf("%s record %x: %w", st, k[len(p):], err)
 		}
 		return true, fn(rec)
 	})
@@ -704,43 +823,43 @@ func (db *DB) scanRecords(r pebble.Reader, st memory.StoreType, fn func(*memory.
 
 // Raw journal.
 
-// PutRaw writes a raw journal entry and its index entries. When the entry
-// replaces an earlier version, pass that version as old so stale index
-// entries are removed; otherwise pass nil.
-func (b *Batch) PutRaw(rec, old *memory.RawJournalRecord) {
+// PutRaw writes a raw journal entry of namespace ns and its index entries.
+// When the entry replaces an earlier version, pass that version as old so
+// stale index entries are removed; otherwise pass nil.
+func (b *Batch) PutRaw(ns NS, rec, old *memory.RawJournalRecord) {
 	if old != nil {
-		b.deleteRawIndex(old)
+		b.deleteRawIndex(ns, old)
 	}
 	flags := []byte{byte(FlagsOf(rec))}
-	b.putValue(rawKey(rec.ID), EncodeRaw(rec))
+	b.putValue(rawKey(ns, rec.ID), EncodeRaw(rec))
 	if k := b.db.keys; k != nil {
-		b.Set(k.sealedSessionKey(rec), flags)
+		b.Set(k.sealedSessionKey(ns, rec), flags)
 	} else {
-		b.Set(sessionKey(rec), flags)
+		b.Set(sessionKey(ns, rec), flags)
 	}
-	b.Set(rawTimeKey(rec), flags)
+	b.Set(rawTimeKey(ns, rec), flags)
 }
 
 // deleteRawIndex removes the index entries of rec. With a passphrase the
 // plaintext session key is only deleted while such keys may exist, so a
 // tombstone never writes a session id to disk after migration.
-func (b *Batch) deleteRawIndex(rec *memory.RawJournalRecord) {
+func (b *Batch) deleteRawIndex(ns NS, rec *memory.RawJournalRecord) {
 	k := b.db.keys
 	switch {
 	case k == nil:
-		b.Delete(sessionKey(rec))
+		b.Delete(sessionKey(ns, rec))
 	case b.db.plainSessions.Load():
 		// Only entries written before encryption was turned on have a
 		// plaintext key. Deleting one that does not exist would put the
 		// session id on disk, in the tombstone.
-		if pk := sessionKey(rec); b.db.exists(pk) {
+		if pk := sessionKey(ns, rec); b.db.exists(pk) {
 			b.Delete(pk)
 		}
 	}
 	if k != nil {
-		b.Delete(k.sealedSessionKey(rec))
+		b.Delete(k.sealedSessionKey(ns, rec))
 	}
-	b.Delete(rawTimeKey(rec))
+	b.Delete(rawTimeKey(ns, rec))
 }
 
 // exists reports whether key is present; when the read fails it says yes,
@@ -756,14 +875,20 @@ func (db *DB) exists(key []byte) bool {
 	return true
 }
 
-// DeleteAllRecords removes every curated record and raw journal entry with
-// all their index entries, in whichever form they were written. Settings,
-// the encryption header, the audit outbox and derived indexes stay.
-func (b *Batch) DeleteAllRecords() {
-	for _, ns := range []byte{nsCurated, nsRaw, nsSession, nsSealedSession, nsRawTime} {
-		b.DeleteRange([]byte{ns}, []byte{ns + 1})
+// recordKinds are the kinds that hold a namespace's curated records, raw
+// entries and raw indexes.
+var recordKinds = []byte{kindCurated, kindRaw, kindSession, kindSealedSession, kindRawTime}
+
+// DeleteAllRecords removes every curated record and raw journal entry of
+// namespace ns with all their index entries, in whichever form they were
+// written. Settings, derived indexes, other namespaces, the encryption
+// header and the audit outbox stay.
+func (b *Batch) DeleteAllRecords(ns NS) {
+	for _, kind := range recordKinds {
+		p := ns.key(kind, 0)
+		b.DeleteRange(p, PrefixEnd(p))
 	}
-	b.allDeleted = true
+	b.released = append(b.released, ns)
 }
 
 // RawFlags are the filterable attributes of a raw entry, kept in its index
@@ -812,30 +937,32 @@ func IsDreamProcessed(rec *memory.RawJournalRecord) bool {
 	return ok
 }
 
-// DeleteRaw removes a raw journal entry and its index entries.
-func (b *Batch) DeleteRaw(rec *memory.RawJournalRecord) {
-	b.Delete(rawKey(rec.ID))
-	b.deleteRawIndex(rec)
+// DeleteRaw removes a raw journal entry of namespace ns and its index
+// entries.
+func (b *Batch) DeleteRaw(ns NS, rec *memory.RawJournalRecord) {
+	b.Delete(rawKey(ns, rec.ID))
+	b.deleteRawIndex(ns, rec)
 }
 
-// GetRaw reads one raw journal entry, or ErrNotFound.
-func (db *DB) GetRaw(id memory.ID) (*memory.RawJournalRecord, error) {
-	key := rawKey(id)
+// GetRaw reads one raw journal entry of namespace ns, or ErrNotFound.
+func (db *DB) GetRaw(ns NS, id memory.ID) (*memory.RawJournalRecord, error) {
+	key := rawKey(ns, id)
 	v, err := db.Get(key)
 	if err != nil {
 		return nil, err
 	}
 	rec, err := decodeAt(db.keys, key, v, true, DecodeRaw)
 	if err != nil {
-		db.damaged(key, 0, err)
+		db.damaged(key, ns, 0, err)
 		return nil, fmt.Errorf("raw record %s: %w", id, err)
 	}
 	return rec, nil
 }
 
-// HasRaw reports whether a raw journal entry with this id exists.
-func (db *DB) HasRaw(id memory.ID) (bool, error) {
-	_, closer, err := db.pdb.Get(rawKey(id))
+// HasRaw reports whether namespace ns holds a raw journal entry with this
+// id.
+func (db *DB) HasRaw(ns NS, id memory.ID) (bool, error) {
+	_, closer, err := db.pdb.Get(rawKey(ns, id))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return false, nil
 	}
@@ -845,21 +972,21 @@ func (db *DB) HasRaw(id memory.ID) (bool, error) {
 	return true, closer.Close()
 }
 
-// ScanRaw calls fn for every raw journal entry in id order, skipping
-// quarantined values (see Quarantined).
-func (db *DB) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return db.scanRaw(db.pdb, fn)
+// ScanRaw calls fn for every raw journal entry of namespace ns in id
+// order, skipping quarantined values (see Quarantined).
+func (db *DB) ScanRaw(ns NS, fn func(*memory.RawJournalRecord) error) error {
+	return db.scanRaw(db.pdb, ns, fn)
 }
 
-func (db *DB) scanRaw(r pebble.Reader, fn func(*memory.RawJournalRecord) error) error {
-	p := []byte{nsRaw}
+func (db *DB) scanRaw(r pebble.Reader, ns NS, fn func(*memory.RawJournalRecord) error) error {
+	p := ns.key(kindRaw, 0)
 	return scan(r, p, PrefixEnd(p), false, func(k, v []byte) (bool, error) {
 		rec, err := decodeAt(db.keys, k, v, false, DecodeRaw)
 		if err != nil {
-			if db.damaged(k, 0, err) {
+			if db.damaged(k, ns, 0, err) {
 				return true, nil
 			}
-			return false, fmt.Errorf("raw record %x: %w", k[1:], err)
+			return false, fmt.Errorf("raw record %x: %w", k[len(p):], err)
 		}
 		return true, fn(rec)
 	})
@@ -873,27 +1000,28 @@ type RawRange struct {
 	Start, End time.Time
 }
 
-// ScanRawNewest calls fn with the ids and flags of raw entries in rng,
-// newest first, until fn returns false. Only index entries are read; fetch
-// the entries with GetRaw.
+// ScanRawNewest calls fn with the ids and flags of the raw entries of
+// namespace ns in rng, newest first, until fn returns false. Only index
+// entries are read, and only the namespace's; fetch the entries with
+// GetRaw.
 //
 // With a passphrase a session scan reads the protected session index and,
 // until MigrateEncryption has run, the plaintext one, merged. Without a
 // passphrase in a directory whose session index is protected it returns
 // ErrEncrypted rather than a partial answer.
-func (db *DB) ScanRawNewest(rng RawRange, fn func(id memory.ID, flags RawFlags) (bool, error)) error {
+func (db *DB) ScanRawNewest(ns NS, rng RawRange, fn func(id memory.ID, flags RawFlags) (bool, error)) error {
 	var prefixes [][]byte
 	switch {
 	case rng.Session == nil:
-		prefixes = [][]byte{{nsRawTime}}
+		prefixes = [][]byte{ns.key(kindRawTime, 0)}
 	case db.keys != nil:
-		prefixes = [][]byte{db.keys.sealedSessionPrefix(*rng.Session)}
+		prefixes = [][]byte{db.keys.sealedSessionPrefix(ns, *rng.Session)}
 		if db.plainSessions.Load() {
-			prefixes = append(prefixes, sessionPrefix(*rng.Session))
+			prefixes = append(prefixes, sessionPrefix(ns, *rng.Session))
 		}
 	default:
 		if db.hasHeader {
-			sealed, err := db.hasPrefix([]byte{nsSealedSession})
+			sealed, err := db.hasPrefix(ns.key(kindSealedSession, 0))
 			if err != nil {
 				return err
 			}
@@ -901,7 +1029,7 @@ func (db *DB) ScanRawNewest(rng RawRange, fn func(id memory.ID, flags RawFlags) 
 				return fmt.Errorf("session index: %w", ErrEncrypted)
 			}
 		}
-		prefixes = [][]byte{sessionPrefix(*rng.Session)}
+		prefixes = [][]byte{sessionPrefix(ns, *rng.Session)}
 	}
 	spans := make([]indexSpan, len(prefixes))
 	for i, p := range prefixes {
@@ -1035,13 +1163,13 @@ type Snapshot struct {
 func (db *DB) NewSnapshot() *Snapshot { return &Snapshot{s: db.pdb.NewSnapshot(), db: db} }
 
 // ScanRecords is DB.ScanRecords over the snapshot.
-func (s *Snapshot) ScanRecords(st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
-	return s.db.scanRecords(s.s, st, fn)
+func (s *Snapshot) ScanRecords(ns NS, st memory.StoreType, fn func(*memory.MemoryRecord) error) error {
+	return s.db.scanRecords(s.s, ns, st, fn)
 }
 
 // ScanRaw is DB.ScanRaw over the snapshot.
-func (s *Snapshot) ScanRaw(fn func(*memory.RawJournalRecord) error) error {
-	return s.db.scanRaw(s.s, fn)
+func (s *Snapshot) ScanRaw(ns NS, fn func(*memory.RawJournalRecord) error) error {
+	return s.db.scanRaw(s.s, ns, fn)
 }
 
 // Close releases the snapshot.
@@ -1050,7 +1178,7 @@ func (s *Snapshot) Close() error { return s.s.Close() }
 // Audit outbox.
 
 func outboxKey(seq uint64) []byte {
-	return binary.BigEndian.AppendUint64([]byte{nsOutbox}, seq)
+	return binary.BigEndian.AppendUint64([]byte{kindOutbox}, seq)
 }
 
 // PutOutbox writes the audit outbox event with sequence seq.
@@ -1062,7 +1190,7 @@ func (b *Batch) DeleteOutbox(seq uint64) { b.Delete(outboxKey(seq)) }
 // ScanOutbox calls fn with every outbox event in sequence order until fn
 // returns false. The event is only valid during the call.
 func (db *DB) ScanOutbox(fn func(seq uint64, event []byte) (bool, error)) error {
-	return db.ScanPrefix([]byte{nsOutbox}, false, func(k, v []byte) (bool, error) {
+	return db.ScanPrefix([]byte{kindOutbox}, false, func(k, v []byte) (bool, error) {
 		if len(k) != 9 {
 			return false, fmt.Errorf("outbox key %x: %w", k, ErrCorrupt)
 		}
@@ -1072,10 +1200,19 @@ func (db *DB) ScanOutbox(fn func(seq uint64, event []byte) (bool, error)) error 
 
 // Settings.
 
-// GetMeta reads an engine setting, or ErrNotFound.
+// GetMeta reads a global engine setting, or ErrNotFound.
 func (db *DB) GetMeta(name string) ([]byte, error) { return db.Get(MetaKey(name)) }
 
-// PutMeta writes an engine setting.
+// PutMeta writes a global engine setting.
 func (b *Batch) PutMeta(name string, value []byte) { b.Set(MetaKey(name), value) }
+
+// GetNSMeta reads a setting of namespace ns, or ErrNotFound.
+func (db *DB) GetNSMeta(ns NS, name string) ([]byte, error) { return db.Get(NSMetaKey(ns, name)) }
+
+// PutNSMeta writes a setting of namespace ns.
+func (b *Batch) PutNSMeta(ns NS, name string, value []byte) { b.Set(NSMetaKey(ns, name), value) }
+
+// DeleteNSMeta removes a setting of namespace ns.
+func (b *Batch) DeleteNSMeta(ns NS, name string) { b.Delete(NSMetaKey(ns, name)) }
 
 var _ io.Closer = (*DB)(nil)

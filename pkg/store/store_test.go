@@ -71,15 +71,15 @@ func TestOpenAndLayout(t *testing.T) {
 		t.Errorf("Dir() = %q, want %q", db.Dir(), abs)
 	}
 	v, err := db.Get([]byte{'F'})
-	if err != nil || !bytes.Equal(v, []byte{1}) {
-		t.Errorf("layout key = %v, %v; want [1]", v, err)
+	if err != nil || !bytes.Equal(v, []byte{2}) {
+		t.Errorf("layout key = %v, %v; want [2]", v, err)
 	}
 
 	mem := openMem(t)
 	if mem.Dir() != "" {
 		t.Errorf("in-memory Dir() = %q", mem.Dir())
 	}
-	if v, err := mem.Get([]byte{'F'}); err != nil || !bytes.Equal(v, []byte{1}) {
+	if v, err := mem.Get([]byte{'F'}); err != nil || !bytes.Equal(v, []byte{2}) {
 		t.Errorf("in-memory layout key = %v, %v", v, err)
 	}
 	// Two in-memory databases are independent.
@@ -137,7 +137,11 @@ func TestNewerLayoutRefused(t *testing.T) {
 func TestReopenKeepsData(t *testing.T) {
 	db, dir := openTempNoClose(t)
 	rec, raw := fullRecord(), fullRaw()
-	commit(t, db, func(b *Batch) { b.PutRecord(rec); b.PutRaw(raw, nil); b.PutMeta("mode", []byte("perfect")) })
+	commit(t, db, func(b *Batch) {
+		b.PutRecord(DefaultNS, rec)
+		b.PutRaw(DefaultNS, raw, nil)
+		b.PutMeta("mode", []byte("perfect"))
+	})
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,10 +150,10 @@ func TestReopenKeepsData(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	if got, err := db2.GetRecord(rec.Store, rec.ID); err != nil || !reflect.DeepEqual(got, normaliseRecord(rec)) {
+	if got, err := db2.GetRecord(DefaultNS, rec.Store, rec.ID); err != nil || !reflect.DeepEqual(got, normaliseRecord(rec)) {
 		t.Errorf("record after reopen: %v %+v", err, got)
 	}
-	if got, err := db2.GetRaw(raw.ID); err != nil || !reflect.DeepEqual(got, normaliseRaw(raw)) {
+	if got, err := db2.GetRaw(DefaultNS, raw.ID); err != nil || !reflect.DeepEqual(got, normaliseRaw(raw)) {
 		t.Errorf("raw after reopen: %v %+v", err, got)
 	}
 	if v, err := db2.GetMeta("mode"); err != nil || string(v) != "perfect" {
@@ -166,7 +170,7 @@ func TestCuratedRecords(t *testing.T) {
 			st := memory.PersistentStores[i%4]
 			r := realisticRecord(i, recID(i))
 			r.Store = st
-			b.PutRecord(r)
+			b.PutRecord(DefaultNS, r)
 		}
 	})
 	for i := 1; i <= 20; i++ {
@@ -175,7 +179,7 @@ func TestCuratedRecords(t *testing.T) {
 	}
 	for _, st := range memory.PersistentStores {
 		var got []memory.ID
-		err := db.ScanRecords(st, func(r *memory.MemoryRecord) error {
+		err := db.ScanRecords(DefaultNS, st, func(r *memory.MemoryRecord) error {
 			if r.Store != st {
 				t.Errorf("scan of %s returned a %s record", st, r.Store)
 			}
@@ -192,7 +196,7 @@ func TestCuratedRecords(t *testing.T) {
 
 	// Get: right store finds it, another store does not.
 	r := realisticRecord(4, recID(4))
-	got, err := db.GetRecord(memory.PersistentStores[0], recID(4))
+	got, err := db.GetRecord(DefaultNS, memory.PersistentStores[0], recID(4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,25 +204,25 @@ func TestCuratedRecords(t *testing.T) {
 	if !reflect.DeepEqual(got, normaliseRecord(r)) {
 		t.Errorf("GetRecord = %+v", got)
 	}
-	if _, err := db.GetRecord(memory.StoreSemantic, recID(4)); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetRecord(DefaultNS, memory.StoreSemantic, recID(4)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("record found in the wrong store: %v", err)
 	}
-	if _, err := db.GetRecord(memory.StoreEpisodic, recID(999)); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetRecord(DefaultNS, memory.StoreEpisodic, recID(999)); !errors.Is(err, ErrNotFound) {
 		t.Errorf("unknown id: %v", err)
 	}
 
 	// Overwrite, then delete.
 	r.Version = 2
-	commit(t, db, func(b *Batch) { b.PutRecord(r) })
-	if got, _ := db.GetRecord(r.Store, r.ID); got == nil || got.Version != 2 {
+	commit(t, db, func(b *Batch) { b.PutRecord(DefaultNS, r) })
+	if got, _ := db.GetRecord(DefaultNS, r.Store, r.ID); got == nil || got.Version != 2 {
 		t.Errorf("overwrite not visible: %+v", got)
 	}
-	commit(t, db, func(b *Batch) { b.DeleteRecord(r.Store, r.ID) })
-	if _, err := db.GetRecord(r.Store, r.ID); !errors.Is(err, ErrNotFound) {
+	commit(t, db, func(b *Batch) { b.DeleteRecord(DefaultNS, r.Store, r.ID) })
+	if _, err := db.GetRecord(DefaultNS, r.Store, r.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("deleted record: %v", err)
 	}
 	n := 0
-	_ = db.ScanRecords(r.Store, func(*memory.MemoryRecord) error { n++; return nil })
+	_ = db.ScanRecords(DefaultNS, r.Store, func(*memory.MemoryRecord) error { n++; return nil })
 	if n != len(want[r.Store])-1 {
 		t.Errorf("%d records left in %s, want %d", n, r.Store, len(want[r.Store])-1)
 	}
@@ -226,7 +230,7 @@ func TestCuratedRecords(t *testing.T) {
 	// A callback error stops the scan and comes back unchanged.
 	stop := errors.New("stop")
 	calls := 0
-	err = db.ScanRecords(memory.StoreSemantic, func(*memory.MemoryRecord) error { calls++; return stop })
+	err = db.ScanRecords(DefaultNS, memory.StoreSemantic, func(*memory.MemoryRecord) error { calls++; return stop })
 	if !errors.Is(err, stop) || calls != 1 {
 		t.Errorf("scan with failing callback: %v after %d calls", err, calls)
 	}
@@ -236,39 +240,39 @@ func TestRawEntries(t *testing.T) {
 	db := openMem(t)
 	full, minimal := fullRaw(), minimalRaw()
 	minimal.Source, minimal.Speaker, minimal.Visibility, minimal.SecrecyLevel = memory.SourceSummary, memory.SpeakerSystem, memory.VisibilityNormal, memory.SecrecyPublic
-	commit(t, db, func(b *Batch) { b.PutRaw(full, nil); b.PutRaw(minimal, nil) })
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, full, nil); b.PutRaw(DefaultNS, minimal, nil) })
 
 	for _, r := range []*memory.RawJournalRecord{full, minimal} {
-		got, err := db.GetRaw(r.ID)
+		got, err := db.GetRaw(DefaultNS, r.ID)
 		if err != nil || !reflect.DeepEqual(got, normaliseRaw(r)) {
 			t.Errorf("GetRaw(%s) = %+v, %v", r.ID, got, err)
 		}
-		if ok, err := db.HasRaw(r.ID); !ok || err != nil {
+		if ok, err := db.HasRaw(DefaultNS, r.ID); !ok || err != nil {
 			t.Errorf("HasRaw(%s) = %v, %v", r.ID, ok, err)
 		}
 	}
-	if _, err := db.GetRaw(idB); !errors.Is(err, ErrNotFound) {
+	if _, err := db.GetRaw(DefaultNS, idB); !errors.Is(err, ErrNotFound) {
 		t.Errorf("GetRaw unknown: %v", err)
 	}
-	if ok, err := db.HasRaw(idB); ok || err != nil {
+	if ok, err := db.HasRaw(DefaultNS, idB); ok || err != nil {
 		t.Errorf("HasRaw unknown = %v, %v", ok, err)
 	}
 	// A curated record with the same id is not a raw entry.
-	commit(t, db, func(b *Batch) { r := minimalRecord(); r.ID = idB; b.PutRecord(r) })
-	if ok, _ := db.HasRaw(idB); ok {
+	commit(t, db, func(b *Batch) { r := minimalRecord(); r.ID = idB; b.PutRecord(DefaultNS, r) })
+	if ok, _ := db.HasRaw(DefaultNS, idB); ok {
 		t.Error("HasRaw sees a curated record")
 	}
 
 	var ids []memory.ID
-	if err := db.ScanRaw(func(r *memory.RawJournalRecord) error { ids = append(ids, r.ID); return nil }); err != nil {
+	if err := db.ScanRaw(DefaultNS, func(r *memory.RawJournalRecord) error { ids = append(ids, r.ID); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(ids, []memory.ID{idA, idC}) {
 		t.Errorf("ScanRaw ids = %v", ids)
 	}
 
-	commit(t, db, func(b *Batch) { b.DeleteRaw(full) })
-	if ok, _ := db.HasRaw(full.ID); ok {
+	commit(t, db, func(b *Batch) { b.DeleteRaw(DefaultNS, full) })
+	if ok, _ := db.HasRaw(DefaultNS, full.ID); ok {
 		t.Error("deleted entry still present")
 	}
 	if got := newest(t, db, RawRange{}); !reflect.DeepEqual(got, []memory.ID{minimal.ID}) {
@@ -282,8 +286,13 @@ func TestRawEntries(t *testing.T) {
 // newest lists ScanRawNewest ids.
 func newest(t *testing.T, db *DB, rng RawRange) []memory.ID {
 	t.Helper()
+	return newestIn(t, db, DefaultNS, rng)
+}
+
+func newestIn(t *testing.T, db *DB, ns NS, rng RawRange) []memory.ID {
+	t.Helper()
 	var ids []memory.ID
-	err := db.ScanRawNewest(rng, func(id memory.ID, _ RawFlags) (bool, error) {
+	err := db.ScanRawNewest(ns, rng, func(id memory.ID, _ RawFlags) (bool, error) {
 		ids = append(ids, id)
 		return true, nil
 	})
@@ -330,7 +339,7 @@ func testScanRawNewest(t *testing.T, mode dbMode) {
 				r := minimalRaw()
 				r.ID, r.SessionID, r.CreatedAt = recID(e.n), e.session, e.at
 				r.Visibility, r.SecrecyLevel = memory.VisibilityNormal, memory.SecrecyPublic
-				b.PutRaw(r, nil)
+				b.PutRaw(DefaultNS, r, nil)
 			}
 		}
 	}
@@ -382,12 +391,12 @@ func testScanRawNewest(t *testing.T, mode dbMode) {
 
 	// Early stop and callback errors.
 	n := 0
-	err := db.ScanRawNewest(RawRange{}, func(memory.ID, RawFlags) (bool, error) { n++; return n < 3, nil })
+	err := db.ScanRawNewest(DefaultNS, RawRange{}, func(memory.ID, RawFlags) (bool, error) { n++; return n < 3, nil })
 	if err != nil || n != 3 {
 		t.Errorf("early stop: %d calls, %v", n, err)
 	}
 	boom := errors.New("boom")
-	if err := db.ScanRawNewest(RawRange{}, func(memory.ID, RawFlags) (bool, error) { return true, boom }); !errors.Is(err, boom) {
+	if err := db.ScanRawNewest(DefaultNS, RawRange{}, func(memory.ID, RawFlags) (bool, error) { return true, boom }); !errors.Is(err, boom) {
 		t.Errorf("callback error = %v", err)
 	}
 }
@@ -450,11 +459,11 @@ func TestRawFlags(t *testing.T) {
 			if IsDreamProcessed(r) != tc.dream {
 				t.Errorf("IsDreamProcessed = %v", !tc.dream)
 			}
-			commit(t, db, func(b *Batch) { b.PutRaw(r, nil) })
+			commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, r, nil) })
 			// Both indexes carry the same flags.
 			for _, rng := range []RawRange{{Session: &r.SessionID}, {Start: r.CreatedAt, End: r.CreatedAt}} {
 				var got []RawFlags
-				_ = db.ScanRawNewest(rng, func(id memory.ID, fl RawFlags) (bool, error) {
+				_ = db.ScanRawNewest(DefaultNS, rng, func(id memory.ID, fl RawFlags) (bool, error) {
 					if id == r.ID {
 						got = append(got, fl)
 					}
@@ -480,15 +489,15 @@ func testPutRawReplacesIndexEntries(t *testing.T, mode dbMode) {
 	old := minimalRaw()
 	old.Visibility, old.SecrecyLevel = memory.VisibilityNormal, memory.SecrecyPublic
 	old.CreatedAt = tBase
-	db := mode.setup(t, func(b *Batch) { b.PutRaw(old, nil) }, func(*Batch) {})
+	db := mode.setup(t, func(b *Batch) { b.PutRaw(DefaultNS, old, nil) }, func(*Batch) {})
 
 	marked := *old
 	marked.Metadata = memory.JSON(`{"_dream":{"processed_at":"2025-03-02T00:00:00Z"}}`)
 	marked.UpdatedAt = tBase.Add(time.Hour)
-	commit(t, db, func(b *Batch) { b.PutRaw(&marked, old) })
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, &marked, old) })
 
 	var flags []RawFlags
-	_ = db.ScanRawNewest(RawRange{}, func(_ memory.ID, f RawFlags) (bool, error) { flags = append(flags, f); return true, nil })
+	_ = db.ScanRawNewest(DefaultNS, RawRange{}, func(_ memory.ID, f RawFlags) (bool, error) { flags = append(flags, f); return true, nil })
 	if len(flags) != 1 || !flags[0].DreamProcessed() {
 		t.Errorf("time index after update: %v", flags)
 	}
@@ -496,7 +505,7 @@ func testPutRawReplacesIndexEntries(t *testing.T, mode dbMode) {
 	// Moving an entry to another session and time moves its index entries.
 	moved := marked
 	moved.SessionID, moved.CreatedAt = "other", tBase.Add(time.Minute)
-	commit(t, db, func(b *Batch) { b.PutRaw(&moved, &marked) })
+	commit(t, db, func(b *Batch) { b.PutRaw(DefaultNS, &moved, &marked) })
 	if got := newest(t, db, RawRange{Session: &old.SessionID}); len(got) != 0 {
 		t.Errorf("old session still indexed: %v", got)
 	}
@@ -508,13 +517,13 @@ func testPutRawReplacesIndexEntries(t *testing.T, mode dbMode) {
 	}
 
 	// Deleting removes every index entry, in whichever form it was written.
-	commit(t, db, func(b *Batch) { b.DeleteRaw(&moved) })
+	commit(t, db, func(b *Batch) { b.DeleteRaw(DefaultNS, &moved) })
 	for _, rng := range []RawRange{{}, {Session: ptr("other")}, {Session: &old.SessionID}} {
 		if got := newest(t, db, rng); len(got) != 0 {
 			t.Errorf("%+v after delete: %v", rng, got)
 		}
 	}
-	for _, ns := range []byte{nsSession, nsSealedSession, nsRawTime} {
+	for _, ns := range []byte{kindSession, kindSealedSession, kindRawTime} {
 		if n := countPrefix(t, db, []byte{ns}); n != 0 {
 			t.Errorf("%d keys left under %q after delete", n, ns)
 		}
@@ -701,7 +710,7 @@ func TestSnapshot(t *testing.T) {
 	put := func(rec *memory.MemoryRecord) {
 		b := db.NewBatch()
 		defer b.Close()
-		b.PutRecord(rec)
+		b.PutRecord(DefaultNS, rec)
 		if err := b.Commit(); err != nil {
 			t.Fatal(err)
 		}
@@ -713,9 +722,9 @@ func TestSnapshot(t *testing.T) {
 	second := minimalRecord()
 	second.ID[15]++
 	put(second)
-	count := func(scan func(memory.StoreType, func(*memory.MemoryRecord) error) error) int {
+	count := func(scan func(NS, memory.StoreType, func(*memory.MemoryRecord) error) error) int {
 		n := 0
-		if err := scan(first.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
+		if err := scan(DefaultNS, first.Store, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
 			t.Fatal(err)
 		}
 		return n
