@@ -33,6 +33,8 @@ import (
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
+	"memsvc.dev/memsvc/pkg/engine/rank"
+	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -120,6 +122,10 @@ type Engine struct {
 
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
+	// function knows the function words of queries and texts (ranking
+	// and human-mode rendering); it is read-only after Open.
+	function *rank.Analyzer
+
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
 	idxDB *store.DB         // where the full-text indexes live: db, or an in-memory database
 
@@ -157,6 +163,8 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		now:  func() time.Time { return opts.Now().UTC() },
 		opts: opts,
 		seed: maphash.MakeSeed(),
+
+		function: rank.NewAnalyzer(textindex.Tokenize),
 	}
 	e.initLocks()
 	e.ids = memory.NewIDSource(e.now, nil)

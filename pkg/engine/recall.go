@@ -7,8 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
@@ -31,9 +29,6 @@ const (
 	// and fidelity weighting to reorder.
 	candidateFactor = 3
 	candidateExtra  = 20
-	// Human-mode rendering masks words of records below this score.
-	maskBelow = 0.9
-	maxMask   = 0.8
 )
 
 // recallPlan is a recall request after validation and defaults.
@@ -96,6 +91,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		}
 		e.observeRecall(ns, p.storeList, seen)
 	}
+	var words *wordClasser // made for the first record human mode renders
 	for i, c := range cands {
 		rec := recs[i]
 		// Rendered from the score the record had when recalled (see
@@ -103,7 +99,10 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		// this recall reinforces it.
 		rendered := rec.Content
 		if p.modes[rec.Store] == memory.ModeHuman {
-			rendered = renderHuman(rec)
+			if words == nil {
+				words = newWordClasser(p.text, e.function)
+			}
+			rendered = renderHuman(rec, words)
 		}
 		resp.Memories = append(resp.Memories, memory.RecalledMemory{
 			Record: *rec, RelevanceScore: c.score, ActivationPath: c.path, RenderedContent: rendered,
@@ -538,105 +537,3 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 // coActivationStep is how far an edge between two records recalled
 // together moves toward weight 1.
 const coActivationStep = 0.1
-
-// renderHuman is the content as a human would remember it: records whose
-// score is below maskBelow lose a deterministic share of their words
-// (min(1 - score, maxMask)), chosen by hashing the record id, version and
-// word position, so the same record renders the same way until it changes.
-func renderHuman(rec *memory.MemoryRecord) memory.MemoryContent {
-	score := rec.Fidelity.Score
-	if score >= maskBelow {
-		return rec.Content
-	}
-	share := math.Min(1-score, maxMask)
-	out := rec.Content
-	out.Blocks = slices.Clone(rec.Content.Blocks)
-	var seed [20]byte
-	copy(seed[:], rec.ID[:])
-	seed[16], seed[17], seed[18], seed[19] = byte(rec.Version>>24), byte(rec.Version>>16), byte(rec.Version>>8), byte(rec.Version)
-	for bi := range out.Blocks {
-		b := &out.Blocks[bi]
-		if b.Modality != memory.ModalityText || !utf8.Valid(b.Data) {
-			continue
-		}
-		b.Data = memory.Bytes(maskWords(string(b.Data), share, seed[:], bi))
-	}
-	return out
-}
-
-// maskWords replaces exactly round(share·n) of the n words of s with "...",
-// keeping the whitespace between them. The masked words are those with the
-// smallest hashes of (seed, block, position), so the choice is stable for
-// a given record version and spread over the text.
-func maskWords(s string, share float64, seed []byte, block int) string {
-	type span struct{ start, end int }
-	var words []span
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			i += n
-			continue
-		}
-		j := i
-		for j < len(s) {
-			r, n := utf8.DecodeRuneInString(s[j:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			j += n
-		}
-		words = append(words, span{i, j})
-		i = j
-	}
-	k := int(math.Round(share * float64(len(words))))
-	if k <= 0 {
-		return s
-	}
-	order := make([]int, len(words))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Compare(wordHash(seed, block, a), wordHash(seed, block, b))
-	})
-	masked := make([]bool, len(words))
-	for _, w := range order[:k] {
-		masked[w] = true
-	}
-	var b strings.Builder
-	prev := 0
-	for i, w := range words {
-		b.WriteString(s[prev:w.start])
-		if masked[i] {
-			b.WriteString("...")
-		} else {
-			b.WriteString(s[w.start:w.end])
-		}
-		prev = w.end
-	}
-	b.WriteString(s[prev:])
-	return b.String()
-}
-
-// wordHash maps (seed, block, word) to [0, 1) with FNV-1a, stable across
-// processes and releases.
-func wordHash(seed []byte, block, word int) float64 {
-	h := uint64(14695981039346656037)
-	mix := func(c byte) {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	for _, c := range seed {
-		mix(c)
-	}
-	for _, v := range [2]int{block, word} {
-		for k := 0; k < 4; k++ {
-			mix(byte(v >> (8 * k)))
-		}
-	}
-	// Finalise so neighbouring words are independent.
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	return float64(h>>11) / (1 << 53)
-}
