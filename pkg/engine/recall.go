@@ -29,7 +29,21 @@ const (
 	// and fidelity weighting to reorder.
 	candidateFactor = 3
 	candidateExtra  = 20
+	// UseFactor bounds what a record's use history (its fidelity, which
+	// reinforcement restores) does to its rank in human mode: relevance is
+	// multiplied by useWeight(f), between 1/UseFactor at fidelity 0 and 1
+	// at fidelity 1, so a less relevant record never passes a more
+	// relevant one whose relevance is UseFactor times its own or more.
+	// Within that band fidelity orders records of near-equal relevance.
+	UseFactor = 1.05
 )
+
+// useWeight is the human-mode multiplier of relevance at fidelity f: linear
+// from 1/UseFactor at 0 to 1 at 1.
+func useWeight(f float64) float64 {
+	f = min(max(f, 0), 1)
+	return 1/UseFactor + (1-1/UseFactor)*f
+}
 
 // recallPlan is a recall request after validation and defaults.
 type recallPlan struct {
@@ -79,7 +93,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if len(cands) > p.limit {
 		cands = cands[:p.limit]
 	}
-	recs, err := e.finishRecall(ns, memory.AnswerBudgetOf(ctx), req.Reconsolidate, cands)
+	recs, err := e.finishRecall(ns, memory.AnswerBudgetOf(ctx), req.Reconsolidate, &p.modes, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -344,15 +358,16 @@ func eligibleLocked(ns *nsState, p *recallPlan, found *relevance) []candidate {
 	return cands
 }
 
-// weighFidelityLocked weighs human-mode candidates by their fidelity and
-// drops those under the plan's minimum fidelity, counting them.
+// weighFidelityLocked weighs human-mode candidates by their fidelity
+// (useWeight, a bounded factor) and drops those under the plan's minimum
+// fidelity, counting them.
 func weighFidelityLocked(ns *nsState, p *recallPlan, cands []candidate, meta *memory.QueryMetadata) []candidate {
 	out := cands[:0]
 	for _, c := range cands {
 		ent := ns.st.entries[c.id]
 		f := ent.score(p.clock)
 		if p.modes[ent.store] == memory.ModeHuman {
-			c.score *= 0.5 + 0.5*f
+			c.score *= useWeight(f)
 		}
 		if p.minFid != nil && f < *p.minFid && !p.decayed {
 			meta.FidelityFiltered++
@@ -464,14 +479,20 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 
 // finishRecall reads the answer's records and, when asked, reconsolidates
 // them: access count and time, spaced reinforcement, and strengthening of
-// the edges between records recalled together. All of it is one commit.
+// the edges between records recalled together in human mode (modes holds
+// the recall mode of each store). All of it is one commit.
+//
+// Perfect mode learns no associations: co-activation raises the edge
+// weights spreading activation follows, so a perfect-mode recall that
+// strengthened them would rank the next question by the questions asked
+// before it. Its answer depends on the records alone.
 //
 // Each record's fidelity (score, noise level) is presented as it was when
 // recalled, before reinforcement restarts its clock: the answer reports,
 // and human mode renders, what was remembered, while the counters and
 // stability show this recall's reinforcement. Reinforcement applies to the
 // stored record, so the next read sees the restored score.
-func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
+func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, modes *[memory.StoreWorking + 1]memory.RecallMode, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
 		ids[i] = c.id
@@ -505,7 +526,9 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 		}
 		e.present(ns, rec) // as recalled: before reinforce moves its clock
 		recs[i] = rec
-		together[id] = true
+		if modes[rec.Store] == memory.ModeHuman {
+			together[id] = true
+		}
 	}
 	t := e.begin(ns)
 	defer t.close()
@@ -518,7 +541,7 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 		}
 		for j := range rec.Associations {
 			a := &rec.Associations[j]
-			if together[a.TargetID] {
+			if together[rec.ID] && together[a.TargetID] {
 				a.Weight += coActivationStep * (1 - a.Weight)
 				a.LastCoActivation = now
 			}

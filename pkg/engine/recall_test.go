@@ -279,8 +279,20 @@ func TestReconsolidationAndCoActivation(t *testing.T) {
 	if want := 0.7 + coActivationStep*0.3; seq.Weight < want-1e-9 || seq.Weight > want+1e-9 || !seq.LastCoActivation.Equal(h.clock.Now()) {
 		t.Errorf("co-activation: %+v, want weight %v", seq, want)
 	}
+	// A perfect-mode recall counts the access but strengthens no edge.
+	h.clock.Advance(time.Hour)
+	req.RecallMode = ptr(memory.ModePerfect)
+	if _, err := h.e.RecallQuery(ctx, &req); err != nil {
+		t.Fatal(err)
+	}
+	perfect := h.record(a)
+	if perfect.AccessCount != 2 || !slices.EqualFunc(perfect.Associations, after.Associations, func(x, y memory.Association) bool {
+		return x.Weight == y.Weight && x.LastCoActivation.Equal(y.LastCoActivation)
+	}) {
+		t.Errorf("perfect-mode recall: access count %d, associations %+v, want 2 and %+v", perfect.AccessCount, perfect.Associations, after.Associations)
+	}
 	h.checkStats(func(s *memory.Stats, when string) {
-		if s.TotalRecallCount != 1 {
+		if s.TotalRecallCount != 2 {
 			t.Errorf("%s: total_recall_count %d", when, s.TotalRecallCount)
 		}
 	})
