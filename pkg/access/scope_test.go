@@ -1,0 +1,168 @@
+package access
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+func mustScope(t *testing.T, names ...string) Scope {
+	t.Helper()
+	s, err := ParseScope(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestParseScope(t *testing.T) {
+	if s := mustScope(t, "*"); !s.All() || s.Names() != nil || !s.Allows("anything") {
+		t.Errorf(`["*"]: %v`, s)
+	}
+	s := mustScope(t, "b", "a", "b")
+	if s.All() || !slices.Equal(s.Names(), []string{"a", "b"}) || s.String() != `["a", "b"]` {
+		t.Errorf("[b a b]: %v %v", s.Names(), s)
+	}
+	if !s.Allows("a") || !s.Allows("b") || s.Allows("c") || s.Allows(memory.DefaultNamespace) || s.Allows("") {
+		t.Errorf("Allows of %v is wrong", s)
+	}
+	for _, bad := range [][]string{nil, {}, {"*", "a"}, {"a", "*"}, {"A"}, {""}, {"a b"}} {
+		if _, err := ParseScope(bad); err == nil {
+			t.Errorf("ParseScope(%q) accepted", bad)
+		}
+	}
+	if (Scope{}).Allows(memory.DefaultNamespace) {
+		t.Error("the zero Scope allows the default namespace")
+	}
+}
+
+func TestScopeResolve(t *testing.T) {
+	all, one, two, withDefault := AllNamespaces(), mustScope(t, "proj-a"), mustScope(t, "a", "b"), mustScope(t, "default", "a")
+	for _, tc := range []struct {
+		scope     Scope
+		requested string
+		want      string
+		forbidden bool
+	}{
+		{all, "", memory.DefaultNamespace, false},
+		{all, "x", "x", false},
+		// A key bound to one namespace uses it when the call names none.
+		{one, "", "proj-a", false},
+		{one, "proj-a", "proj-a", false},
+		{one, "default", "", true},
+		{one, "proj-b", "", true},
+		// Bound to several: naming none means default, which it may not use.
+		{two, "", "", true},
+		{two, "b", "b", false},
+		{two, "c", "", true},
+		{withDefault, "", memory.DefaultNamespace, false},
+		{withDefault, "a", "a", false},
+	} {
+		got, err := tc.scope.Resolve(tc.requested)
+		if tc.forbidden {
+			if !errors.Is(err, memory.ErrForbidden) {
+				t.Errorf("%v.Resolve(%q) = %q, %v; want FORBIDDEN", tc.scope, tc.requested, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%v.Resolve(%q) = %q, %v; want %q", tc.scope, tc.requested, got, err, tc.want)
+		}
+	}
+	_, err := two.Resolve("")
+	if err == nil || !strings.Contains(err.Error(), "X-Memsvc-Namespace") {
+		t.Errorf("a call naming no namespace with a key that may not use default: %v; want a hint to name one", err)
+	}
+	_, err = two.Resolve("c")
+	if err == nil || !strings.Contains(err.Error(), `"c"`) {
+		t.Errorf("forbidden namespace c: %v; want the error to name it", err)
+	}
+}
+
+func TestScopeRequireAll(t *testing.T) {
+	if err := AllNamespaces().RequireAll("stats"); err != nil {
+		t.Error(err)
+	}
+	err := mustScope(t, "a").RequireAll("stats of all namespaces")
+	if !errors.Is(err, memory.ErrForbidden) || !strings.Contains(err.Error(), "stats of all namespaces") {
+		t.Errorf("bound key: %v", err)
+	}
+}
+
+func TestScopeVisible(t *testing.T) {
+	list := []memory.NamespaceInfo{
+		{Name: "default", TotalRecords: 3},
+		{Name: "a", TotalRecords: 1},
+		{Name: "c", TotalRecords: 7},
+	}
+	if got := AllNamespaces().Visible(list); len(got) != 3 {
+		t.Errorf("all: %v", got)
+	}
+	got := mustScope(t, "c", "b", "a").Visible(list)
+	var names []string
+	for _, n := range got {
+		names = append(names, n.Name)
+	}
+	if !slices.Equal(names, []string{"a", "b", "c"}) {
+		t.Fatalf("bound to a, b, c: %v", names)
+	}
+	if got[0].TotalRecords != 1 || got[2].TotalRecords != 7 {
+		t.Errorf("counts changed: %+v", got)
+	}
+	if got[1].TotalRecords != 0 || len(got[1].RecordsByStore) != len(memory.AllStores) {
+		t.Errorf("an empty bound namespace: %+v", got[1])
+	}
+}
+
+func TestIdentify(t *testing.T) {
+	k, err := NewScopedKeyring([]Key{
+		{Secret: "all-key", Scope: AllNamespaces()},
+		{Secret: "a-key", Scope: mustScope(t, "a")},
+		{Secret: "ab-key", Scope: mustScope(t, "a", "b")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key  string
+		want Scope
+	}{
+		{"all-key", AllNamespaces()},
+		{"a-key", mustScope(t, "a")},
+		{"ab-key", mustScope(t, "b", "a")},
+	} {
+		id, err := k.Identify("Bearer "+tc.key, "send a key")
+		if err != nil || !id.Scope.Equal(tc.want) || id.ClientKey == "" {
+			t.Errorf("%s: %+v %v", tc.key, id, err)
+		}
+	}
+	if _, err := k.Identify("Bearer b-key", "send a key"); !errors.Is(err, memory.ErrUnauthorized) {
+		t.Errorf("unknown key: %v", err)
+	}
+	var off *Keyring
+	if id, err := off.Identify("", "x"); err != nil || !id.Scope.All() || id.ClientKey != "" {
+		t.Errorf("authentication off: %+v %v", id, err)
+	}
+}
+
+func TestScopedKeyringRefusals(t *testing.T) {
+	if _, err := NewScopedKeyring(nil); err == nil {
+		t.Error("no keys accepted")
+	}
+	a := mustScope(t, "a")
+	if _, err := NewScopedKeyring([]Key{{Secret: "k1", Scope: a}, {Secret: " ", Scope: a}}); err == nil || !strings.Contains(err.Error(), "API key 2 is blank") {
+		t.Errorf("blank key: %v", err)
+	}
+	_, err := NewScopedKeyring([]Key{{Secret: "same-key", Scope: AllNamespaces()}, {Secret: "other", Scope: a}, {Secret: "same-key", Scope: a}})
+	if err == nil || !strings.Contains(err.Error(), "API key 3 repeats key 1") || strings.Contains(err.Error(), "same-key") {
+		t.Errorf("a key with two scopes: %v", err)
+	}
+	// The same key twice with the same scope is harmless (auth.api_keys
+	// has always allowed it).
+	if _, err := NewKeyring([]string{"dup", "dup"}); err != nil {
+		t.Errorf("a repeated key of one scope: %v", err)
+	}
+}
