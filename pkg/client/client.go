@@ -52,6 +52,10 @@ type Options struct {
 	// APIKey is sent as "Authorization: Bearer <key>" on every API call.
 	// New refuses a key for a plain-http URL whose host is not loopback.
 	APIKey string
+	// Namespace is sent as the X-Memsvc-Namespace header of every call
+	// whose context names none (memory.WithNamespace); empty sends the
+	// header only for contexts that name one. New checks the name.
+	Namespace string
 	// Timeout bounds each call, streaming included; 0 means no bound
 	// beyond the caller's context.
 	Timeout time.Duration
@@ -135,6 +139,11 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("timeout %v: must not be negative", opts.Timeout)
+	}
+	if opts.Namespace != "" {
+		if err := memory.ValidateNamespace(opts.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	var hc http.Client
 	if opts.HTTPClient != nil {
@@ -226,11 +235,31 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithCancel(ctx)
 }
 
+// namespace is the namespace a call made with ctx names: the context's,
+// else Options.Namespace ("" for none: the server's default).
+func (c *Client) namespace(ctx context.Context) (string, error) {
+	if !memory.NamespaceSet(ctx) {
+		return c.opts.Namespace, nil
+	}
+	ns := memory.NamespaceFrom(ctx)
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return "", err
+	}
+	return ns, nil
+}
+
 // newRequest builds a request with the headers every call carries.
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType string, auth bool) (*http.Request, error) {
+	ns, err := c.namespace(ctx)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(path, query), body)
 	if err != nil {
 		return nil, fmt.Errorf("build %s %s: %w", method, path, err)
+	}
+	if ns != "" && auth {
+		req.Header.Set(wire.HeaderNamespace, ns)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)

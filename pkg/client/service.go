@@ -120,6 +120,20 @@ func (c *Client) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error
 	return do[memory.EvolutionMetrics](ctx, c, repeat, http.MethodGet, wire.PathEvolution, nil)
 }
 
+// Namespaces implements memory.Service: the namespaces the client's API
+// key may see.
+func (c *Client) Namespaces(ctx context.Context) (*memory.NamespacesResponse, error) {
+	return do[memory.NamespacesResponse](ctx, c, repeat, http.MethodGet, wire.PathNamespaces, nil)
+}
+
+// DropNamespace implements memory.Service.
+func (c *Client) DropNamespace(ctx context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
+	if err := memory.ValidateNamespace(req.Name); err != nil {
+		return nil, err
+	}
+	return do[memory.DropNamespaceResponse](ctx, c, once, http.MethodDelete, wire.NamespacePath(req.Name), req)
+}
+
 // Export implements memory.Service: it streams the archive into w. What
 // reached w before an error is not a usable archive.
 func (c *Client) Export(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {

@@ -76,6 +76,12 @@ func (okService) DecayForecast(context.Context, *memory.DecayForecastRequest) (*
 func (okService) Evolution(context.Context) (*memory.EvolutionMetrics, error) {
 	return &memory.EvolutionMetrics{}, nil
 }
+func (okService) Namespaces(context.Context) (*memory.NamespacesResponse, error) {
+	return &memory.NamespacesResponse{Namespaces: []memory.NamespaceInfo{}}, nil
+}
+func (okService) DropNamespace(_ context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
+	return &memory.DropNamespaceResponse{Name: req.Name}, nil
+}
 
 // FuzzDecode sends arbitrary bodies to every JSON body route: the answer
 // is always a success with a well-formed body or a 400/413 envelope, never
@@ -105,7 +111,9 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pick uint8, body []byte, oddType bool) {
 		rt := routes[int(pick)%len(routes)]
 		path := rt.Path
-		if bytes.Contains([]byte(path), []byte("{")) {
+		if rt.Path == wire.PathNamespace {
+			path = wire.NamespacePath("fuzz")
+		} else if bytes.Contains([]byte(path), []byte("{")) {
 			path = wire.RecordPath(path, memory.MustParseID(id))
 		}
 		r := httptest.NewRequest(rt.Method, path, bytes.NewReader(body))

@@ -126,13 +126,17 @@ func (s *Server) operation(path string) apiFunc {
 		// on its own (memory.ForgetRequest).
 		return jsonOp(s, svc.Forget)
 	case wire.PathStats:
-		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Stats(r.Context()) }
+		return s.stats
 	case wire.PathRecord:
 		return s.record
 	case wire.PathDecayForecast:
 		return jsonOp(s, svc.DecayForecast)
 	case wire.PathEvolution:
 		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Evolution(r.Context()) }
+	case wire.PathNamespaces:
+		return s.namespaces
+	case wire.PathNamespace:
+		return s.dropNamespace
 	}
 	return nil
 }

@@ -14,7 +14,9 @@
 //  3. CORS, when Options.CORSOrigins is not empty. Pre-flights are answered
 //     here, before authentication and rate limiting.
 //  4. Routing (gorilla/mux). On the protected routes (/v1/* and /metrics):
-//     admission (authentication and rate limiting, below), then the
+//     admission (authentication and rate limiting, below), then
+//     confinement to a namespace (namespace.go: the route's wire.Reach
+//     says which; a key that may not use it gets 403 FORBIDDEN), then the
 //     handler. /health and /readiness are neither authenticated nor rate
 //     limited.
 //
@@ -123,6 +125,9 @@ type Options struct {
 	// when it is true at least one key is required and none may be blank.
 	AuthEnabled bool
 	APIKeys     []string
+	// Keys are API keys confined to namespaces, accepted besides APIKeys
+	// (which may use every namespace) when AuthEnabled is true.
+	Keys []access.Key
 
 	// RateLimit limits requests to /v1/* and /metrics per API key, and per
 	// client address without authentication and for failed attempts.
@@ -243,7 +248,7 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		s.newID = newUUIDv4
 	}
 	if opts.AuthEnabled {
-		k, err := access.NewKeyring(opts.APIKeys)
+		k, err := access.NewScopedKeyring(append(allNamespaceKeys(opts.APIKeys), opts.Keys...))
 		if err != nil {
 			return nil, fmt.Errorf("httpapi: %w", err)
 		}
@@ -304,7 +309,11 @@ func (s *Server) buildRouter(opts Options) *mux.Router {
 			}
 			allow = append(allow, methods...)
 			protected = protected || rt.Protected
-			r.Handle(path, s.guard(rt.Path, rt.Protected, s.handler(rt, opts))).Methods(methods...)
+			h := s.handler(rt, opts)
+			if rt.Protected {
+				h = s.confine(rt.Namespace, h)
+			}
+			r.Handle(path, s.guard(rt.Path, rt.Protected, h)).Methods(methods...)
 		}
 		allowed := strings.Join(allow, ", ")
 		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -337,7 +346,8 @@ func (s *Server) handler(rt wire.Route, opts Options) http.Handler {
 }
 
 // guard labels the request with its route template and, on protected
-// routes, authenticates and rate limits it.
+// routes, authenticates and rate limits it and records the caller's
+// identity for confine.
 func (s *Server) guard(template string, protected bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rec, ok := w.(*recorder); ok {
@@ -346,14 +356,29 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) { return s.authenticate(r) })
+			var id access.Identity
+			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) {
+				var err error
+				id, err = s.identify(r)
+				return id.ClientKey, err
+			})
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
+			r = withIdentity(r, id)
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// allNamespaceKeys are keys that may use every namespace.
+func allNamespaceKeys(keys []string) []access.Key {
+	out := make([]access.Key, len(keys))
+	for i, k := range keys {
+		out[i] = access.Key{Secret: k, Scope: access.AllNamespaces()}
+	}
+	return out
 }
 
 type requestIDKey struct{}

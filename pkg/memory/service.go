@@ -59,4 +59,13 @@ type Service interface {
 	DecayForecast(ctx context.Context, req *DecayForecastRequest) (*DecayForecastResponse, error)
 	// Evolution reports the parameter adjustments the engine made.
 	Evolution(ctx context.Context) (*EvolutionMetrics, error)
+
+	// Namespaces lists every namespace that holds data, and "default"
+	// always, with its record counts. It is the one method that is not
+	// scoped by the namespace of ctx: transports show a caller only the
+	// namespaces its API key may see.
+	Namespaces(ctx context.Context) (*NamespacesResponse, error)
+	// DropNamespace deletes req.Name with everything in it, permanently;
+	// req.Confirm must be true.
+	DropNamespace(ctx context.Context, req *DropNamespaceRequest) (*DropNamespaceResponse, error)
 }
