@@ -108,13 +108,24 @@ func checkKeyBindings(apiKeys []string, bindings []KeyBinding) string {
 }
 
 // AccessKeys returns the API keys of the configuration with the namespaces
-// each may use: those of auth.api_keys every namespace, those of auth.keys
-// their own. It fails only on a configuration that did not pass Validate.
+// each may use: those of auth.api_keys every namespace, then those of
+// auth.keys their own (BoundKeys).
 func (c *Config) AccessKeys() ([]access.Key, error) {
-	keys := make([]access.Key, 0, len(c.Auth.APIKeys)+len(c.Auth.Keys))
+	bound, err := c.BoundKeys()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]access.Key, 0, len(c.Auth.APIKeys)+len(bound))
 	for _, k := range c.Auth.APIKeys {
 		keys = append(keys, access.Key{Secret: k, Scope: access.AllNamespaces()})
 	}
+	return append(keys, bound...), nil
+}
+
+// BoundKeys returns the keys of auth.keys with the namespaces each may use.
+// It fails only on a configuration that did not pass Validate.
+func (c *Config) BoundKeys() ([]access.Key, error) {
+	keys := make([]access.Key, 0, len(c.Auth.Keys))
 	for i, b := range c.Auth.Keys {
 		scope, err := access.ParseScope(b.Namespaces)
 		if err != nil {

@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"memsvc.dev/memsvc/pkg/access"
 )
 
 // authMetadata is the metadata key of the credential.
@@ -15,17 +17,18 @@ const authMetadata = "authorization"
 // msgMissingAuth says what to send when a call has no usable credential.
 const msgMissingAuth = `missing or malformed authorization metadata; send "authorization: Bearer <api key>"`
 
-// authenticate checks the Bearer token of the call when authentication is
-// on and returns the rate limiting key of the caller: the key's digest, or
-// "" without authentication (the caller is then limited by address). A
-// call carrying the credential more than once is refused as malformed.
-func (s *Server) authenticate(ctx context.Context) (string, error) {
+// identify checks the Bearer token of the call when authentication is on
+// and returns who the caller is: its rate limiting key (the key's digest,
+// or "" without authentication, when the caller is limited by address)
+// and the namespaces it may use. A call carrying the credential more than
+// once is refused as malformed.
+func (s *Server) identify(ctx context.Context) (access.Identity, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	credential := ""
 	if values := md.Get(authMetadata); len(values) == 1 {
 		credential = values[0]
 	}
-	return s.keys.Authenticate(credential, msgMissingAuth)
+	return s.keys.Identify(credential, msgMissingAuth)
 }
 
 // peerAddr is the IP address of the caller. gRPC has no forwarded headers

@@ -52,6 +52,9 @@ type Options struct {
 	// key is required and none may be blank.
 	AuthEnabled bool
 	APIKeys     []string
+	// Keys are API keys confined to namespaces, accepted besides APIKeys
+	// (which may use every namespace) when AuthEnabled is true.
+	Keys []access.Key
 
 	// RateLimit limits calls per API key, and per client address without
 	// authentication and for failed attempts, as the HTTP API does.
@@ -138,7 +141,11 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 		s.shutdownTimeout = DefaultShutdownTimeout
 	}
 	if opts.AuthEnabled {
-		k, err := access.NewKeyring(opts.APIKeys)
+		keys := make([]access.Key, 0, len(opts.APIKeys)+len(opts.Keys))
+		for _, k := range opts.APIKeys {
+			keys = append(keys, access.Key{Secret: k, Scope: access.AllNamespaces()})
+		}
+		k, err := access.NewScopedKeyring(append(keys, opts.Keys...))
 		if err != nil {
 			return nil, fmt.Errorf("grpcapi: %w", err)
 		}
@@ -241,19 +248,31 @@ func exempt(fullMethod string) bool {
 
 // admit authenticates and rate limits a call through access.Limiter.Admit,
 // as the HTTP transport does: an authenticated call spends from its key's
-// bucket, a failed one from its address's.
-func (s *Server) admit(ctx context.Context, fullMethod string) error {
-	if exempt(fullMethod) || s.keys == nil && s.limiter == nil {
-		return nil
+// bucket, a failed one from its address's. Then it confines the call to
+// its namespace (confine). It returns the context the handler runs with.
+func (s *Server) admit(ctx context.Context, fullMethod string) (context.Context, error) {
+	if exempt(fullMethod) {
+		return ctx, nil
 	}
-	err := s.limiter.Admit(func() access.Caller {
-		a := peerAddr(ctx)
-		return access.Caller{Addr: a, Local: a.IsLoopback()}
-	}, func() (string, error) { return s.authenticate(ctx) })
+	id := access.Identity{Scope: access.AllNamespaces()}
+	if s.keys != nil || s.limiter != nil {
+		err := s.limiter.Admit(func() access.Caller {
+			a := peerAddr(ctx)
+			return access.Caller{Addr: a, Local: a.IsLoopback()}
+		}, func() (string, error) {
+			var err error
+			id, err = s.identify(ctx)
+			return id.ClientKey, err
+		})
+		if err != nil {
+			return nil, s.status(ctx, err)
+		}
+	}
+	confined, err := confine(ctx, fullMethod, id)
 	if err != nil {
-		return s.status(ctx, err)
+		return nil, s.status(ctx, err)
 	}
-	return nil
+	return confined, nil
 }
 
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -264,7 +283,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		}
 		s.debugLog(ctx, info.FullMethod, start, err)
 	}()
-	if err := s.admit(ctx, info.FullMethod); err != nil {
+	ctx, err = s.admit(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
 	}
 	return handler(memory.WithAnswerLimit(ctx, int64(s.maxResponse)), req)
@@ -279,10 +299,11 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		}
 		s.debugLog(ctx, info.FullMethod, start, err)
 	}()
-	if err := s.admit(ctx, info.FullMethod); err != nil {
+	confined, err := s.admit(ctx, info.FullMethod)
+	if err != nil {
 		return err
 	}
-	return handler(srv, ss)
+	return handler(srv, &confinedStream{ServerStream: ss, ctx: confined})
 }
 
 // panicked logs a recovered panic and answers INTERNAL; the server goes

@@ -239,10 +239,15 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		svc = t.met.Instrument(svc)
 	}
 	limiter := s.newLimiter()
+	bound, err := cfg.BoundKeys()
+	if err != nil {
+		return nil, err
+	}
 	api, err := httpapi.New(svc, httpapi.Options{
 		Logger:            s.log,
 		AuthEnabled:       cfg.Auth.Enabled,
 		APIKeys:           cfg.Auth.APIKeys,
+		Keys:              bound,
 		Limiter:           limiter,
 		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
@@ -264,6 +269,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 			Logger:          s.log,
 			AuthEnabled:     cfg.Auth.Enabled,
 			APIKeys:         cfg.Auth.APIKeys,
+			Keys:            bound,
 			Limiter:         limiter,
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
@@ -375,7 +381,7 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 	fmt.Fprintf(w, "Data   %s\n", dataDir)
 	fmt.Fprintf(w, "Config %s\n", cfgFile)
 	if s.cfg.Auth.Enabled {
-		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys))
+		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys)+len(s.cfg.Auth.Keys))
 	}
 	if s.cfg.Security.AuditLogEnabled {
 		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
@@ -408,6 +414,12 @@ func warnShortKeys(log *slog.Logger, cfg *config.Config) {
 		if n := utf8.RuneCountInString(k); n < access.MinKeyLength {
 			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
 				"key", fmt.Sprintf("auth.api_keys[%d]", i), "characters", n)
+		}
+	}
+	for i, b := range cfg.Auth.Keys {
+		if n := utf8.RuneCountInString(b.Key); n < access.MinKeyLength {
+			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
+				"key", fmt.Sprintf("auth.keys[%d]", i), "characters", n)
 		}
 	}
 }
