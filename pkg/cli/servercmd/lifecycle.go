@@ -42,7 +42,7 @@ func (r *root) decayTickCmd() *ff.Command {
 			if d > memory.MaxDecayTickSeconds && !*allowLong {
 				return cli.Usagef("--duration %d: more than %d seconds (30 days) in one tick can make every memory dormant at once; add --allow-long if that is what you want", d, memory.MaxDecayTickSeconds)
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: *allowLong})
 				if err != nil {
 					return err
@@ -98,7 +98,7 @@ func (r *root) dreamTickCmd() *ff.Command {
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DreamTick(ctx, &req)
 				if err != nil {
 					return err
@@ -142,7 +142,7 @@ func (r *root) consolidateCmd() *ff.Command {
 				return cli.Usagef("--min-age-hours and --min-access-count must fit in 32 bits")
 			}
 			req.MinAgeHours, req.MinAccessCount, req.DryRun = uint32(*minAge), uint32(*minAccess), *dry
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Consolidate(ctx, &req)
 				if err != nil {
 					return err
@@ -224,7 +224,7 @@ func (r *root) exportCmd() *ff.Command {
 					return fmt.Errorf("%s already exists; pass --force to overwrite it", *output)
 				}
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				var resp *memory.ExportResponse
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "export", Unit: cli.Bytes})
 				err := writeFileAtomic(*output, func(w io.Writer) error {
@@ -348,7 +348,7 @@ func (r *root) importCmd() *ff.Command {
 			if st, err := f.Stat(); err == nil {
 				size = st.Size()
 			}
-			return r.withWritingService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "import", Unit: cli.Bytes, Total: size})
 				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(&cli.ProgressReader{R: f, P: bar}, 1<<20))
 				if err != nil {
