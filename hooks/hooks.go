@@ -29,6 +29,7 @@ type Params struct {
 	Agent      string // "claude" or "codex"
 	AgentName  string // "Claude Code" or "Codex"
 	ServerURL  string // baked into the script
+	Namespace  string // baked into the script as MEMSVC_NAMESPACE
 	ScriptPath string // absolute path of the installed script
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"memsvc.dev/memsvc/hooks"
 	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // ErrInstallRefused matches every refusal of InstallHook to write a file.
@@ -20,12 +21,17 @@ type InstallOptions struct {
 	ServerURL string // baked into the script
 	TargetDir string // the project directory; "" is the working directory
 	Force     bool   // overwrite existing files (never symlinks)
+	// Namespace is baked into the script as MEMSVC_NAMESPACE; ""
+	// derives it from the project directory's name (ProjectNamespace).
+	Namespace string
 }
 
 // Installed names the files InstallHook wrote.
 type Installed struct {
 	Script  string
 	Example string
+	// Namespace is the namespace the script records into.
+	Namespace string
 }
 
 // InstallHook writes the hook helper script and the example configuration
@@ -52,10 +58,18 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	} else if !fi.IsDir() {
 		return inst, fmt.Errorf("target directory %s: not a directory", target)
 	}
+	ns := o.Namespace
+	if ns == "" {
+		if ns, err = ProjectNamespace(target); err != nil {
+			return inst, err
+		}
+	} else if err := memory.ValidateNamespace(ns); err != nil {
+		return inst, err
+	}
 	agentDir := filepath.Join(target, o.Agent.HiddenDir())
 	dir := filepath.Join(agentDir, "hooks")
-	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName)}
-	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, ScriptPath: inst.Script}
+	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName), Namespace: ns}
+	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, Namespace: ns, ScriptPath: inst.Script}
 	script, err := hooks.Script(p)
 	if err != nil {
 		return inst, err
