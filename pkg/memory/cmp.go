@@ -522,7 +522,18 @@ type ExportRequest struct {
 	EncryptionKey     *string     `json:"encryption_key"`
 	IncludeSealed     bool        `json:"include_sealed"`
 	IncludeSecret     bool        `json:"include_secret"`
+	// Namespaces picks the namespaces to export (an addition to the
+	// upstream request): absent or empty, the caller's namespace (the one
+	// its context names); a list of names, those namespaces; the single
+	// name AllNamespaces, every namespace. Every entry of the archive
+	// carries its namespace. Transports must check that the caller may
+	// see every namespace it names.
+	Namespaces []string `json:"namespaces,omitempty"`
 }
+
+// AllNamespaces, as the only name in ExportRequest.Namespaces, exports
+// every namespace.
+const AllNamespaces = "*"
 
 // DefaultExportRequest: the cma format.
 func DefaultExportRequest() ExportRequest { return ExportRequest{Format: "cma"} }
@@ -546,7 +557,9 @@ type ExportResponse struct {
 	Checksum    string `json:"checksum"`
 }
 
-// ImportRequest is lifecycle.import.
+// ImportRequest is lifecycle.import. The archive's entries go into the
+// caller's namespace (the one its context names), whatever namespace they
+// were exported from, unless PreserveNamespaces is set.
 type ImportRequest struct {
 	Header             *CMPHeader         `json:"header"`
 	ArchiveID          string             `json:"archive_id"`
@@ -554,6 +567,13 @@ type ImportRequest struct {
 	ConflictResolution ConflictResolution `json:"conflict_resolution"`
 	DecryptionKey      *string            `json:"decryption_key"`
 	ArchiveData        Bytes              `json:"archive_data"`
+	// PreserveNamespaces puts every entry into the namespace the archive
+	// names for it (the default namespace when it names none), creating
+	// namespaces as needed; with strategy replace it empties every
+	// namespace first. Only for a caller that may use every namespace:
+	// transports must refuse it to others. An addition to the upstream
+	// request.
+	PreserveNamespaces bool `json:"preserve_namespaces,omitempty"`
 }
 
 // DefaultImportRequest: merge, keep the newer copy.
@@ -717,7 +737,8 @@ func (r ImportRequest) MarshalJSON() ([]byte, error) {
 		ConflictResolution ConflictResolution `json:"conflict_resolution"`
 		DecryptionKey      *string            `json:"decryption_key"`
 		ArchiveData        nullableBytes      `json:"archive_data"`
-	}{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, nullableBytes(r.ArchiveData)})
+		PreserveNamespaces bool               `json:"preserve_namespaces,omitempty"`
+	}{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, nullableBytes(r.ArchiveData), r.PreserveNamespaces})
 }
 
 // MarshalJSON writes an empty result list as [].
