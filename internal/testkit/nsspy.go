@@ -145,6 +145,11 @@ func (s *NamespaceSpy) Stats(ctx context.Context) (*memory.Stats, error) {
 	return s.Svc.Stats(ctx)
 }
 
+func (s *NamespaceSpy) StatsAll(ctx context.Context) (*memory.Stats, error) {
+	s.note(ctx, "StatsAll")
+	return s.Svc.StatsAll(ctx)
+}
+
 func (s *NamespaceSpy) Record(ctx context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
 	s.note(ctx, "Record")
 	return s.Svc.Record(ctx, req)

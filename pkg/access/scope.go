@@ -143,3 +143,35 @@ func (s Scope) Visible(list []memory.NamespaceInfo) []memory.NamespaceInfo {
 	slices.SortFunc(out, func(a, b memory.NamespaceInfo) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
+
+// CheckExport authorises the namespaces an export names
+// (memory.ExportRequest.Namespaces): none is the request's own namespace,
+// which admission checked; "*" alone is every namespace, for a scope that
+// holds them all; otherwise each name must be valid and in the scope.
+func (s Scope) CheckExport(names []string) error {
+	for i, n := range names {
+		if n == AnyNamespace {
+			if len(names) > 1 {
+				return memory.Invalid("namespaces", `"*" already means every namespace; list it alone`)
+			}
+			return s.RequireAll("export of every namespace")
+		}
+		if err := memory.ValidateNamespace(n); err != nil {
+			return memory.Invalid(fmt.Sprintf("namespaces[%d]", i), "%s", strings.TrimPrefix(err.Error(), "namespace: "))
+		}
+		if !s.Allows(n) {
+			return memory.Forbidden(n)
+		}
+	}
+	return nil
+}
+
+// CheckImport authorises an import that keeps the archive's namespaces
+// (memory.ImportRequest.PreserveNamespaces): it may write into any of
+// them, so only a scope that holds every namespace may ask for it.
+func (s Scope) CheckImport(preserve bool) error {
+	if !preserve {
+		return nil
+	}
+	return s.RequireAll("import into the archive's own namespaces (preserve_namespaces)")
+}

@@ -166,3 +166,39 @@ func TestScopedKeyringRefusals(t *testing.T) {
 		t.Errorf("a repeated key of one scope: %v", err)
 	}
 }
+
+func TestScopeCheckExportImport(t *testing.T) {
+	ab := mustScope(t, "a", "b")
+	for _, tc := range []struct {
+		scope Scope
+		names []string
+		code  memory.Code // "" for allowed
+	}{
+		{ab, nil, ""},
+		{ab, []string{"a"}, ""},
+		{ab, []string{"b", "a"}, ""},
+		{ab, []string{"a", "c"}, memory.CodeForbidden},
+		{ab, []string{"*"}, memory.CodeForbidden},
+		{AllNamespaces(), []string{"*"}, ""},
+		{AllNamespaces(), []string{"c", "default"}, ""},
+		{AllNamespaces(), []string{"*", "a"}, memory.CodeValidation},
+		{AllNamespaces(), []string{"a", "Bad"}, memory.CodeValidation},
+	} {
+		err := tc.scope.CheckExport(tc.names)
+		if tc.code == "" && err != nil || tc.code != "" && memory.CodeOf(err) != tc.code {
+			t.Errorf("%v.CheckExport(%q) = %v, want %q", tc.scope, tc.names, err, tc.code)
+		}
+	}
+	if err := ab.CheckExport([]string{"a", "Bad"}); err == nil || !strings.Contains(err.Error(), "namespaces[1]") {
+		t.Errorf("a bad name is not named by its position: %v", err)
+	}
+	if err := ab.CheckImport(false); err != nil {
+		t.Error(err)
+	}
+	if err := ab.CheckImport(true); !errors.Is(err, memory.ErrForbidden) || !strings.Contains(err.Error(), "preserve_namespaces") {
+		t.Errorf("preserve_namespaces with a bound key: %v", err)
+	}
+	if err := AllNamespaces().CheckImport(true); err != nil {
+		t.Error(err)
+	}
+}

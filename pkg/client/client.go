@@ -311,10 +311,11 @@ func invalidRequest(err error) error {
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 1 << 20
 
-// call sends a JSON request (in may be nil for none) and decodes a JSON
-// answer into out (nil to expect none), retrying a refusal when r allows.
-// The per-call timeout covers the retries and their waits.
-func (c *Client) call(ctx context.Context, r retryable, method, path string, in, out any) error {
+// call sends a JSON request (in may be nil for none) to path with query
+// (nil for none) and decodes a JSON answer into out (nil to expect none),
+// retrying a refusal when r allows. The per-call timeout covers the
+// retries and their waits.
+func (c *Client) call(ctx context.Context, r retryable, method, path string, query url.Values, in, out any) error {
 	ctx2, cancel := c.context(ctx)
 	defer cancel()
 	var b []byte
@@ -326,16 +327,16 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, in,
 		}
 		ct = wire.ContentTypeJSON
 	}
-	return c.withRetries(ctx2, r, func() error { return c.callOnce(ctx, ctx2, method, path, b, ct, out) })
+	return c.withRetries(ctx2, r, func() error { return c.callOnce(ctx, ctx2, method, path, query, b, ct, out) })
 }
 
 // callOnce is one attempt of call; body is nil for none.
-func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, b []byte, ct string, out any) error {
+func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query url.Values, b []byte, ct string, out any) error {
 	var body io.Reader
 	if b != nil {
 		body = bytes.NewReader(b)
 	}
-	req, err := c.newRequest(ctx2, method, path, nil, body, ct, true)
+	req, err := c.newRequest(ctx2, method, path, query, body, ct, true)
 	if err != nil {
 		return err
 	}

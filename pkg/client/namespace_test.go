@@ -80,6 +80,20 @@ func TestNamespaceHeader(t *testing.T) {
 		t.Error("a request with a bad namespace was sent")
 	}
 
+	// An import that keeps the archive's namespaces says so.
+	_, _ = bound.Import(ctx, &memory.ImportRequest{ArchiveID: "a", PreserveNamespaces: true}, strings.NewReader("archive"))
+	if r := last.Load(); r.URL.Path != wire.PathImportStream || r.URL.Query().Get(wire.QueryPreserveNamespaces) != "true" {
+		t.Errorf("import sent %s?%s", r.URL.Path, r.URL.RawQuery)
+	}
+
+	// Stats of all namespaces.
+	if _, err := bound.StatsAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if r := last.Load(); r.URL.Path != wire.PathStats || r.URL.RawQuery != "all_namespaces=true" {
+		t.Errorf("StatsAll sent %s?%s", r.URL.Path, r.URL.RawQuery)
+	}
+
 	// The namespace routes.
 	list, err := plain.Namespaces(ctx)
 	if err != nil || len(list.Namespaces) != 1 || list.Namespaces[0].Name != "a" || list.Namespaces[0].TotalRecords != 1 {

@@ -136,15 +136,13 @@ func (h *service) DropNamespace(ctx context.Context, in *pb.DropNamespaceRequest
 
 func (h *service) Stats(ctx context.Context, in *pb.StatsRequest) (*pb.StatsResponse, error) {
 	stats := func(ctx context.Context, _ *struct{}) (*memory.Stats, error) {
-		if in.GetAllNamespaces() {
-			if err := scopeOf(ctx).RequireAll("stats of all namespaces"); err != nil {
-				return nil, err
-			}
+		if !in.GetAllNamespaces() {
+			return h.s.svc.Stats(ctx)
 		}
-		// An engine that keeps everything in one pool reports the whole
-		// server either way; the engine's request for the totals of every
-		// namespace, when all_namespaces is set, belongs here.
-		return h.s.svc.Stats(ctx)
+		if err := scopeOf(ctx).RequireAll("stats of all namespaces"); err != nil {
+			return nil, err
+		}
+		return h.s.svc.StatsAll(ctx)
 	}
 	return unary(ctx, h.s, in, empty[*pb.StatsRequest], stats, toProtoStats)
 }

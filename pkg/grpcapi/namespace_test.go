@@ -75,7 +75,8 @@ func (acceptAll) Import(_ context.Context, _ *memory.ImportRequest, r io.Reader)
 	_, err := io.Copy(io.Discard, r)
 	return &memory.ImportResponse{}, err
 }
-func (acceptAll) Stats(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
+func (acceptAll) Stats(context.Context) (*memory.Stats, error)    { return &memory.Stats{}, nil }
+func (acceptAll) StatsAll(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
 func (acceptAll) Record(_ context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
 	return &memory.MemoryRecord{ID: req.RecordID, Store: memory.StoreEpisodic}, nil
 }
@@ -341,9 +342,41 @@ func TestBoundKeysGRPC(t *testing.T) {
 		}
 	}
 
+	export := methodOf(t, "Export")
+	forbidden(t, invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"a", "c"}}), `namespace "c"`)
+	forbidden(t, invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"*"}}), "export of every namespace")
+	if err := invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"a", "b"}}); err != nil {
+		t.Errorf("export of the key's namespaces: %v", err)
+	}
+	if err := invoke(as("all-key"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"*"}}); err != nil {
+		t.Errorf("export of every namespace with an all-namespace key: %v", err)
+	}
+	imp := methodOf(t, "Import")
+	preserve := &pb.ImportRequest{Options: &pb.ImportOptions{ArchiveId: "x", PreserveNamespaces: true}, Data: []byte("archive")}
+	forbidden(t, invoke(as("a-key"), f.conn, imp, preserve), "preserve_namespaces")
+	if err := invoke(as("all-key"), f.conn, imp, preserve); err != nil {
+		t.Errorf("preserve_namespaces with an all-namespace key: %v", err)
+	}
+
 	_, err := f.client.Stats(as("ab-key", NamespaceMetadata, "a"), &pb.StatsRequest{AllNamespaces: true})
 	forbidden(t, err, "stats of all namespaces")
+	spy.Reset()
 	if _, err := f.client.Stats(as("all-key"), &pb.StatsRequest{AllNamespaces: true}); err != nil {
 		t.Errorf("stats of all namespaces with an all-namespace key: %v", err)
 	}
+	if calls := spy.Calls(); len(calls) != 1 || calls["StatsAll"] == "" {
+		t.Errorf("stats of all namespaces called %v, want StatsAll", calls)
+	}
+}
+
+// methodOf is the method name of the CMP service's descriptor.
+func methodOf(t *testing.T, name string) protoreflect.MethodDescriptor {
+	t.Helper()
+	for _, m := range serviceMethods(t) {
+		if string(m.Name()) == name {
+			return m
+		}
+	}
+	t.Fatalf("no method %s", name)
+	return nil
 }

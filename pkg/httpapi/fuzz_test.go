@@ -66,7 +66,8 @@ func (okService) Import(_ context.Context, _ *memory.ImportRequest, r io.Reader)
 	_, err := io.Copy(io.Discard, r)
 	return &memory.ImportResponse{}, err
 }
-func (okService) Stats(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
+func (okService) Stats(context.Context) (*memory.Stats, error)    { return &memory.Stats{}, nil }
+func (okService) StatsAll(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
 func (okService) Record(_ context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
 	return &memory.MemoryRecord{ID: req.RecordID, Store: memory.StoreEpisodic, Meta: memory.LegacyMeta()}, nil
 }

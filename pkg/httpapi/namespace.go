@@ -139,13 +139,11 @@ func (s *Server) stats(_ http.ResponseWriter, r *http.Request) (any, error) {
 			return nil, memory.Invalid(wire.QueryAllNamespaces, "query value %s: want true or false", memory.Quote(v))
 		}
 	}
-	if all {
-		if err := scopeOf(r).RequireAll("stats of all namespaces"); err != nil {
-			return nil, err
-		}
+	if !all {
+		return s.svc.Stats(r.Context())
 	}
-	// An engine that keeps everything in one pool reports the whole
-	// server either way; the engine's request for the totals of every
-	// namespace, when all is set, belongs here.
-	return s.svc.Stats(r.Context())
+	if err := scopeOf(r).RequireAll("stats of all namespaces"); err != nil {
+		return nil, err
+	}
+	return s.svc.StatsAll(r.Context())
 }

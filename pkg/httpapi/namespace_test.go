@@ -286,8 +286,12 @@ func TestBoundKeys(t *testing.T) {
 		resp, body = call(t, all, "a-key", "")
 		forbidden(t, resp, body, "stats of all namespaces")
 		for _, key := range []string{"all-key", "star-key"} {
+			spy.Reset()
 			if resp, body := call(t, all, key, ""); resp.StatusCode != 200 {
 				t.Errorf("%s: %d %s", key, resp.StatusCode, body)
+			}
+			if calls := spy.Calls(); len(calls) != 1 || calls["StatsAll"] == "" {
+				t.Errorf("%s: stats of all namespaces called %v, want StatsAll", key, calls)
 			}
 		}
 		resp, body = call(t, request{method: http.MethodGet, path: wire.PathStats + "?" + wire.QueryAllNamespaces + "=yes"}, "all-key", "")
@@ -297,6 +301,41 @@ func TestBoundKeys(t *testing.T) {
 		// The explicit false is the request's own namespace, for any key.
 		if resp, body := call(t, request{method: http.MethodGet, path: wire.PathStats + "?" + wire.QueryAllNamespaces + "=false"}, "a-key", ""); resp.StatusCode != 200 {
 			t.Errorf("all_namespaces=false with a bound key: %d %s", resp.StatusCode, body)
+		}
+	})
+
+	t.Run("export and import across namespaces", func(t *testing.T) {
+		for _, tc := range []struct {
+			rq     request
+			key    string
+			status int
+			msg    string
+		}{
+			{request{method: http.MethodPost, path: wire.PathExport, body: `{"namespaces":["a","b"]}`}, "ab-key", 200, ""},
+			{request{method: http.MethodPost, path: wire.PathExport, body: `{"namespaces":["b"]}`}, "a-key", 403, `namespace "b"`},
+			{request{method: http.MethodPost, path: wire.PathExport, body: `{"namespaces":["*"]}`}, "ab-key", 403, "export of every namespace"},
+			{request{method: http.MethodPost, path: wire.PathExport, body: `{"namespaces":["*"]}`}, "all-key", 200, ""},
+			{request{method: http.MethodPost, path: wire.PathExport, body: `{"namespaces":["a","No"]}`}, "all-key", 400, "namespaces[1]"},
+			{request{method: http.MethodPost, path: wire.PathExportStream, body: `{"namespaces":["c"]}`}, "ab-key", 403, `namespace "c"`},
+			{request{method: http.MethodPost, path: wire.PathExportStream, body: `{"namespaces":["*"]}`}, "star-key", 200, ""},
+			{request{method: http.MethodPost, path: wire.PathImport, body: `{"archive_id":"x","archive_data":[1],"preserve_namespaces":true}`}, "ab-key", 403, "preserve_namespaces"},
+			{request{method: http.MethodPost, path: wire.PathImport, body: `{"archive_id":"x","archive_data":[1],"preserve_namespaces":true}`}, "all-key", 200, ""},
+			{request{method: http.MethodPost, path: wire.PathImportStream + "?preserve_namespaces=true", body: "x", header: map[string]string{"Content-Type": wire.ContentTypeArchive}}, "a-key", 403, "preserve_namespaces"},
+			{request{method: http.MethodPost, path: wire.PathImportStream + "?preserve_namespaces=true", body: "x", header: map[string]string{"Content-Type": wire.ContentTypeArchive}}, "all-key", 200, ""},
+			{request{method: http.MethodPost, path: wire.PathImportStream + "?preserve_namespaces=yes", body: "x", header: map[string]string{"Content-Type": wire.ContentTypeArchive}}, "all-key", 400, `preserve_namespaces: query value "yes"`},
+		} {
+			spy.Reset()
+			resp, body := call(t, tc.rq, tc.key, "a")
+			msg := ""
+			if env, ok := wire.DecodeEnvelope(body); ok {
+				msg = env.Message
+			}
+			if resp.StatusCode != tc.status || !strings.Contains(msg, tc.msg) {
+				t.Errorf("%s %s with %s: %d %s; want %d with %q", tc.rq.method, tc.rq.path, tc.key, resp.StatusCode, body, tc.status, tc.msg)
+			}
+			if calls := spy.Calls(); (len(calls) != 0) != (tc.status == 200) {
+				t.Errorf("%s %s with %s: service calls %v", tc.rq.method, tc.rq.path, tc.key, calls)
+			}
 		}
 	})
 

@@ -53,6 +53,10 @@ type Service interface {
 
 	// Stats reports counts and averages without scanning the stores.
 	Stats(ctx context.Context) (*Stats, error)
+	// StatsAll is Stats over every namespace together. It is not scoped
+	// by the namespace of ctx: transports allow it only to a caller that
+	// may see every namespace.
+	StatsAll(ctx context.Context) (*Stats, error)
 	// Record returns one record.
 	Record(ctx context.Context, req *IntrospectRecordRequest) (*MemoryRecord, error)
 	// DecayForecast predicts fidelity at a future time.

@@ -24,11 +24,12 @@
 //	    aborts the connection, so a client never mistakes a truncated
 //	    archive for a complete one.
 //
-//	POST /v1/lifecycle/import/stream?archive_id=A&strategy=S&conflict_resolution=C
+//	POST /v1/lifecycle/import/stream?archive_id=A&strategy=S&conflict_resolution=C&preserve_namespaces=P
 //	    Request: the raw archive bytes as the body
 //	    (application/octet-stream); the passphrase of an encrypted archive
 //	    in the HeaderDecryptionKey header, never in the URL. strategy and
-//	    conflict_resolution take the ImportRequest defaults when absent.
+//	    conflict_resolution take the ImportRequest defaults when absent;
+//	    preserve_namespaces is "true" or "false" (the default).
 //	    Response: 200 ImportResponse.
 //
 // # Namespaces
@@ -127,6 +128,8 @@ const (
 	QueryArchiveID          = "archive_id"
 	QueryStrategy           = "strategy"
 	QueryConflictResolution = "conflict_resolution"
+	// QueryPreserveNamespaces "true" is ImportRequest.PreserveNamespaces.
+	QueryPreserveNamespaces = "preserve_namespaces"
 
 	// GET /v1/introspect/stats: "true" totals the statistics of every
 	// namespace, for an API key that may see them all; "false" (or

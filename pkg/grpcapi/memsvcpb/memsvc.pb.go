@@ -5242,8 +5242,12 @@ type ExportRequest struct {
 	EncryptionKey     *string        `protobuf:"bytes,6,opt,name=encryption_key,json=encryptionKey,proto3,oneof" json:"encryption_key,omitempty"`
 	IncludeSealed     bool           `protobuf:"varint,7,opt,name=include_sealed,json=includeSealed,proto3" json:"include_sealed,omitempty"`
 	IncludeSecret     bool           `protobuf:"varint,8,opt,name=include_secret,json=includeSecret,proto3" json:"include_secret,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The namespaces to export: empty, the call's namespace; names, those
+	// namespaces; ["*"], every namespace. Each needs a key that may use it
+	// (PERMISSION_DENIED otherwise).
+	Namespaces    []string `protobuf:"bytes,9,rep,name=namespaces,proto3" json:"namespaces,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExportRequest) Reset() {
@@ -5330,6 +5334,13 @@ func (x *ExportRequest) GetIncludeSecret() bool {
 		return x.IncludeSecret
 	}
 	return false
+}
+
+func (x *ExportRequest) GetNamespaces() []string {
+	if x != nil {
+		return x.Namespaces
+	}
+	return nil
 }
 
 // ExportResponse is one message of the export stream.
@@ -5551,6 +5562,9 @@ type ImportOptions struct {
 	// Unspecified: keep_newer.
 	ConflictResolution ConflictResolution `protobuf:"varint,4,opt,name=conflict_resolution,json=conflictResolution,proto3,enum=memsvc.v1.ConflictResolution" json:"conflict_resolution,omitempty"`
 	DecryptionKey      *string            `protobuf:"bytes,5,opt,name=decryption_key,json=decryptionKey,proto3,oneof" json:"decryption_key,omitempty"`
+	// Put every entry into the namespace the archive names for it instead
+	// of the call's namespace; only for a key that may use every namespace.
+	PreserveNamespaces bool `protobuf:"varint,6,opt,name=preserve_namespaces,json=preserveNamespaces,proto3" json:"preserve_namespaces,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -5618,6 +5632,13 @@ func (x *ImportOptions) GetDecryptionKey() string {
 		return *x.DecryptionKey
 	}
 	return ""
+}
+
+func (x *ImportOptions) GetPreserveNamespaces() bool {
+	if x != nil {
+		return x.PreserveNamespaces
+	}
+	return false
 }
 
 // ImportResponse reports how many records (curated and raw) were imported.
@@ -7148,7 +7169,7 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\n" +
 	"\b_confirm\"9\n" +
 	"\x0eForgetResponse\x12'\n" +
-	"\x0frecords_deleted\x18\x01 \x01(\rR\x0erecordsDeleted\"\xee\x02\n" +
+	"\x0frecords_deleted\x18\x01 \x01(\rR\x0erecordsDeleted\"\x8e\x03\n" +
 	"\rExportRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12\x1b\n" +
 	"\x06format\x18\x02 \x01(\tH\x00R\x06format\x88\x01\x01\x120\n" +
@@ -7157,7 +7178,10 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\aencrypt\x18\x05 \x01(\bR\aencrypt\x12*\n" +
 	"\x0eencryption_key\x18\x06 \x01(\tH\x01R\rencryptionKey\x88\x01\x01\x12%\n" +
 	"\x0einclude_sealed\x18\a \x01(\bR\rincludeSealed\x12%\n" +
-	"\x0einclude_secret\x18\b \x01(\bR\rincludeSecretB\t\n" +
+	"\x0einclude_secret\x18\b \x01(\bR\rincludeSecret\x12\x1e\n" +
+	"\n" +
+	"namespaces\x18\t \x03(\tR\n" +
+	"namespacesB\t\n" +
 	"\a_formatB\x11\n" +
 	"\x0f_encryption_key\"d\n" +
 	"\x0eExportResponse\x12\x14\n" +
@@ -7173,14 +7197,15 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\bchecksum\x18\x04 \x01(\tR\bchecksum\"W\n" +
 	"\rImportRequest\x122\n" +
 	"\aoptions\x18\x01 \x01(\v2\x18.memsvc.v1.ImportOptionsR\aoptions\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\"\xa2\x02\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"\xd3\x02\n" +
 	"\rImportOptions\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12\x1d\n" +
 	"\n" +
 	"archive_id\x18\x02 \x01(\tR\tarchiveId\x125\n" +
 	"\bstrategy\x18\x03 \x01(\x0e2\x19.memsvc.v1.ImportStrategyR\bstrategy\x12N\n" +
 	"\x13conflict_resolution\x18\x04 \x01(\x0e2\x1d.memsvc.v1.ConflictResolutionR\x12conflictResolution\x12*\n" +
-	"\x0edecryption_key\x18\x05 \x01(\tH\x00R\rdecryptionKey\x88\x01\x01B\x11\n" +
+	"\x0edecryption_key\x18\x05 \x01(\tH\x00R\rdecryptionKey\x88\x01\x01\x12/\n" +
+	"\x13preserve_namespaces\x18\x06 \x01(\bR\x12preserveNamespacesB\x11\n" +
 	"\x0f_decryption_key\"\x89\x01\n" +
 	"\x0eImportResponse\x12)\n" +
 	"\x10records_imported\x18\x01 \x01(\rR\x0frecordsImported\x12'\n" +
