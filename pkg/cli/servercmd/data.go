@@ -303,20 +303,26 @@ func (r *root) inspectCmd() *ff.Command {
 
 func (r *root) statsCmd() *ff.Command {
 	fs := r.subFlags("stats")
+	all := fs.BoolLong("all-namespaces", "total every namespace (through a server, for an API key that may use them all)")
 	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "stats",
-		Usage:     "memsvc stats [--json]",
+		Usage:     "memsvc stats [--all-namespaces] [--json]",
 		ShortHelp: "show statistics",
 		LongHelp: "Shows record counts and average fidelity per store, associations, the raw journal\n" +
-			"and dream counters (--json: the API's answer).",
+			"and dream counters of the namespace of --namespace, or with --all-namespaces of\n" +
+			"every namespace together (--json: the API's answer).",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return cli.Usagef("stats takes no arguments")
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
-				s, err := svc.Stats(ctx)
+				stats := svc.Stats
+				if *all {
+					stats = svc.StatsAll
+				}
+				s, err := stats(ctx)
 				if err != nil {
 					return err
 				}

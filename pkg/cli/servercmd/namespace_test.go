@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -182,5 +183,50 @@ func TestNamespaceCommands(t *testing.T) {
 		if tc.code == 2 && f.count() != before {
 			t.Errorf("%v: a request was sent", tc.args)
 		}
+	}
+}
+
+// TestNamespaceFlags: stats --all-namespaces, export --namespaces and
+// import --preserve-namespaces reach the request; bad lists are usage
+// errors.
+func TestNamespaceFlags(t *testing.T) {
+	f := &fakeServer{}
+	ts := httptest.NewServer(f)
+	t.Cleanup(ts.Close)
+	env := []string{"MEMSVC_SERVER_URL=" + ts.URL}
+
+	if _, errOut, code := runWith(env, "stats", "--all-namespaces"); code != 0 {
+		t.Fatalf("stats --all-namespaces: exit %d %s", code, errOut)
+	}
+	if r, _ := f.last(t); r.URL.Path != wire.PathStats || r.URL.Query().Get(wire.QueryAllNamespaces) != "true" {
+		t.Errorf("stats --all-namespaces sent %s?%s", r.URL.Path, r.URL.RawQuery)
+	}
+
+	dir := t.TempDir()
+	runWith(env, "export", "--output", dir+"/a.cma", "--namespaces", "proj-a, proj-b")
+	if r, body := f.last(t); r.URL.Path != wire.PathExportStream || !strings.Contains(body, `"namespaces":["proj-a","proj-b"]`) {
+		t.Errorf("export --namespaces sent %s %s", r.URL.Path, body)
+	}
+	runWith(env, "export", "--output", dir+"/b.cma", "--namespaces", "*")
+	if _, body := f.last(t); !strings.Contains(body, `"namespaces":["*"]`) {
+		t.Errorf("export --namespaces '*' sent %s", body)
+	}
+	for _, bad := range []string{"proj-a,*", "Proj", "a,,b"} {
+		before := f.count()
+		if _, errOut, code := runWith(env, "export", "--output", dir+"/c.cma", "--namespaces", bad); code != 2 || !strings.Contains(errOut, "--namespaces") {
+			t.Errorf("export --namespaces %q: exit %d %s", bad, code, errOut)
+		}
+		if f.count() != before {
+			t.Errorf("export --namespaces %q sent a request", bad)
+		}
+	}
+
+	archive := dir + "/in.cma"
+	if err := os.WriteFile(archive, []byte("not checked here\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	runWith(env, "import", archive, "--preserve-namespaces")
+	if r, _ := f.last(t); r.URL.Path != wire.PathImportStream || r.URL.Query().Get(wire.QueryPreserveNamespaces) != "true" {
+		t.Errorf("import --preserve-namespaces sent %s?%s", r.URL.Path, r.URL.RawQuery)
 	}
 }
