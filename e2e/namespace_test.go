@@ -399,6 +399,9 @@ func TestNamespaceAccess(t *testing.T) {
 			}
 		}
 		forbiddenHTTP(t, "stats of all namespaces, key A", s.do(t, "GET", wire.PathStats+"?all_namespaces=true", keyA, "", nil), "stats of all namespaces")
+		forbiddenHTTP(t, "export of proj-b, key A", s.do(t, "POST", wire.PathExport, keyA, nsA, map[string]any{"namespaces": []string{nsA, nsB}}), `namespace "proj-b"`)
+		forbiddenHTTP(t, "export of every namespace, key A", s.do(t, "POST", wire.PathExportStream, keyA, nsA, map[string]any{"namespaces": []string{"*"}}), "export of every namespace")
+		forbiddenHTTP(t, "import into the archive's namespaces, key A", s.do(t, "POST", wire.PathImportStream+"?archive_id=x&preserve_namespaces=true", keyA, nsA, []byte("archive")), "preserve_namespaces")
 		if a := s.do(t, "GET", wire.PathStats+"?all_namespaces=true", keyAll, "", nil); a.status != 200 {
 			t.Errorf("stats of all namespaces, all-namespace key: %d %s", a.status, a.body)
 		}
@@ -478,6 +481,10 @@ func TestNamespaceAccess(t *testing.T) {
 		r = runBin(t, 30*time.Second, env, "memsvc", "namespace", "drop", nsB, "--confirm")
 		if r.code != 1 || !strings.Contains(r.stderr, `may not use namespace "proj-b"`) {
 			t.Errorf("memsvc namespace drop proj-b with key A: %+v", r)
+		}
+		r = runBin(t, 30*time.Second, env, "memsvc", "stats", "--all-namespaces")
+		if r.code != 1 || !strings.Contains(r.stderr, "stats of all namespaces") {
+			t.Errorf("memsvc stats --all-namespaces with key A: %+v", r)
 		}
 		r = runBin(t, 30*time.Second, env, "memsvc", "namespaces")
 		if r.code != 0 || !strings.Contains(r.stdout, nsA) || strings.Contains(r.stdout, nsB) {
@@ -903,6 +910,12 @@ func (x *isolation) walkHTTP(t *testing.T) {
 				t.Errorf("the archive of %s holds %d entries; %s holds %d records and %d raw entries", nsA, r.RecordCount, nsA, curated, raw)
 			}
 			archive = r.ArchiveData
+			// An archive of both namespaces holds both.
+			var both wire.ExportArchiveResponse
+			x.ok(t, "POST", wire.PathExport, nsA, map[string]any{"namespaces": []string{nsA, nsB}, "include_raw_journal": true}, &both)
+			if !strings.Contains(string(both.ArchiveData), marker) || !strings.Contains(string(both.ArchiveData), x.ids[nsB][1].String()) || both.RecordCount <= r.RecordCount {
+				t.Errorf("the archive of %s and %s (%d entries) lacks %s's records", nsA, nsB, both.RecordCount, nsB)
+			}
 		}},
 		{key("POST", wire.PathExportStream), "A only", func(t *testing.T) {
 			a := inA(t, "POST", wire.PathExportStream, map[string]any{"include_raw_journal": true})
