@@ -341,7 +341,7 @@ func (r *root) importCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL memories and raw entries of the namespaces it imports into and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
+				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL stored memories and raw entries of the namespaces it imports into and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
 				if err != nil {
 					return err
 				}
