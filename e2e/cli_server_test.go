@@ -116,7 +116,7 @@ func runScenario(t *testing.T, modeFlag, modeValue string) []string {
 		{name: "consolidate", args: []string{"consolidate", "--dry-run"}, want: "Consolidated: processed=1, migrated=1, "},
 		{name: "export", args: []string{"export", "--output", archive}, want: "Exported 2 records to " + archive, form: exportedRE},
 		{name: "forget", args: []string{"forget", episodicID, "--confirm"}, want: "Deleted 1 record(s)\n"},
-		{name: "import", args: []string{"import", archive}, want: "Imported 1 of the 2 records of " + archive + "; skipped 1 already stored (--conflict-resolution keep_newer)\n"},
+		{name: "import", args: []string{"import", archive}, want: "Imported 1 records from " + archive + "; skipped 1 already stored (--conflict-resolution keep_newer)\n"},
 		{name: "recall", args: []string{"recall", "staging database"}, want: "Found 1 memories (total candidates: 1)"},
 	}
 	for _, s := range steps {

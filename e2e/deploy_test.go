@@ -28,6 +28,11 @@ func TestSystemdUnit(t *testing.T) {
 	if m == nil || string(m[1]) != "/usr/local/bin/memsvc" {
 		t.Fatalf("ExecStart not found or unexpected: %q", m)
 	}
+	// systemctl reload sends SIGHUP, which reloads the configuration
+	// (TestSIGHUPReloads).
+	if !regexp.MustCompile(`(?m)^ExecReload=/bin/kill -HUP \$MAINPID$`).Match(unit) {
+		t.Fatal("the unit does not reload with SIGHUP")
+	}
 	args := strings.Fields(string(m[2]))
 	if strings.Join(args, " ") != "serve --config /etc/memsvc/memsvc.toml" {
 		t.Fatalf("unit runs %q", args)

@@ -115,6 +115,9 @@ func TestExitCodes(t *testing.T) {
 		"ingest":       {badValue: []string{"ingest", "--batch-max-records", "0"}, badArgs: []string{"ingest", "x"}, failure: append([]string{"ingest", "--server-url", f.deadURL}, spool...), stdin: f.file},
 		"doctor":       {badValue: []string{"doctor", "--skip-raw-ingest-probe=maybe"}, badArgs: []string{"doctor", "x"}, failure: append([]string{"doctor", "--server-url", f.deadURL}, spool...)},
 		"install-hook": {badValue: []string{"install-hook", "vim"}, badArgs: []string{"install-hook"}, failure: []string{"install-hook", "claude", "--target-dir", f.file}},
+		"flush":        {badValue: []string{"flush", "--wait", "soon"}, badArgs: []string{"flush", "x"}, failure: []string{"flush", "--server-url", f.deadURL, "--spool-dir", f.file}},
+		"watch": {badValue: []string{"watch", "--agent", "vim"}, badArgs: []string{"watch", "x"},
+			failure: []string{"watch", "--server-url", f.deadURL, "--spool-dir", f.file, "--claude-dir", f.dir, "--codex-dir", f.dir}},
 	}
 	mcp := map[string]commandCases{
 		"": {badValue: []string{"--server-url", f.deadURL, "--server-timeout-secs", "0"}, badArgs: []string{"--server-url", f.deadURL, "x"}, failure: []string{"--server-url", f.deadURL}, stdin: f.dir},

@@ -19,25 +19,143 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // mcpTimeout bounds every wait on the proxy.
 const mcpTimeout = 30 * time.Second
 
+// lineProcess is a child process spoken to one line at a time: every line
+// it writes to stdout arrives on lines (and is kept in stdout), and its
+// stderr is kept for failure messages.
+type lineProcess struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  chan []byte // stdout, one line at a time, without the newline
+	exited chan error
+
+	mu     sync.Mutex
+	stdout [][]byte     // every stdout line as written
+	stderr bytes.Buffer // the process's log
+}
+
+// startLines starts cmd. The process is killed when the test ends, unless
+// it has exited by then.
+func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
+	t.Helper()
+	p := &lineProcess{cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
+	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	var err error
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		defer close(p.lines)
+		br := bufio.NewReader(out)
+		for {
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				p.mu.Lock()
+				p.stdout = append(p.stdout, line)
+				p.mu.Unlock()
+				p.lines <- bytes.TrimRight(line, "\n")
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		<-read // Wait closes the pipe: read everything first
+		p.exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			go p.drain()
+			<-p.exited
+		}
+	})
+	return p
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.w.Write(b)
+}
+
+func (p *lineProcess) log() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// drain discards the rest of stdout, so that the process can finish.
+func (p *lineProcess) drain() {
+	for range p.lines {
+	}
+}
+
+// next returns the next stdout line; the test fails when the process ends
+// or says nothing within mcpTimeout.
+func (p *lineProcess) next(t testing.TB, what string) []byte {
+	t.Helper()
+	select {
+	case line, ok := <-p.lines:
+		if !ok {
+			t.Fatalf("%s ended its output before %s:\n%s", filepath.Base(p.cmd.Path), what, p.log())
+		}
+		return line
+	case <-time.After(mcpTimeout):
+		t.Fatalf("no %s from %s within %v:\n%s", what, filepath.Base(p.cmd.Path), mcpTimeout, p.log())
+	}
+	return nil
+}
+
+// closeAndWait ends stdin and requires the process to exit with status 0
+// within mcpTimeout.
+func (p *lineProcess) closeAndWait(t testing.TB) {
+	t.Helper()
+	if err := p.stdin.Close(); err != nil {
+		t.Fatal(err)
+	}
+	go p.drain()
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			t.Fatalf("%s exit after stdin closed: %v\n%s", filepath.Base(p.cmd.Path), err, p.log())
+		}
+	case <-time.After(mcpTimeout):
+		t.Fatalf("%s did not exit after stdin closed:\n%s", filepath.Base(p.cmd.Path), p.log())
+	}
+}
+
 // mcpClient drives a memsvc-mcp process the way an MCP client does:
 // newline-delimited JSON-RPC on its stdin, answers read from its stdout.
 type mcpClient struct {
+	*lineProcess
 	t      testing.TB
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	lines  chan []byte // stdout, one message per line
-	exited chan error
 	nextID int
-
-	mu     sync.Mutex
-	stdout [][]byte     // every stdout line, for the final check
-	stderr bytes.Buffer // the proxy's log
+	// schemas are the tools' output schemas (listTools); call checks
+	// every successful answer against them.
+	schemas map[string][]*jsonschema.Schema
 }
 
 // rpcMessage is any JSON-RPC 2.0 message the proxy may write.
@@ -77,65 +195,7 @@ func startMCPBinary(t testing.TB, bin string, env []string, args ...string) *mcp
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, bin), args...)
 	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	c := &mcpClient{t: t, cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &c.mu, w: &c.stderr}
-	var err error
-	if c.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		defer close(c.lines)
-		br := bufio.NewReader(out)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				c.mu.Lock()
-				c.stdout = append(c.stdout, line)
-				c.mu.Unlock()
-				c.lines <- bytes.TrimRight(line, "\n")
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		<-read // Wait closes the pipe: read everything first
-		c.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-c.exited
-		}
-	})
-	return c
-}
-
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func (c *mcpClient) log() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
+	return &mcpClient{lineProcess: startLines(t, cmd), t: t}
 }
 
 func (c *mcpClient) send(v any) {
@@ -213,13 +273,30 @@ func (c *mcpClient) call(tool string, args map[string]any) (string, bool) {
 		c.t.Fatalf("%s: JSON-RPC error %+v instead of a tool result", tool, ans.Error)
 	}
 	var res struct {
-		Content []struct{ Type, Text string }
-		IsError bool
+		Content           []struct{ Type, Text string }
+		StructuredContent json.RawMessage
+		IsError           bool
 	}
 	if err := json.Unmarshal(ans.Result, &res); err != nil || len(res.Content) != 1 || res.Content[0].Type != "text" {
 		c.t.Fatalf("%s: result %s (%v)", tool, ans.Result, err)
 	}
+	if !res.IsError && c.schemas != nil {
+		checkStructured(c.t, c.schemas, tool, res.StructuredContent, res.Content[0].Text)
+	}
 	return res.Content[0].Text, res.IsError
+}
+
+// listTools returns the tools/list answer's tools and makes call check
+// every later answer against their output schemas.
+func (c *mcpClient) listTools() []map[string]any {
+	c.t.Helper()
+	ans := c.request("tools/list", nil)
+	var list struct{ Tools []map[string]any }
+	if ans.Error != nil || json.Unmarshal(ans.Result, &list) != nil {
+		c.t.Fatalf("tools/list: %s %+v", ans.Result, ans.Error)
+	}
+	c.schemas = outputSchemas(c.t, list.Tools)
+	return list.Tools
 }
 
 // ok runs a tool that must succeed and returns its text.
@@ -256,21 +333,7 @@ func (c *mcpClient) fails(tool string, args map[string]any, want ...string) stri
 // but JSON-RPC messages.
 func (c *mcpClient) close() {
 	c.t.Helper()
-	if err := c.stdin.Close(); err != nil {
-		c.t.Fatal(err)
-	}
-	go func() {
-		for range c.lines { // drain
-		}
-	}()
-	select {
-	case err := <-c.exited:
-		if err != nil {
-			c.t.Fatalf("memsvc-mcp exit after stdin closed: %v\n%s", err, c.log())
-		}
-	case <-time.After(mcpTimeout):
-		c.t.Fatalf("memsvc-mcp did not exit after stdin closed:\n%s", c.log())
-	}
+	c.closeAndWait(c.t)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.stdout) == 0 {
@@ -305,19 +368,9 @@ func TestMCPEndToEnd(t *testing.T) {
 	if info["name"] != "memsvc" || init["protocolVersion"] != "2025-06-18" || !strings.Contains(fmt.Sprint(init["instructions"]), "meta_json") {
 		t.Fatalf("initialize: %v", init)
 	}
-	list := c.request("tools/list", nil)
-	var tools struct {
-		Tools []struct {
-			Name        string
-			InputSchema struct{ Properties map[string]any }
-		}
-	}
-	if err := json.Unmarshal(list.Result, &tools); err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
+	for _, tl := range c.listTools() {
+		names = append(names, tl["name"].(string))
 	}
 	want := []string{"associate", "batch_store", "batch_store_raw", "consolidate", "dream_tick", "export", "forget",
 		"inspect", "recall", "recall_raw", "stats", "store", "store_raw", "timeline", "update"}
@@ -333,18 +386,22 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	missing := "0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f"
 
+	// The older argument forms keep working here: comma-separated lists,
+	// JSON text in strings, records_json. TestMCPGoSDK and
+	// TestMCPTypeScriptSDK send arrays and objects.
+
 	// store
 	id := recordID(t, c.ok("store", map[string]any{"content": "the deploy key rotates on Fridays", "store": "semantic", "emotion": "trust",
-		"meta_json": `{"intent":"remember the rotation","tags":["ops"]}`}, `"store": "semantic"`))
+		"meta_json": `{"intent":"remember the rotation","tags":["ops"]}`}, `"store":"semantic"`))
 	c.fails("store", map[string]any{}, `Invalid argument "content": required`)
 	c.fails("store", map[string]any{"content": "x", "store": "facts"}, `"store": "facts" is not accepted; use one of: episodic, semantic, procedural, emotional, working`)
 
 	// store_raw
-	c.ok("store_raw", map[string]any{"content": "user: when do keys rotate?", "session_id": "s1", "topic_id": "keys"}, `"session_id": "s1"`, `"secrecy_level": "public"`)
+	c.ok("store_raw", map[string]any{"content": "user: when do keys rotate?", "session_id": "s1", "topic_id": "keys"}, `"session_id":"s1"`, `"secrecy_level":"public"`)
 	c.fails("store_raw", map[string]any{"content": "x"}, `"session_id": required`)
 
 	// batch_store: sequential links between the records
-	text := c.ok("batch_store", map[string]any{"records_json": `[{"content":"release step one: build"},{"content":"release step two: deploy","store":"procedural"}]`}, `"associations_inferred": 2`)
+	text := c.ok("batch_store", map[string]any{"records_json": `[{"content":"release step one: build"},{"content":"release step two: deploy","store":"procedural"}]`}, `"associations_inferred":2`)
 	var batch memory.EncodeBatchResponse
 	if err := json.Unmarshal([]byte(text), &batch); err != nil || len(batch.Results) != 2 {
 		t.Fatalf("batch_store: %v %s", err, text)
@@ -356,12 +413,12 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("batch_store_raw", map[string]any{"records_json": `[{"content":"x"}]`}, `"records_json[0].session_id": required`)
 
 	// update
-	c.ok("update", map[string]any{"record_id": id, "content": "the deploy key rotates every Friday"}, "Updated record "+id)
+	c.ok("update", map[string]any{"record_id": id, "content": "the deploy key rotates every Friday"}, `{"record_id":"`+id+`","updated":["content"]}`)
 	c.fails("update", map[string]any{"record_id": id}, "nothing to update")
 	c.fails("update", map[string]any{"record_id": missing, "emotion": "joy"}, "Not found: record not found: "+missing)
 
 	// recall, with and without a query
-	c.ok("recall", map[string]any{"query": "deploy key rotation"}, `"text": "the deploy key rotates every Friday"`, `"record_id": "`+id+`"`)
+	c.ok("recall", map[string]any{"query": "deploy key rotation", "stores": "semantic, episodic"}, `"text":"the deploy key rotates every Friday"`, `"record_id":"`+id+`"`)
 	recent := c.ok("recall", map[string]any{"limit": 10, "reconsolidate": false})
 	var flat struct{ Memories []map[string]any }
 	if err := json.Unmarshal([]byte(recent), &flat); err != nil || len(flat.Memories) != 3 {
@@ -370,19 +427,19 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("recall", map[string]any{"limit": 0}, `"limit": must be between 1 and 1000`)
 
 	// recall_raw
-	c.ok("recall_raw", map[string]any{"session_id": "s1"}, `"text": "user: when do keys rotate?"`, `"text": "assistant: every Friday"`, `"total_candidates": 2`)
+	c.ok("recall_raw", map[string]any{"session_id": "s1", "secrecy_levels": "public,sensitive"}, `"text":"user: when do keys rotate?"`, `"text":"assistant: every Friday"`, `"total_candidates":2`)
 	c.fails("recall_raw", map[string]any{"start": "last week", "end": "now"}, "is not an RFC 3339 time")
 
 	// timeline
-	c.ok("timeline", map[string]any{"granularity": "day"}, `"text": "the deploy key rotates every Friday"`)
+	c.ok("timeline", map[string]any{"granularity": "day"}, `"text":"the deploy key rotates every Friday"`)
 	c.fails("timeline", map[string]any{"granularity": "year"}, `"granularity": "year" is not accepted`)
 
 	// associate: the batch linked its two records
-	c.ok("associate", map[string]any{"record_id": batch.Results[0].RecordID.String()}, `"id": "`+batch.Results[1].RecordID.String()+`"`)
+	c.ok("associate", map[string]any{"record_id": batch.Results[0].RecordID.String()}, `"id":"`+batch.Results[1].RecordID.String()+`"`)
 	c.fails("associate", map[string]any{"record_id": "step-one"}, `"record_id": "step-one" is not a record id`)
 
 	// inspect
-	c.ok("inspect", map[string]any{"record_id": id}, `"text": "the deploy key rotates every Friday"`, `"version": 2`, `"intent": "remember the rotation"`)
+	c.ok("inspect", map[string]any{"record_id": id}, `"text":"the deploy key rotates every Friday"`, `"version":2`, `"intent":"remember the rotation"`)
 	c.fails("inspect", map[string]any{"record_id": missing}, "Not found")
 
 	// dream_tick, consolidate, stats
@@ -390,15 +447,15 @@ func TestMCPEndToEnd(t *testing.T) {
 	c.fails("dream_tick", map[string]any{"max_groups": 0}, `"max_groups": must be between 1 and 1000`)
 	c.ok("consolidate", map[string]any{"strategy": "full", "dry_run": true}, `"records_processed"`)
 	c.fails("consolidate", map[string]any{"strategy": "all"}, `"strategy": "all" is not accepted`)
-	c.ok("stats", map[string]any{}, `"raw_journal_records": 2`)
+	c.ok("stats", map[string]any{}, `"raw_journal_records":2`)
 	c.fails("stats", map[string]any{"verbose": true}, `"verbose": unknown argument`)
 
 	// export to a new file in the export directory, never over an
 	// existing one, never elsewhere
 	archive := filepath.Join(out, "backup.cma")
-	text = c.ok("export", map[string]any{"output_path": "backup.cma"}, "Archive written to "+archive, `"record_count"`)
+	text = c.ok("export", map[string]any{"output_path": "backup.cma"}, `"path":"`+archive+`"`, `"record_count":`)
 	st, err := os.Stat(archive)
-	if err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(text, fmt.Sprintf("Size: %d bytes", st.Size())) {
+	if err != nil || st.Mode().Perm() != 0o600 || !strings.Contains(text, fmt.Sprintf(`"size_bytes":%d,`, st.Size())) {
 		t.Fatalf("archive %v %v:\n%s", st, err, text)
 	}
 	c.fails("export", map[string]any{"output_path": archive}, "already exists in the export directory "+out+"; export never overwrites")
@@ -407,7 +464,7 @@ func TestMCPEndToEnd(t *testing.T) {
 
 	// forget, confirmation first
 	c.fails("forget", map[string]any{"record_ids": id, "confirm": false}, "nothing was deleted")
-	c.ok("forget", map[string]any{"record_ids": id, "confirm": true}, `"records_deleted": 1`)
+	c.ok("forget", map[string]any{"record_ids": id + ", " + missing, "confirm": true}, `{"records_deleted":1}`)
 	c.fails("inspect", map[string]any{"record_id": id}, "Not found")
 
 	// An unknown tool is a protocol error, still a JSON-RPC message.
@@ -446,7 +503,7 @@ func TestMCPServerRestart(t *testing.T) {
 	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", port)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
 	srv = startCmd(t, cmd)
-	c.ok("recall", map[string]any{"query": "restart"}, `"record_id": "`+id+`"`, "written before the restart")
+	c.ok("recall", map[string]any{"query": "restart"}, `"record_id":"`+id+`"`, "written before the restart")
 
 	c.close()
 	if err := srv.stop(syscall.SIGTERM); err != nil {

@@ -217,8 +217,14 @@ func TestRecorderServerDown(t *testing.T) {
 // recFaultProxy forwards to the server, or fails raw batches on demand.
 type recFaultProxy struct {
 	mu    sync.Mutex
-	mode  string // "", "429", "500", "commit-then-500"
+	mode  string // "", "429", "500", "commit-then-500", "hold"
 	proxy *httputil.ReverseProxy
+	// hold: a batch holding a record whose text contains holdText waits
+	// until release is called; release is also called when another batch
+	// has passed, so that one is stored first
+	holdText string
+	hold     chan struct{}
+	release  func()
 }
 
 func newRecFaultProxy(t *testing.T, target string) (*recFaultProxy, string) {
@@ -247,6 +253,27 @@ func (p *recFaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch mode {
+	case "hold":
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		var req memory.EncodeBatchStoreRawRequest
+		_ = json.Unmarshal(body, &req)
+		held := false
+		for _, rec := range req.Records {
+			text, _ := rec.Content.Text()
+			held = held || strings.Contains(text, p.holdText)
+		}
+		if !held {
+			p.proxy.ServeHTTP(w, r)
+			p.release()
+			return
+		}
+		select {
+		case <-p.hold:
+		case <-r.Context().Done():
+			return
+		}
+		p.proxy.ServeHTTP(w, r)
 	case "429":
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Content-Type", "application/json")
@@ -434,7 +461,7 @@ func TestRecorderHooks(t *testing.T) {
 	hook("claude", `{`+claudeBase+`,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"PGPASSWORD=hunter2hunter2 psql -c 'select 1'","description":"check db"},"tool_use_id":"toolu_01A"}`)
 	hook("claude", `{`+claudeBase+`,"hook_event_name":"PostToolUse","tool_name":"Bash","tool_input":{"command":"PGPASSWORD=hunter2hunter2 psql -c 'select 1'"},"tool_response":{"stdout":"1\n","stderr":"","interrupted":false},"tool_use_id":"toolu_01A"}`)
 	hook("claude", `{`+claudeBase+`,"hook_event_name":"Notification","message":"Claude needs your permission to use Bash"}`)
-	hook("claude", `{`+claudeBase+`,"hook_event_name":"SubagentStop","stop_hook_active":false}`)
+	hook("claude", `{`+claudeBase+`,"hook_event_name":"SubagentStop","stop_hook_active":false,"agent_id":"a1","last_assistant_message":"Subagent: the schema is fine."}`)
 	hook("claude", `{`+claudeBase+`,"hook_event_name":"Stop","stop_hook_active":false}`)
 	// The agent fires the same PreToolUse twice (a retry): recorded once.
 	hook("claude", `{`+claudeBase+`,"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"PGPASSWORD=hunter2hunter2 psql -c 'select 1'","description":"check db"},"tool_use_id":"toolu_01A"}`)
@@ -448,10 +475,12 @@ func TestRecorderHooks(t *testing.T) {
 	hook("codex", "", `{"type":"agent-turn-complete","thread-id":"`+xs+`","turn-id":"5","cwd":"`+project+`","input-messages":["and the webhook secret whsec_abcdefghijklmnopqrstuvwx"],"last-assistant-message":"Done."}`)
 	hook("codex", "this is not JSON: password=correcthorsebattery9")
 
-	// The hooks ran in the background: wait for each recorder to finish.
+	// Each run queued its events in the foreground and sent them in the
+	// background: wait for every sender to finish.
 	recPoll(t, 60*time.Second, "every hook run to finish", func() bool {
 		data, _ := os.ReadFile(hookLog)
-		return strings.Count(string(data), "memsvc-recorder hook: accepted=") == runs
+		return strings.Count(string(data), "memsvc-recorder hook: accepted=") == runs &&
+			strings.Count(string(data), "memsvc-recorder flush: ") == runs
 	})
 	logData, _ := os.ReadFile(hookLog)
 	claude := recRecallRaw(t, srv.url(""), "", cs)
@@ -483,14 +512,14 @@ func TestRecorderHooks(t *testing.T) {
 		{"tool_call", memory.SpeakerTool, `{"tool_name":"Bash","tool_input":{"command":"PGPASSWORD=[REDACTED] psql`},
 		{"tool_result", memory.SpeakerTool, `"tool_response":{"stdout":"1\n"`},
 		{"session_summary", memory.SpeakerSystem, "Claude needs your permission to use Bash"},
-		{"session_summary", memory.SpeakerSystem, `{"stop_hook_active":false}`},
+		{"session_summary", memory.SpeakerAssistant, "Subagent: the schema is fine."},
 		{"session_summary", memory.SpeakerSystem, `{"stop_hook_active":false}`},
 	})
 	check(codex, []want{
 		{"user_message", memory.SpeakerUser, "rotate the Stripe key [REDACTED]"},
 		{"tool_call", memory.SpeakerTool, `"Authorization: Bearer [REDACTED]"`},
 		{"tool_result", memory.SpeakerTool, `README.md`},
-		{"session_summary", memory.SpeakerSystem, "Rotated the key."},
+		{"session_summary", memory.SpeakerAssistant, "Rotated the key."},
 		{"user_message", memory.SpeakerUser, "and the webhook secret [REDACTED]"},
 		{"assistant_message", memory.SpeakerAssistant, "Done."},
 	})
@@ -525,5 +554,73 @@ func TestRecorderHooks(t *testing.T) {
 	cmd.Stdin = strings.NewReader(`{"hook_event_name":"Stop"}`)
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "not found; event not recorded") {
 		t.Fatalf("missing binary: %v %q", err, out)
+	}
+}
+
+// TestRecorderHookOrder: events the agent fires in quick succession (it
+// waits for each hook to return before the next) reach the server in that
+// order, although the helper sends them in the background.
+func TestRecorderHookOrder(t *testing.T) {
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	srv := startServer(t, t.TempDir())
+	// The server is slow to take the first event: it holds it until a later
+	// one has passed (or every hook has run). Whatever is sent after it
+	// must still be stored after it.
+	proxy, proxyURL := newRecFaultProxy(t, srv.url(""))
+	proxy.holdText = "step 00"
+	proxy.hold = make(chan struct{})
+	proxy.release = sync.OnceFunc(func() { close(proxy.hold) })
+	proxy.set("hold")
+	project := t.TempDir()
+	if r := runRecorder(t, "", nil, "install-hook", "claude", "--server-url", proxyURL, "--target-dir", project); r.code != 0 {
+		t.Fatalf("install-hook: %d\n%s", r.code, r.stderr)
+	}
+	script := filepath.Join(project, ".claude", "hooks", "memsvc-recorder-claude-hook.sh")
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	hookLog := filepath.Join(t.TempDir(), "hook.log")
+	const session, n = "order-1", 16
+	var want []string
+	for i := range n {
+		text := fmt.Sprintf("step %02d", i)
+		want = append(want, text)
+		event := "PreToolUse"
+		payload := `{"session_id":"` + session + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"` + text + `"},"tool_use_id":"toolu_` + fmt.Sprint(i) + `"}`
+		if i%4 == 0 {
+			event = "UserPromptSubmit"
+			payload = `{"session_id":"` + session + `","hook_event_name":"UserPromptSubmit","prompt":"` + text + `"}`
+		}
+		cmd := exec.Command("sh", script)
+		cmd.Dir = project
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSVC_RECORDER_BIN=" + filepath.Join(binDir, "memsvc-recorder"),
+			"MEMSVC_RECORDER_SPOOL_DIR=" + spoolDir, "MEMSVC_RECORDER_HOOK_LOG=" + hookLog, "CLAUDE_PROJECT_DIR=" + project}
+		cmd.Stdin = strings.NewReader(payload)
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
+			t.Fatalf("%s hook: %v %q", event, err, out)
+		}
+		if took := time.Since(start); took > 5*time.Second {
+			t.Fatalf("the hook kept the agent waiting %v (for the held send?)", took)
+		}
+	}
+	proxy.release()
+	var entries []recEntry
+	recPoll(t, 60*time.Second, "every event on the server", func() bool {
+		entries = recRecallRaw(t, srv.url(""), "", session)
+		return len(entries) >= n
+	})
+	// Newest first, by the server's arrival time.
+	var got []string
+	for i := len(entries) - 1; i >= 0; i-- {
+		text := entries[i].text
+		if j := strings.Index(text, "step "); j >= 0 {
+			text = text[j : j+len("step 00")]
+		}
+		got = append(got, text)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		logData, _ := os.ReadFile(hookLog)
+		t.Fatalf("arrival order\n%v\nwant\n%v\nhook log:\n%s", got, want, logData)
 	}
 }

@@ -107,13 +107,6 @@ type Identity struct {
 	Scope Scope
 }
 
-// Authenticate checks credential, the "Bearer <key>" a transport received,
-// and returns the caller's rate limiting key (ClientKey); see Identify.
-func (k *Keyring) Authenticate(credential, missing string) (string, error) {
-	id, err := k.Identify(credential, missing)
-	return id.ClientKey, err
-}
-
 // Identify checks credential, the "Bearer <key>" a transport received,
 // and returns who the caller is. A nil Keyring (authentication off) admits
 // every caller, with every namespace. The scheme name is matched in any

@@ -259,13 +259,14 @@ func TestAdmitWithoutAuthentication(t *testing.T) {
 	}
 }
 
-// TestAuthenticate: a nil ring admits everyone with no key; otherwise only
-// "Bearer <a configured key>" is admitted, with that key's client key, and
-// the two failures carry the caller's hint and MsgInvalidKey.
-func TestAuthenticate(t *testing.T) {
+// TestIdentifyCredential: a nil ring admits everyone with no key;
+// otherwise only "Bearer <a configured key>" is admitted, with that key's
+// client key, and the two failures carry the caller's hint and
+// MsgInvalidKey.
+func TestIdentifyCredential(t *testing.T) {
 	var off *Keyring
-	if key, err := off.Authenticate("", "unused"); key != "" || err != nil {
-		t.Fatalf("auth off: %q, %v", key, err)
+	if id, err := off.Identify("", "unused"); id.ClientKey != "" || err != nil {
+		t.Fatalf("auth off: %q, %v", id.ClientKey, err)
 	}
 	ring, err := NewKeyring([]string{"first-key", "second-key"})
 	if err != nil {
@@ -283,16 +284,16 @@ func TestAuthenticate(t *testing.T) {
 		{"Bearer first", MsgInvalidKey},
 		{"Bearer  first-key", MsgInvalidKey},
 	} {
-		key, err := ring.Authenticate(tc.credential, hint)
+		id, err := ring.Identify(tc.credential, hint)
 		var me *memory.Error
-		if key != "" || !errors.As(err, &me) || me.Code != memory.CodeUnauthorized || me.Message != tc.message {
-			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, key, err, tc.message)
+		if id.ClientKey != "" || !errors.As(err, &me) || me.Code != memory.CodeUnauthorized || me.Message != tc.message {
+			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, id.ClientKey, err, tc.message)
 		}
 	}
 	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEARER"} {
-		key, err := ring.Authenticate(scheme+" second-key", hint)
-		if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
-			t.Fatalf("valid key with scheme %q: %q, %v", scheme, key, err)
+		id, err := ring.Identify(scheme+" second-key", hint)
+		if err != nil || id.ClientKey != ClientKey(sha256.Sum256([]byte("second-key"))) || !id.Scope.All() {
+			t.Fatalf("valid key with scheme %q: %+v, %v", scheme, id, err)
 		}
 	}
 }
@@ -346,4 +347,108 @@ func TestAdmitLoopback(t *testing.T) {
 			t.Fatalf("LimitLoopback, local call %d: %v, want limited=%v", i, err, want)
 		}
 	}
+}
+
+// TestGateSetPolicy: a new policy applies to the next call: keys that
+// were removed are refused and new ones accepted, and a new rate applies
+// to buckets that already exist (they keep their tokens, never above the
+// new burst).
+func TestGateSetPolicy(t *testing.T) {
+	clock := &fakeClock{now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+	ring := func(keys ...string) *Keyring {
+		k, err := NewKeyring(keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	addr := at(netip.MustParseAddr("192.0.2.1"))
+	admit := func(g *Gate, key string) error {
+		_, err := g.Admit(addr, "Bearer "+key, "send a key")
+		return err
+	}
+	code := func(err error) memory.Code {
+		if err == nil {
+			return ""
+		}
+		return memory.CodeOf(err)
+	}
+
+	g := NewGate(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 5}}, clock.Now)
+	if err := admit(g, "old-key"); err != nil {
+		t.Fatalf("old key before the swap: %v", err)
+	}
+	if got := code(admit(g, "new-key")); got != memory.CodeUnauthorized {
+		t.Fatalf("new key before the swap: %v", got)
+	}
+	g.SetPolicy(Policy{Keys: ring("new-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}})
+	if got := code(admit(g, "old-key")); got != memory.CodeUnauthorized {
+		t.Fatalf("old key after the swap: %v, want UNAUTHORIZED", got)
+	}
+	for i, want := range []memory.Code{"", "", memory.CodeRateLimited} {
+		if got := code(admit(g, "new-key")); got != want {
+			t.Fatalf("new key, call %d after the swap: %q, want %q (burst 2)", i, got, want)
+		}
+	}
+	if p := g.Policy(); p.Rate.Burst != 2 {
+		t.Fatalf("Policy() = %+v after the swap", p)
+	}
+
+	// The old key's bucket had 4 tokens left; under a burst of 1 it holds
+	// at most 1.
+	g.SetPolicy(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 1}})
+	for i, want := range []memory.Code{"", memory.CodeRateLimited} {
+		if got := code(admit(g, "old-key")); got != want {
+			t.Fatalf("old key again, call %d under burst 1: %q, want %q", i, got, want)
+		}
+	}
+	// A faster rate refills faster.
+	g.SetPolicy(Policy{Keys: ring("old-key"), Rate: RateLimit{RequestsPerSecond: 10, Burst: 1}})
+	clock.Advance(100 * time.Millisecond)
+	if err := admit(g, "old-key"); err != nil {
+		t.Fatalf("old key 100 ms later at 10/s: %v", err)
+	}
+
+	// Authentication off, no rate limit.
+	g.SetPolicy(Policy{})
+	for i := range 10 {
+		id, err := g.Admit(addr, "", "send a key")
+		if err != nil || id.ClientKey != "" || !id.Scope.All() {
+			t.Fatalf("open call %d: %+v, %v; want no client key, every namespace", i, id, err)
+		}
+	}
+}
+
+// TestGateConcurrentSwap runs calls while the policy changes under them
+// (for the race detector): every call is answered under one of the two
+// policies.
+func TestGateConcurrentSwap(t *testing.T) {
+	a, err := NewKeyring([]string{"key-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := NewKeyring([]string{"key-b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policies := []Policy{
+		{Keys: a, Rate: RateLimit{RequestsPerSecond: 1e9, Burst: 1 << 30}},
+		{Keys: b, Rate: RateLimit{RequestsPerSecond: 1e9, Burst: 1 << 30}},
+	}
+	g := NewGate(policies[0], nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			g.SetPolicy(policies[i%2])
+		}
+	}()
+	addr := at(netip.MustParseAddr("192.0.2.9"))
+	for i := range 2000 {
+		_, err := g.Admit(addr, "Bearer key-a", "send a key")
+		if err != nil && memory.CodeOf(err) != memory.CodeUnauthorized {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	<-done
 }

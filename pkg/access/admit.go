@@ -57,18 +57,24 @@ type Caller struct {
 //
 // A nil Limiter only authenticates.
 func (l *Limiter) Admit(caller func() Caller, authenticate func() (clientKey string, err error)) error {
-	key, authErr := authenticate()
 	if l == nil {
-		return authErr
+		_, err := authenticate()
+		return err
 	}
+	return l.admit(l.cfg, caller, authenticate)
+}
+
+// admit is Admit at the rate of cfg.
+func (l *Limiter) admit(cfg RateLimit, caller func() Caller, authenticate func() (clientKey string, err error)) error {
+	key, authErr := authenticate()
 	if authErr != nil || key == "" {
 		c := caller()
-		if authErr == nil && c.Local && !l.limitLoopback {
+		if authErr == nil && c.Local && !cfg.LimitLoopback {
 			return nil
 		}
 		key = AddressKey(c.Addr)
 	}
-	if ok, wait := l.Allow(key); !ok {
+	if ok, wait := l.allow(key, cfg); !ok {
 		return RateLimited(wait)
 	}
 	return authErr

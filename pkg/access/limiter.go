@@ -29,11 +29,9 @@ const DefaultMaxClients = 100_000
 // Limiter is a token bucket per client key: Burst tokens, refilled at
 // RequestsPerSecond, one token per call. It is safe for concurrent use.
 type Limiter struct {
-	rate          float64
-	burst         float64
-	max           int
-	limitLoopback bool
-	now           func() time.Time
+	cfg RateLimit // the rate of Allow and Admit; a Gate passes its own
+	max int
+	now func() time.Time
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -50,10 +48,7 @@ const pruneEvery = time.Minute
 
 // NewLimiter returns a limiter reading time from now.
 func NewLimiter(cfg RateLimit, now func() time.Time) *Limiter {
-	l := &Limiter{rate: cfg.RequestsPerSecond, burst: float64(cfg.Burst), max: cfg.MaxClients, limitLoopback: cfg.LimitLoopback, now: now, buckets: map[string]*bucket{}}
-	if l.burst < 1 {
-		l.burst = 1
-	}
+	l := &Limiter{cfg: cfg, max: cfg.MaxClients, now: now, buckets: map[string]*bucket{}}
 	if l.max <= 0 {
 		l.max = DefaultMaxClients
 	}
@@ -64,11 +59,26 @@ func NewLimiter(cfg RateLimit, now func() time.Time) *Limiter {
 // Allow takes a token from key's bucket. When there is none it reports how
 // long until there is one.
 func (l *Limiter) Allow(key string) (bool, time.Duration) {
+	return l.allow(key, l.cfg)
+}
+
+// rate is a RateLimit's refill rate and bucket size, as a Limiter uses them.
+type rate struct{ perSecond, burst float64 }
+
+func rateOf(cfg RateLimit) rate {
+	return rate{perSecond: cfg.RequestsPerSecond, burst: max(1, float64(cfg.Burst))}
+}
+
+// allow is Allow at the rate of cfg. The buckets outlive a change of
+// rate: a bucket keeps its tokens (never more than the new burst) and
+// refills at the new rate from then on.
+func (l *Limiter) allow(key string, cfg RateLimit) (bool, time.Duration) {
+	r := rateOf(cfg)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if since := now.Sub(l.lastPrune); since >= pruneEvery || len(l.buckets) >= l.max && since >= time.Second {
-		l.prune(now)
+		l.prune(now, r)
 	}
 	b, ok := l.buckets[key]
 	switch {
@@ -79,39 +89,41 @@ func (l *Limiter) Allow(key string) (bool, time.Duration) {
 				break
 			}
 		}
-		b = &bucket{tokens: l.burst, last: now}
+		b = &bucket{tokens: r.burst, last: now}
 		l.buckets[key] = b
 	case now.After(b.last):
-		b.tokens = l.level(b, now)
+		b.tokens = r.level(b, now)
 		b.last = now
+	default:
+		b.tokens = min(b.tokens, r.burst)
 	}
 	if b.tokens >= 1 {
 		b.tokens--
 		return true, 0
 	}
-	return false, l.wait(b.tokens)
+	return false, r.wait(b.tokens)
 }
 
 // level is the number of tokens in b at now, refilled since b.last up to
 // the burst. A clock that went back refills nothing.
-func (l *Limiter) level(b *bucket, now time.Time) float64 {
+func (r rate) level(b *bucket, now time.Time) float64 {
 	if !now.After(b.last) {
-		return b.tokens
+		return min(r.burst, b.tokens)
 	}
-	return min(l.burst, b.tokens+now.Sub(b.last).Seconds()*l.rate)
+	return min(r.burst, b.tokens+now.Sub(b.last).Seconds()*r.perSecond)
 }
 
 // wait is the time until a bucket holding tokens (< 1) holds one.
-func (l *Limiter) wait(tokens float64) time.Duration {
-	return time.Duration((1 - tokens) / l.rate * float64(time.Second))
+func (r rate) wait(tokens float64) time.Duration {
+	return time.Duration((1 - tokens) / r.perSecond * float64(time.Second))
 }
 
 // prune drops the buckets that have refilled completely: they are the same
 // as no bucket at all.
-func (l *Limiter) prune(now time.Time) {
+func (l *Limiter) prune(now time.Time, r rate) {
 	l.lastPrune = now
 	for k, b := range l.buckets {
-		if l.level(b, now) >= l.burst {
+		if r.level(b, now) >= r.burst {
 			delete(l.buckets, k)
 		}
 	}

@@ -2,6 +2,7 @@ package access
 
 import (
 	"errors"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +146,48 @@ func TestIdentify(t *testing.T) {
 	var off *Keyring
 	if id, err := off.Identify("", "x"); err != nil || !id.Scope.All() || id.ClientKey != "" {
 		t.Errorf("authentication off: %+v %v", id, err)
+	}
+}
+
+// TestGateIdentity: Gate.Admit returns the caller's identity from the
+// policy that admitted it, so a swap rebinds a key's namespaces for every
+// call admitted after it; a refused call has no identity.
+func TestGateIdentity(t *testing.T) {
+	ring := func(scope Scope) *Keyring {
+		k, err := NewScopedKeyring([]Key{{Secret: "project-key", Scope: scope}, {Secret: "admin-key", Scope: AllNamespaces()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	addr := at(netip.MustParseAddr("192.0.2.7"))
+	rate := RateLimit{RequestsPerSecond: 100, Burst: 100}
+	g := NewGate(Policy{Keys: ring(mustScope(t, "a")), Rate: rate}, nil)
+	id, err := g.Admit(addr, "Bearer project-key", "send a key")
+	if err != nil || !id.Scope.Equal(mustScope(t, "a")) || id.ClientKey == "" {
+		t.Fatalf("before the swap: %+v %v, want namespaces [a]", id, err)
+	}
+	if ns, err := id.Scope.Resolve(""); err != nil || ns != "a" {
+		t.Fatalf("before the swap, no namespace named: %q %v, want a", ns, err)
+	}
+	g.SetPolicy(Policy{Keys: ring(mustScope(t, "b", "c")), Rate: rate})
+	id2, err := g.Admit(addr, "Bearer project-key", "send a key")
+	if err != nil || !id2.Scope.Equal(mustScope(t, "b", "c")) || id2.ClientKey != id.ClientKey {
+		t.Fatalf("after the swap: %+v %v, want namespaces [b c] and the same client key", id2, err)
+	}
+	if _, err := id2.Scope.Resolve("a"); !errors.Is(err, memory.ErrForbidden) {
+		t.Fatalf("after the swap, namespace a: %v, want FORBIDDEN", err)
+	}
+	if id, err := g.Admit(addr, "Bearer admin-key", "send a key"); err != nil || !id.Scope.All() {
+		t.Fatalf("admin key: %+v %v", id, err)
+	}
+	if id, err := g.Admit(addr, "Bearer no-such-key", "send a key"); !errors.Is(err, memory.ErrUnauthorized) || id.ClientKey != "" || id.Scope.Allows(memory.DefaultNamespace) {
+		t.Fatalf("unknown key: %+v %v", id, err)
+	}
+	// Without rate limiting too.
+	g.SetPolicy(Policy{Keys: ring(mustScope(t, "d"))})
+	if id, err := g.Admit(addr, "Bearer project-key", "send a key"); err != nil || !id.Scope.Equal(mustScope(t, "d")) {
+		t.Fatalf("no rate limit: %+v %v", id, err)
 	}
 }
 

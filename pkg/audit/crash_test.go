@@ -325,8 +325,8 @@ func TestRecoversAfterDiskFull(t *testing.T) {
 	}
 	defer l.Close()
 	appendT(t, l, testEvents(1, 3)...)
-	if l.Err() != nil {
-		t.Fatalf("Err of a healthy log: %v", l.Err())
+	if l.Err() != nil || l.Failures() != 0 {
+		t.Fatalf("Err of a healthy log: %v, Failures %d", l.Err(), l.Failures())
 	}
 	fsys.full = true
 	for range 3 {
@@ -340,10 +340,16 @@ func TestRecoversAfterDiskFull(t *testing.T) {
 			t.Fatalf("Last after failed appends = %d", last)
 		}
 	}
+	if n := l.Failures(); n != 3 {
+		t.Fatalf("Failures after 3 failed appends = %d", n)
+	}
 	fsys.full = false
 	appendT(t, l, testEvents(4, 6)...)
 	if l.Err() != nil {
 		t.Fatalf("Err after recovering: %v", l.Err())
+	}
+	if n := l.Failures(); n != 3 {
+		t.Fatalf("Failures after recovering = %d, want the 3 failures still counted", n)
 	}
 	appendT(t, l, testEvent(7))
 	if err := l.Close(); err != nil {

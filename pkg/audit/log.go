@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Options configures Open.
@@ -36,6 +37,8 @@ type Log struct {
 	// append first cuts the file back to size.
 	err    error
 	closed bool
+	// failures counts the appends that failed to write or sync.
+	failures atomic.Uint64
 }
 
 // SequenceError is returned by Append for an event whose sequence does not
@@ -288,6 +291,7 @@ func (l *Log) Append(events ...Event) error {
 	}
 	if l.err != nil {
 		if err := l.repair(); err != nil {
+			l.failures.Add(1)
 			return fmt.Errorf("audit log still failing (%w) after: %w", err, l.err)
 		}
 	}
@@ -303,10 +307,12 @@ func (l *Log) Append(events ...Event) error {
 	}
 	if _, err := l.f.Write(buf); err != nil {
 		l.err = fmt.Errorf("write audit log: %w", err)
+		l.failures.Add(1)
 		return l.err
 	}
 	if err := l.f.Sync(); err != nil {
 		l.err = fmt.Errorf("sync audit log: %w", err)
+		l.failures.Add(1)
 		return l.err
 	}
 	l.last += uint64(len(events))
@@ -338,6 +344,11 @@ func (l *Log) Err() error {
 	defer l.mu.Unlock()
 	return l.err
 }
+
+// Failures is the number of appends that failed to write or sync (a full
+// disk, say) since the log was opened: a counter for monitoring, which
+// keeps growing while the caller retries.
+func (l *Log) Failures() uint64 { return l.failures.Load() }
 
 // Close closes the file and releases the writer lock. Closing twice is not
 // an error.

@@ -293,24 +293,34 @@ func Confirm(stdin io.Reader, stderr io.Writer, prompt, want string) (bool, erro
 // "debug", "info", "warn", "error") in the named format ("pretty" or
 // "json").
 func NewLogger(w io.Writer, level, format string) *slog.Logger {
-	var l slog.Level
-	switch level {
-	case "trace":
-		l = slog.LevelDebug - 4
-	case "debug":
-		l = slog.LevelDebug
-	case "warn":
-		l = slog.LevelWarn
-	case "error":
-		l = slog.LevelError
-	default:
-		l = slog.LevelInfo
-	}
-	opts := &slog.HandlerOptions{Level: l}
+	return NewLevelLogger(w, LogLevel(level), format)
+}
+
+// NewLevelLogger is NewLogger with a level that may change while the
+// logger is in use (a *slog.LevelVar).
+func NewLevelLogger(w io.Writer, level slog.Leveler, format string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// LogLevel is the slog level of a level name ("trace", "debug", "info",
+// "warn", "error"); other names are info.
+func LogLevel(name string) slog.Level {
+	switch name {
+	case "trace":
+		return slog.LevelDebug - 4
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
 }
 
 // Getenv returns the value of name in environ ("KEY=value" entries), or

@@ -21,6 +21,9 @@ type key struct {
 	// check returns a message when the value is not acceptable.
 	check  func(*Config) string
 	secret bool // the value is never shown in messages
+	// live keys are applied by a running serve when its configuration is
+	// reloaded (Diff); the others need a restart.
+	live bool
 }
 
 func lookup(name string) *key {
@@ -30,6 +33,13 @@ func lookup(name string) *key {
 		}
 	}
 	return nil
+}
+
+// Live reports whether a running serve applies key name when its
+// configuration is reloaded, without a restart.
+func Live(name string) bool {
+	k := lookup(name)
+	return k != nil && k.live
 }
 
 // Keys returns the names of every configuration key, in table order.
@@ -218,14 +228,18 @@ var keys = []key{
 		example: "8421",
 	},
 	{
-		name:    "grpc.tls_cert_path",
-		doc:     "PEM certificate for gRPC TLS. Required when auth is enabled or the bind address is not loopback.",
+		name: "grpc.tls_cert_path",
+		live: true,
+		doc: "PEM certificate for gRPC TLS. Required when auth is enabled or the bind address is not loopback. " +
+			"serve also watches the certificate and key files and, on every reload, reads them again: renewed files at the same paths " +
+			"are served to new connections (open ones keep theirs). TLS itself cannot be turned on or off without a restart.",
 		field:   func(c *Config) any { return &c.GRPC.TLSCertPath },
 		example: `"/etc/memsvc/tls/server.crt"`,
 		check:   func(c *Config) string { return optNotBlank(c.GRPC.TLSCertPath) },
 	},
 	{
 		name:    "grpc.tls_key_path",
+		live:    true,
 		doc:     "PEM private key for gRPC TLS; set together with grpc.tls_cert_path.",
 		field:   func(c *Config) any { return &c.GRPC.TLSKeyPath },
 		example: `"/etc/memsvc/tls/server.key"`,
@@ -239,8 +253,10 @@ var keys = []key{
 	},
 	{
 		name: "auth.api_keys",
+		live: true,
 		doc: "Accepted API keys. Prefer the environment variable MEMSVC_AUTH_API_KEYS (comma-separated) " +
-			"over writing keys into a file.",
+			"over writing keys into a file; while it is set, it overrides the file, on reload too. " +
+			"A reload logs how many keys came and went, never a key.",
 		field:  func(c *Config) any { return &c.Auth.APIKeys },
 		def:    []string{},
 		secret: true,
@@ -396,6 +412,7 @@ var keys = []key{
 	},
 	{
 		name:  "rate_limit.requests_per_second",
+		live:  true,
 		doc:   "Sustained requests per second allowed per API key (or per client address without auth).",
 		field: func(c *Config) any { return &c.RateLimit.RequestsPerSecond },
 		def:   uint64(100),
@@ -403,6 +420,7 @@ var keys = []key{
 	},
 	{
 		name:  "rate_limit.burst",
+		live:  true,
 		doc:   "Requests a client may make at once before the rate applies.",
 		field: func(c *Config) any { return &c.RateLimit.Burst },
 		def:   uint32(50),
@@ -411,6 +429,7 @@ var keys = []key{
 	// Rate limits that fit the deployment.
 	{
 		name: "rate_limit.limit_loopback",
+		live: true,
 		doc: "Also rate limit clients on this host (loopback addresses) while auth is off. By default they are not limited: " +
 			"they are the agents, proxies and tools of the machine the server runs on, which would otherwise all share one bucket. " +
 			"A request that a reverse proxy on this host forwards (it carries X-Forwarded-For, X-Real-IP or Forwarded) is limited as coming from the client the proxy names when the proxy is in http.trusted_proxy_cidrs, else from the proxy. " +
@@ -420,6 +439,7 @@ var keys = []key{
 	},
 	{
 		name:  "log.level",
+		live:  true,
 		doc:   "Least severe log level written to stderr: trace, debug, info, warn or error.",
 		field: func(c *Config) any { return &c.Log.Level },
 		def:   "info",

@@ -166,6 +166,14 @@ func WriteExample(w io.Writer) error {
 	b.WriteString("# can also be set from the environment: a.b is MEMSVC_A__B. Precedence:\n")
 	b.WriteString("# flags > environment > this file > defaults.\n")
 	b.WriteString("#\n")
+	b.WriteString("# A running `memsvc serve` watches this file and reloads it when it changes\n")
+	b.WriteString("# (or on SIGHUP). Keys marked \"Live\" below are applied at once, all together,\n")
+	b.WriteString("# to new requests and connections; a change to any other key is logged as\n")
+	b.WriteString("# needing a restart and ignored until then. An edit that does not parse or\n")
+	b.WriteString("# validate, or names a TLS certificate that does not load, is refused with one\n")
+	b.WriteString("# log line and the running settings stay. Environment variables and flags keep\n")
+	b.WriteString("# their precedence over this file when it is reloaded.\n")
+	b.WriteString("#\n")
 	b.WriteString("# This file is generated from pkg/config/keys.go (go test ./pkg/config -update).\n")
 	section := ""
 	d := Defaults()
@@ -180,7 +188,11 @@ func WriteExample(w io.Writer) error {
 			section = sec
 		}
 		b.WriteString("\n")
-		for _, line := range wrap(k.doc, 76) {
+		doc := k.doc
+		if k.live {
+			doc += " Live: a reload applies it without a restart."
+		}
+		for _, line := range wrap(doc, 76) {
 			b.WriteString("# " + line + "\n")
 		}
 		fmt.Fprintf(&b, "# Environment: %s\n", envName(k.name))

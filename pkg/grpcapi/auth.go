@@ -7,8 +7,6 @@ import (
 
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
-
-	"memsvc.dev/memsvc/pkg/access"
 )
 
 // authMetadata is the metadata key of the credential.
@@ -17,18 +15,15 @@ const authMetadata = "authorization"
 // msgMissingAuth says what to send when a call has no usable credential.
 const msgMissingAuth = `missing or malformed authorization metadata; send "authorization: Bearer <api key>"`
 
-// identify checks the Bearer token of the call when authentication is on
-// and returns who the caller is: its rate limiting key (the key's digest,
-// or "" without authentication, when the caller is limited by address)
-// and the namespaces it may use. A call carrying the credential more than
-// once is refused as malformed.
-func (s *Server) identify(ctx context.Context) (access.Identity, error) {
+// credential is the "Bearer <key>" the call carries, or "" when it has
+// none. A call carrying the credential more than once has none: it is
+// refused as malformed when authentication is on.
+func credential(ctx context.Context) string {
 	md, _ := metadata.FromIncomingContext(ctx)
-	credential := ""
 	if values := md.Get(authMetadata); len(values) == 1 {
-		credential = values[0]
+		return values[0]
 	}
-	return s.keys.Identify(credential, msgMissingAuth)
+	return ""
 }
 
 // peerAddr is the IP address of the caller. gRPC has no forwarded headers

@@ -20,15 +20,15 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// TestSharedLimiter: a Limiter passed in Options is the one used, in place
-// of one built from RateLimit, so two servers given the same Limiter spend
-// from the same buckets.
-func TestSharedLimiter(t *testing.T) {
+// TestSharedGate: a Gate passed in Options is the one used, in place of one
+// built from AuthEnabled, APIKeys and RateLimit, so two servers given the
+// same Gate spend from the same buckets and take the same keys.
+func TestSharedGate(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
 	stats := &stubService{stats: func(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }}
-	// RateLimit would allow far more; it must be ignored.
-	opts := Options{AuthEnabled: true, APIKeys: []string{"k"}, Limiter: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
+	// The other options would allow far more; they must be ignored.
+	opts := Options{AuthEnabled: true, APIKeys: []string{"other"}, Gate: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
 	first, second := newFixture(t, stats, opts), newFixture(t, stats, opts)
 	ctx := withKey(t.Context(), "Bearer k")
 	steps := []struct {
@@ -41,8 +41,8 @@ func TestSharedLimiter(t *testing.T) {
 			t.Fatalf("step %d: %v, want allowed=%v", i, err, s.allowed)
 		}
 	}
-	if n := shared.Size(); n != 1 {
-		t.Fatalf("the shared limiter holds %d buckets, want the key's one", n)
+	if n := shared.Clients(); n != 1 {
+		t.Fatalf("the shared gate holds %d buckets, want the key's one", n)
 	}
 }
 
@@ -115,7 +115,7 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 }
 
 // TestPeerAddr: the transport names a peer's address as the HTTP
-// transport does, so a shared Limiter gives a client one address bucket.
+// transport does, so a shared Gate gives a client one address bucket.
 func TestPeerAddr(t *testing.T) {
 	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip), Port: 4242} }
 	tests := []struct {
@@ -146,12 +146,12 @@ func TestPeerAddr(t *testing.T) {
 
 // TestAddressBucketShared: over a real loopback connection, the bucket a
 // failed call spends is access.AddressKey(127.0.0.1), the one HTTP spends
-// for the same client: once it is empty in a shared Limiter (here emptied
+// for the same client: once it is empty in a shared Gate (here emptied
 // directly, as HTTP failures would), gRPC refuses the client too.
 func TestAddressBucketShared(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
-	srv, err := NewServer(&stubService{}, Options{AuthEnabled: true, APIKeys: []string{"good"}, Limiter: shared})
+	shared := access.NewGate(access.Policy{Keys: keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	srv, err := NewServer(&stubService{}, Options{Gate: shared})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,4 +185,14 @@ func TestAddressBucketShared(t *testing.T) {
 	if err := call("Bearer good"); err != nil {
 		t.Errorf("the valid key from an address emptied by failures: %v, want it served", err)
 	}
+}
+
+// keyring is the keyring of keys.
+func keyring(t *testing.T, keys ...string) *access.Keyring {
+	t.Helper()
+	k, err := access.NewKeyring(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

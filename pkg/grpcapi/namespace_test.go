@@ -263,11 +263,12 @@ func TestBoundKeysGRPC(t *testing.T) {
 		return s
 	}
 	spy := &testkit.NamespaceSpy{Svc: acceptAll{names: []string{"default", "a", "b", "c"}}}
-	f := newFixture(t, spy, Options{
-		AuthEnabled: true,
-		APIKeys:     []string{"all-key"},
-		Keys:        []access.Key{{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}},
-	})
+	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
+		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, spy, Options{Gate: access.NewGate(access.Policy{Keys: ring}, nil)})
 	as := func(key string, kv ...string) context.Context {
 		return withMetadata(t.Context(), append([]string{"authorization", "Bearer " + key}, kv...)...)
 	}
@@ -358,7 +359,7 @@ func TestBoundKeysGRPC(t *testing.T) {
 		t.Errorf("preserve_namespaces with an all-namespace key: %v", err)
 	}
 
-	_, err := f.client.Stats(as("ab-key", NamespaceMetadata, "a"), &pb.StatsRequest{AllNamespaces: true})
+	_, err = f.client.Stats(as("ab-key", NamespaceMetadata, "a"), &pb.StatsRequest{AllNamespaces: true})
 	forbidden(t, err, "stats of all namespaces")
 	spy.Reset()
 	if _, err := f.client.Stats(as("all-key"), &pb.StatsRequest{AllNamespaces: true}); err != nil {

@@ -49,21 +49,21 @@ type Options struct {
 	// AuthEnabled requires "authorization: Bearer <key>" metadata with one
 	// of APIKeys on every call except health checks and reflection.
 	// APIKeys are ignored when it is false; when it is true at least one
-	// key is required and none may be blank.
+	// key is required and none may be blank. These keys may use every
+	// namespace; keys confined to namespaces come in a Gate's keyring
+	// (access.NewScopedKeyring).
 	AuthEnabled bool
 	APIKeys     []string
-	// Keys are API keys confined to namespaces, accepted besides APIKeys
-	// (which may use every namespace) when AuthEnabled is true.
-	Keys []access.Key
 
 	// RateLimit limits calls per API key, and per client address without
 	// authentication and for failed attempts, as the HTTP API does.
 	RateLimit RateLimit
-	// Limiter, when set, is used instead of a limiter built from RateLimit
-	// (which is then ignored). The server passes the same Limiter to the
-	// gRPC and HTTP transports so a client's rate is shared between them
-	// rather than granted once per transport.
-	Limiter *access.Limiter
+	// Gate, when set, admits calls instead of one built from AuthEnabled,
+	// APIKeys and RateLimit (which are then ignored). The server passes
+	// the same Gate to the gRPC and HTTP transports, so a client's rate is
+	// shared between them rather than granted once per transport, and a
+	// configuration reload changes both at once.
+	Gate *access.Gate
 
 	// TLSCertFile and TLSKeyFile are PEM files; both or neither. Without
 	// them the server speaks plaintext (h2c).
@@ -103,14 +103,15 @@ type RateLimit = access.RateLimit
 type Server struct {
 	svc             memory.Service
 	log             *slog.Logger
-	keys            *access.Keyring
-	limiter         *access.Limiter
+	gate            *access.Gate
 	maxImport       int64
 	maxResponse     int
 	shutdownTimeout time.Duration
 	grpc            *grpc.Server
 	health          *health.Server
 	served          atomic.Bool
+	// cert is the TLS certificate served; nil without TLS.
+	cert atomic.Pointer[tls.Certificate]
 }
 
 // NewServer returns a Server for svc. It fails on options that cannot
@@ -140,26 +141,17 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 	if s.shutdownTimeout <= 0 {
 		s.shutdownTimeout = DefaultShutdownTimeout
 	}
-	if opts.AuthEnabled {
-		keys := make([]access.Key, 0, len(opts.APIKeys)+len(opts.Keys))
-		for _, k := range opts.APIKeys {
-			keys = append(keys, access.Key{Secret: k, Scope: access.AllNamespaces()})
+	s.gate = opts.Gate
+	if s.gate == nil {
+		p := access.Policy{Rate: opts.RateLimit}
+		if opts.AuthEnabled {
+			k, err := access.NewKeyring(opts.APIKeys)
+			if err != nil {
+				return nil, fmt.Errorf("grpcapi: %w", err)
+			}
+			p.Keys = k
 		}
-		k, err := access.NewScopedKeyring(append(keys, opts.Keys...))
-		if err != nil {
-			return nil, fmt.Errorf("grpcapi: %w", err)
-		}
-		s.keys = k
-	}
-	switch {
-	case opts.Limiter != nil:
-		s.limiter = opts.Limiter
-	case opts.RateLimit.RequestsPerSecond > 0:
-		now := opts.Now
-		if now == nil {
-			now = time.Now
-		}
-		s.limiter = access.NewLimiter(opts.RateLimit, now)
+		s.gate = access.NewGate(p, opts.Now)
 	}
 	maxRecv := opts.MaxRecvMsgBytes
 	if maxRecv <= 0 {
@@ -173,13 +165,16 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 	}
 	switch {
 	case opts.TLSCertFile != "" && opts.TLSKeyFile != "":
-		cert, err := tls.LoadX509KeyPair(opts.TLSCertFile, opts.TLSKeyFile)
+		cert, err := loadKeyPair(opts.TLSCertFile, opts.TLSKeyFile)
 		if err != nil {
-			return nil, fmt.Errorf("grpcapi: load TLS certificate %s and key %s: %w", opts.TLSCertFile, opts.TLSKeyFile, err)
+			return nil, fmt.Errorf("grpcapi: %w", err)
 		}
+		s.cert.Store(cert)
+		// Each handshake takes the certificate in force then, so
+		// ReloadTLS changes it for new connections without a restart.
 		serverOpts = append(serverOpts, grpc.Creds(credentials.NewTLS(&tls.Config{
-			Certificates: []tls.Certificate{cert},
-			MinVersion:   tls.VersionTLS12,
+			GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
+			MinVersion:     tls.VersionTLS12,
 		})))
 	case opts.TLSCertFile != "" || opts.TLSKeyFile != "":
 		return nil, errors.New("grpcapi: TLS needs both a certificate file and a key file")
@@ -254,19 +249,12 @@ func (s *Server) admit(ctx context.Context, fullMethod string) (context.Context,
 	if exempt(fullMethod) {
 		return ctx, nil
 	}
-	id := access.Identity{Scope: access.AllNamespaces()}
-	if s.keys != nil || s.limiter != nil {
-		err := s.limiter.Admit(func() access.Caller {
-			a := peerAddr(ctx)
-			return access.Caller{Addr: a, Local: a.IsLoopback()}
-		}, func() (string, error) {
-			var err error
-			id, err = s.identify(ctx)
-			return id.ClientKey, err
-		})
-		if err != nil {
-			return nil, s.status(ctx, err)
-		}
+	id, err := s.gate.Admit(func() access.Caller {
+		a := peerAddr(ctx)
+		return access.Caller{Addr: a, Local: a.IsLoopback()}
+	}, credential(ctx), msgMissingAuth)
+	if err != nil {
+		return nil, s.status(ctx, err)
 	}
 	confined, err := confine(ctx, fullMethod, id)
 	if err != nil {

@@ -188,13 +188,12 @@ func TestRouteAdmission(t *testing.T) {
 // the burst is spent; a valid key from that address is still served, from
 // its own bucket (see access.Limiter.Admit for why); and the address's
 // bucket is the one the gRPC transport spends too when given the same
-// Limiter.
+// Gate.
 func TestFailedAuthIsRateLimited(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 3}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 3}}, clock.Now)
 	f := newFixture(t, &stubService{}, Options{
-		AuthEnabled: true, APIKeys: []string{"good"},
-		Limiter:           shared,
+		Gate:              shared,
 		TrustedProxyCIDRs: []string{"127.0.0.0/8", "::1/128"},
 	})
 	const (
@@ -250,9 +249,19 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	// The loopback address's bucket is empty in the shared limiter under
+	// The loopback address's bucket is empty in the shared gate under
 	// the name the gRPC transport gives 127.0.0.1.
 	if ok, _ := shared.Allow(access.AddressKey(netip.MustParseAddr("127.0.0.1"))); ok {
 		t.Error("the failures did not spend the bucket of access.AddressKey(127.0.0.1)")
 	}
+}
+
+// keyring is the keyring of keys.
+func keyring(t *testing.T, keys ...string) *access.Keyring {
+	t.Helper()
+	k, err := access.NewKeyring(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -56,6 +56,10 @@ func TestMetricsScrape(t *testing.T) {
 		"memsvc_recall_total":                  dto.MetricType_COUNTER,
 		"memsvc_recall_duration_seconds":       dto.MetricType_HISTOGRAM,
 		"memsvc_decay_panics_total":            dto.MetricType_COUNTER,
+		// Beyond the spec's list: what metrics.New registers besides
+		// (the state gauges are registered by the server).
+		"memsvc_background_rounds_total":       dto.MetricType_COUNTER,
+		"memsvc_config_last_reload_successful": dto.MetricType_GAUGE,
 	}
 	for name, fam := range fams {
 		typ, ok := want[name]

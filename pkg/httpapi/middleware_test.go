@@ -200,14 +200,14 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
-// TestSharedLimiter: a Limiter passed in Options is the one used, in place
-// of one built from RateLimit, so two servers given the same Limiter spend
-// from the same buckets.
-func TestSharedLimiter(t *testing.T) {
+// TestSharedGate: a Gate passed in Options is the one used, in place of one
+// built from AuthEnabled, APIKeys and RateLimit, so two servers given the
+// same Gate spend from the same buckets and take the same keys.
+func TestSharedGate(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewLimiter(RateLimit{RequestsPerSecond: 1, Burst: 2}, clock.Now)
-	// RateLimit would allow far more; it must be ignored.
-	opts := Options{AuthEnabled: true, APIKeys: []string{"k"}, Limiter: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
+	shared := access.NewGate(access.Policy{Keys: keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	// The other options would allow far more; they must be ignored.
+	opts := Options{AuthEnabled: true, APIKeys: []string{"other"}, Gate: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
 	eng := newEngine(t)
 	first, second := newFixture(t, eng, opts), newFixture(t, eng, opts)
 	steps := []struct {
@@ -220,8 +220,8 @@ func TestSharedLimiter(t *testing.T) {
 			t.Fatalf("step %d: status %d, want %d: %s", i, resp.StatusCode, s.status, body)
 		}
 	}
-	if n := shared.Size(); n != 1 {
-		t.Fatalf("the shared limiter holds %d buckets, want the key's one", n)
+	if n := shared.Clients(); n != 1 {
+		t.Fatalf("the shared gate holds %d buckets, want the key's one", n)
 	}
 }
 

@@ -169,10 +169,13 @@ func TestBoundKeys(t *testing.T) {
 		return s
 	}
 	spy := &testkit.NamespaceSpy{Svc: &listingService{names: []string{"default", "a", "b", "c"}}}
+	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
+		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}, {Secret: "star-key", Scope: scope("*")}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := newFixture(t, spy, Options{
-		AuthEnabled:    true,
-		APIKeys:        []string{"all-key"},
-		Keys:           []access.Key{{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}, {Secret: "star-key", Scope: scope("*")}},
+		Gate:           access.NewGate(access.Policy{Keys: ring}, nil),
 		MetricsEnabled: true,
 	})
 	call := func(t *testing.T, rq request, key, ns string) (*http.Response, []byte) {

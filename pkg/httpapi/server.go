@@ -42,7 +42,7 @@
 // Forwarded headers name the client address only when the TCP peer is
 // inside Options.TrustedProxyCIDRs; behind a reverse proxy whose network is
 // not listed, every client shares the proxy's address, and so one budget
-// for failed attempts. With Options.Limiter the buckets are shared with the
+// for failed attempts. With Options.Gate the buckets are shared with the
 // gRPC transport, which names addresses the same way (access.AddressKey).
 //
 // # Decisions where the upstream contract is silent or buggy
@@ -123,20 +123,20 @@ type Options struct {
 	// AuthEnabled requires "Authorization: Bearer <key>" with one of
 	// APIKeys on /v1/* and /metrics. APIKeys are ignored when it is false;
 	// when it is true at least one key is required and none may be blank.
+	// These keys may use every namespace; keys confined to namespaces
+	// come in a Gate's keyring (access.NewScopedKeyring).
 	AuthEnabled bool
 	APIKeys     []string
-	// Keys are API keys confined to namespaces, accepted besides APIKeys
-	// (which may use every namespace) when AuthEnabled is true.
-	Keys []access.Key
 
 	// RateLimit limits requests to /v1/* and /metrics per API key, and per
 	// client address without authentication and for failed attempts.
 	RateLimit RateLimit
-	// Limiter, when set, is used instead of a limiter built from RateLimit
-	// (which is then ignored). The server passes the same Limiter to the
-	// HTTP and gRPC transports so a client's rate is shared between them
-	// rather than granted once per transport.
-	Limiter *access.Limiter
+	// Gate, when set, admits requests instead of one built from
+	// AuthEnabled, APIKeys and RateLimit (which are then ignored). The
+	// server passes the same Gate to the HTTP and gRPC transports, so a
+	// client's rate is shared between them rather than granted once per
+	// transport, and a configuration reload changes both at once.
+	Gate *access.Gate
 	// TrustedProxyCIDRs are the networks ("10.0.0.0/8") of reverse proxies
 	// whose X-Forwarded-For and X-Real-IP headers are believed.
 	TrustedProxyCIDRs []string
@@ -191,8 +191,7 @@ type Server struct {
 	svc          memory.Service
 	log          *slog.Logger
 	metrics      *metrics.Metrics
-	keys         *access.Keyring
-	limiter      *access.Limiter
+	gate         *access.Gate
 	trusted      []netip.Prefix
 	cors         *corsPolicy
 	maxBody      int64
@@ -247,12 +246,17 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 	if s.newID == nil {
 		s.newID = newUUIDv4
 	}
-	if opts.AuthEnabled {
-		k, err := access.NewScopedKeyring(append(allNamespaceKeys(opts.APIKeys), opts.Keys...))
-		if err != nil {
-			return nil, fmt.Errorf("httpapi: %w", err)
+	s.gate = opts.Gate
+	if s.gate == nil {
+		p := access.Policy{Rate: opts.RateLimit}
+		if opts.AuthEnabled {
+			k, err := access.NewKeyring(opts.APIKeys)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: %w", err)
+			}
+			p.Keys = k
 		}
-		s.keys = k
+		s.gate = access.NewGate(p, opts.Now)
 	}
 	for _, c := range opts.TrustedProxyCIDRs {
 		p, err := netip.ParsePrefix(strings.TrimSpace(c))
@@ -260,16 +264,6 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 			return nil, fmt.Errorf("trusted proxy network %q: want CIDR form such as 10.0.0.0/8: %w", c, err)
 		}
 		s.trusted = append(s.trusted, p.Masked())
-	}
-	switch {
-	case opts.Limiter != nil:
-		s.limiter = opts.Limiter
-	case opts.RateLimit.RequestsPerSecond > 0:
-		now := opts.Now
-		if now == nil {
-			now = time.Now
-		}
-		s.limiter = access.NewLimiter(opts.RateLimit, now)
 	}
 	s.cors = newCORSPolicy(opts.CORSOrigins)
 	if opts.MetricsEnabled && opts.Gatherer == nil {
@@ -356,12 +350,7 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			var id access.Identity
-			err := s.limiter.Admit(func() access.Caller { return s.caller(r) }, func() (string, error) {
-				var err error
-				id, err = s.identify(r)
-				return id.ClientKey, err
-			})
+			id, err := s.gate.Admit(func() access.Caller { return s.caller(r) }, r.Header.Get("Authorization"), msgMissingAuth)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
@@ -370,15 +359,6 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// allNamespaceKeys are keys that may use every namespace.
-func allNamespaceKeys(keys []string) []access.Key {
-	out := make([]access.Key, len(keys))
-	for i, k := range keys {
-		out[i] = access.Key{Secret: k, Scope: access.AllNamespaces()}
-	}
-	return out
 }
 
 type requestIDKey struct{}

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"encoding"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -16,7 +17,7 @@ import (
 // Its text names the argument and says what is accepted, so a model can
 // correct the call.
 type argError struct {
-	name string // "store", or "records_json[2].content" inside a batch
+	name string // "store", or "records[2].content" inside a batch
 	msg  string
 }
 
@@ -30,9 +31,10 @@ func badArg(name, format string, a ...any) error {
 
 // args reads the arguments of one tool call (or one record of a batch).
 // Absent and null arguments are the same: "not given". The readers accept
-// what models commonly send besides the declared type: numbers and booleans
-// as strings, lists as JSON arrays instead of comma lists, and JSON text
-// arguments as the JSON value itself.
+// what models commonly send besides the declared type, and the older
+// forms of the list and object arguments: numbers and booleans as strings,
+// lists as comma-separated strings, objects and arrays as JSON text in a
+// string.
 type args struct {
 	m      map[string]any
 	prefix string // prepended to argument names in errors
@@ -48,12 +50,13 @@ func (a args) get(n string) (any, bool) {
 	return v, true
 }
 
-// unknown refuses arguments the tool does not declare: a misspelt optional
-// argument would otherwise be silently ignored.
-func (a args) unknown(known []string) error {
+// unknown refuses arguments that are not accepted: a misspelt optional
+// argument would otherwise be silently ignored. The error lists the
+// declared ones.
+func (a args) unknown(accepted, known []string) error {
 	var extra []string
 	for k := range a.m {
-		if !slices.Contains(known, k) {
+		if !slices.Contains(accepted, k) {
 			extra = append(extra, k)
 		}
 	}
@@ -174,9 +177,9 @@ func (a args) choice(n, def string, values []string) (string, error) {
 	return "", badArg(a.name(n), "%s is not accepted; use one of: %s", memory.Quote(s), strings.Join(values, ", "))
 }
 
-// list returns the items of a comma-separated list (or a JSON array of
-// strings), trimmed, blank items skipped. ok is false when the argument is
-// absent or holds no items.
+// list returns the items of a JSON array of strings (or of a
+// comma-separated string, the older form), trimmed, blank items skipped.
+// ok is false when the argument is absent or holds no items.
 func (a args) list(n string) (items []string, ok bool, err error) {
 	v, present := a.get(n)
 	if !present {
@@ -195,7 +198,7 @@ func (a args) list(n string) (items []string, ok bool, err error) {
 			raw = append(raw, s)
 		}
 	default:
-		return nil, false, badArg(a.name(n), "must be a comma-separated string, got %s", jsonType(v))
+		return nil, false, badArg(a.name(n), "must be an array of strings, got %s", jsonType(v))
 	}
 	for _, s := range raw {
 		if t := strings.TrimSpace(s); t != "" {
@@ -205,9 +208,9 @@ func (a args) list(n string) (items []string, ok bool, err error) {
 	return items, len(items) > 0, nil
 }
 
-// jsonText returns the JSON document of an argument declared as "JSON
-// text in a string". A model that sends the object or array itself is
-// understood too. ok is false when the argument is absent or blank.
+// jsonText returns the JSON document of an object or array argument,
+// given as the value itself or, the older form, as JSON text in a string.
+// ok is false when the argument is absent or blank.
 func (a args) jsonText(n string) (doc []byte, ok bool, err error) {
 	v, present := a.get(n)
 	if !present {
@@ -226,7 +229,7 @@ func (a args) jsonText(n string) (doc []byte, ok bool, err error) {
 		}
 		return b, true, nil
 	default:
-		return nil, false, badArg(a.name(n), "must be a string holding JSON, got %s", jsonType(v))
+		return nil, false, badArg(a.name(n), "must be a JSON object or array, got %s", jsonType(v))
 	}
 }
 
@@ -263,52 +266,49 @@ func (a args) timestamp(n string) (*time.Time, error) {
 	return &t, nil
 }
 
+// enumChoice sets *dst to the value of the enumeration named by argument
+// n (matched case-insensitively after trimming); an absent or blank
+// argument leaves *dst, the default, as it is.
+func enumChoice[E memory.Enum, P interface {
+	*E
+	encoding.TextUnmarshaler
+}](a args, n string, dst P) error {
+	s, err := a.choice(n, "", memory.Names[E]())
+	if err != nil || s == "" {
+		return err
+	}
+	return dst.UnmarshalText([]byte(s))
+}
+
+// enumList returns the values of an optional list of enumeration names:
+// an array of names, or a comma-separated string. nil means absent.
+func enumList[E memory.Enum, P interface {
+	*E
+	encoding.TextUnmarshaler
+}](a args, n string) ([]E, error) {
+	items, ok, err := a.list(n)
+	if err != nil || !ok {
+		return nil, err
+	}
+	names := memory.Names[E]()
+	out := make([]E, 0, len(items))
+	for _, it := range items {
+		var v E
+		if P(&v).UnmarshalText([]byte(strings.ToLower(it))) != nil {
+			return nil, badArg(a.name(n), "%s is not accepted; give a list of: %s", memory.Quote(it), strings.Join(names, ", "))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // store returns an optional store; nil lets the server route the record.
 func (a args) store(n string) (*memory.StoreType, error) {
-	s, err := a.choice(n, "", storeNames)
-	if err != nil || s == "" {
+	var st memory.StoreType
+	if err := enumChoice(a, n, &st); err != nil || st == 0 {
 		return nil, err
-	}
-	st, perr := memory.ParseStoreType(s)
-	if perr != nil {
-		return nil, badArg(a.name(n), "%v", perr)
 	}
 	return &st, nil
-}
-
-// stores returns an optional comma list of stores; nil means all.
-func (a args) stores(n string) ([]memory.StoreType, error) {
-	items, ok, err := a.list(n)
-	if err != nil || !ok {
-		return nil, err
-	}
-	out := make([]memory.StoreType, 0, len(items))
-	for _, it := range items {
-		st, perr := memory.ParseStoreType(strings.ToLower(it))
-		if perr != nil {
-			return nil, badArg(a.name(n), "%s is not a store; use a comma-separated list of: %s", memory.Quote(it), strings.Join(storeNames, ", "))
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
-// secrecyLevels returns an optional comma list of secrecy levels; nil
-// leaves the server's default (public and sensitive).
-func (a args) secrecyLevels(n string) ([]memory.SecrecyLevel, error) {
-	items, ok, err := a.list(n)
-	if err != nil || !ok {
-		return nil, err
-	}
-	out := make([]memory.SecrecyLevel, 0, len(items))
-	for _, it := range items {
-		l, perr := memory.ParseSecrecyLevel(strings.ToLower(it))
-		if perr != nil {
-			return nil, badArg(a.name(n), "%s is not a secrecy level; use a comma-separated list of: %s", memory.Quote(it), strings.Join(secrecyNames, ", "))
-		}
-		out = append(out, l)
-	}
-	return out, nil
 }
 
 // emotion returns an optional emotion vector from a label.
@@ -319,7 +319,7 @@ func (a args) emotion(n string) (*memory.EmotionVector, error) {
 	}
 	v, perr := memory.ParseEmotionLabel(s)
 	if perr != nil {
-		return nil, badArg(a.name(n), "%s is not an emotion label; use one of: %s", memory.Quote(s), strings.Join(emotionNames, ", "))
+		return nil, badArg(a.name(n), "%s is not an emotion label; use one of: %s", memory.Quote(s), strings.Join(memory.EmotionLabelNames(), ", "))
 	}
 	return &v, nil
 }

@@ -134,10 +134,10 @@ func TestRetriedUntilServed(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{"store_raw", map[string]any{"content": "kept despite a refusal", "session_id": "s1"}, `"duplicate": false`},
+		{"store_raw", map[string]any{"content": "kept despite a refusal", "session_id": "s1"}, `"duplicate":false`},
 		{"batch_store_raw", map[string]any{"records_json": `[{"content":"one","session_id":"s1"},{"content":"two","session_id":"s1"}]`}, `"results"`},
-		{"stats", nil, `"raw_journal_records": 3`},
-		{"recall_raw", map[string]any{"session_id": "s1"}, `"total_candidates": 3`},
+		{"stats", nil, `"raw_journal_records":3`},
+		{"recall_raw", map[string]any{"session_id": "s1"}, `"total_candidates":3`},
 	} {
 		text, isErr := callTool(t, p, call.tool, call.args)
 		if isErr || !strings.Contains(text, call.want) {

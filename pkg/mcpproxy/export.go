@@ -2,7 +2,6 @@ package mcpproxy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -23,7 +20,17 @@ import (
 // os.Root of the directory, exclusively (never overwriting, never
 // following a symbolic link out of it, mode 0600), the archive streams
 // into it, and a failed export leaves no file.
-func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error) {
+// exportResult answers export: the archive's metadata and where it is.
+type exportResult struct {
+	ArchiveID   string `json:"archive_id"`
+	SizeBytes   uint64 `json:"size_bytes"`
+	RecordCount uint32 `json:"record_count"`
+	Checksum    string `json:"checksum"`
+	// Path is the absolute path of the file written.
+	Path string `json:"path"`
+}
+
+func (p *Proxy) export(ctx context.Context, a args) (*exportResult, error) {
 	raw, _, err := a.str("output_path")
 	if err != nil {
 		return nil, err
@@ -33,12 +40,10 @@ func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error)
 		return nil, err
 	}
 	defer root.Close()
-	format, err := a.choice("format", "cma", formatNames)
-	if err != nil {
+	req := memory.DefaultExportRequest()
+	if req.Format, err = a.choice("format", req.Format, memory.ExportFormats()); err != nil {
 		return nil, err
 	}
-	req := memory.DefaultExportRequest()
-	req.Format = format
 	req.IncludeRawJournal = true
 	if req.Encrypt, err = a.boolean("encrypt", false); err != nil {
 		return nil, err
@@ -87,11 +92,7 @@ func (p *Proxy) export(ctx context.Context, a args) (*mcp.CallToolResult, error)
 		return nil, err
 	}
 
-	meta, err := json.MarshalIndent(resp, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	return mcp.NewToolResultText(fmt.Sprintf("%s\n\nArchive written to %s\nSize: %d bytes", meta, path, w.n)), nil
+	return &exportResult{ArchiveID: resp.ArchiveID, SizeBytes: uint64(w.n), RecordCount: resp.RecordCount, Checksum: resp.Checksum, Path: path}, nil
 }
 
 // exportTarget applies the path rules to output_path and returns the

@@ -5,14 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/httpapi"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // TestExportPathRules: export writes only inside its export directory:
@@ -108,8 +105,6 @@ func TestExportDirectoryMadeOrMissing(t *testing.T) {
 	}
 }
 
-var writtenRE = regexp.MustCompile(`\n\nArchive written to (.+)\nSize: (\d+) bytes$`)
-
 // TestExportWrites: a successful export creates a new 0600 file holding
 // the archive, curated records and raw journal included; a failed one
 // leaves nothing behind.
@@ -146,12 +141,11 @@ func TestExportWrites(t *testing.T) {
 			if isErr {
 				t.Fatal(text)
 			}
-			m := writtenRE.FindStringSubmatch(text)
-			if m == nil || m[1] != tc.path {
-				t.Fatalf("result %q, want the path %s", text, tc.path)
+			var res exportResult
+			mustJSON(t, text, &res)
+			if res.Path != tc.path {
+				t.Fatalf("result %s, want the path %s", text, tc.path)
 			}
-			var meta memory.ExportResponse
-			mustJSON(t, strings.TrimSuffix(text, m[0]), &meta)
 			st, err := os.Lstat(tc.path)
 			if err != nil {
 				t.Fatal(err)
@@ -159,8 +153,7 @@ func TestExportWrites(t *testing.T) {
 			if st.Mode().Perm() != 0o600 || !st.Mode().IsRegular() {
 				t.Errorf("mode %v, want a regular 0600 file", st.Mode())
 			}
-			size, _ := strconv.ParseInt(m[2], 10, 64)
-			if st.Size() != size || uint64(size) != meta.SizeBytes || meta.RecordCount != tc.records || meta.ArchiveID == "" || meta.Checksum == "" {
+			if uint64(st.Size()) != res.SizeBytes || res.RecordCount != tc.records || res.ArchiveID == "" || len(res.Checksum) != 64 {
 				t.Errorf("file %d bytes, result %s", st.Size(), text)
 			}
 			data, err := os.ReadFile(tc.path)

@@ -1,14 +1,15 @@
 package mcpproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/httpapi"
@@ -68,7 +69,8 @@ type rpcAnswer struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"content"`
-		IsError bool `json:"isError"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+		IsError           bool            `json:"isError"`
 	} `json:"result"`
 	Error *struct {
 		Code    int    `json:"code"`
@@ -78,7 +80,9 @@ type rpcAnswer struct {
 
 // callTool sends tools/call through the MCP server and returns the text of
 // the result and whether it is an error result. A JSON-RPC error fails the
-// test: tool failures must be results.
+// test: tool failures must be results. A successful result must carry
+// structuredContent that validates against the tool's outputSchema, and
+// its text must be the same JSON, compact.
 func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool) {
 	t.Helper()
 	msg, err := json.Marshal(map[string]any{
@@ -102,7 +106,19 @@ func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool)
 	if len(ans.Result.Content) != 1 || ans.Result.Content[0].Type != "text" {
 		t.Fatalf("%s: want one text item, got %s", name, b)
 	}
-	return ans.Result.Content[0].Text, ans.Result.IsError
+	text := ans.Result.Content[0].Text
+	if ans.Result.IsError {
+		if ans.Result.StructuredContent != nil {
+			t.Errorf("%s: error result with structuredContent: %s", name, b)
+		}
+		return text, true
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, ans.Result.StructuredContent); err != nil || compact.String() != text {
+		t.Fatalf("%s: text is not the structuredContent, compact (%v):\ntext:       %s\nstructured: %s", name, err, text, ans.Result.StructuredContent)
+	}
+	checkAnswer(t, outputSchema(t, p, name), name, ans.Result.StructuredContent)
+	return text, false
 }
 
 // mustJSON decodes the text of a successful result.

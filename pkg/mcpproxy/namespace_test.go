@@ -56,7 +56,11 @@ func TestToolForbidden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := newHTTP(t, httpapi.Options{AuthEnabled: true, Keys: []access.Key{{Secret: "key-of-b", Scope: scope}}})
+	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "key-of-b", Scope: scope}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := newHTTP(t, httpapi.Options{Gate: access.NewGate(access.Policy{Keys: ring}, nil)})
 	p := newProxy(t, url, client.Options{APIKey: "key-of-b"}, Options{Namespace: "proj-a"})
 	text, isErr := callTool(t, p, "stats", map[string]any{})
 	if !isErr || !strings.HasPrefix(text, "Forbidden:") || !strings.Contains(text, `"proj-a"`) || !strings.Contains(text, "--namespace") {

@@ -19,12 +19,18 @@
 //     Serve returns nil.
 //
 // The tools follow the upstream reference (tool names, arguments, the
-// flattened recall results) with these departures: schemas carry enum,
-// default, minimum and maximum keywords and refuse undeclared arguments;
-// out-of-range numbers are refused rather than clamped; associate's depth
-// defaults to 2 like the HTTP API (upstream's MCP tool used 1); records in
-// inspect, timeline and associate results show their text instead of byte
-// arrays; export can include sealed and secret raw entries on request.
+// flattened recall results) with these departures: input schemas carry
+// enum, default, minimum and maximum keywords and refuse undeclared
+// arguments; list and object arguments are JSON arrays and objects
+// (record_ids, stores, secrecy_levels, meta_json, and the batches' records,
+// formerly records_json), while the older string forms are still
+// understood; every tool has an outputSchema and answers with
+// structuredContent plus the same JSON, compact, as text (update and
+// export answer with JSON objects too); out-of-range numbers are refused
+// rather than clamped; associate's depth defaults to 2 like the HTTP API
+// (upstream's MCP tool used 1); records in inspect, timeline and associate
+// results show their text instead of byte arrays; export can include
+// sealed and secret raw entries on request.
 package mcpproxy
 
 import (
@@ -157,6 +163,7 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 		known = append(known, k)
 	}
 	slices.Sort(known)
+	accepted := append(slices.Clone(known), t.aliases...)
 	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
 		start := time.Now()
 		defer func() {
@@ -175,8 +182,11 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 		}
 		if err == nil {
 			a := args{m: m}
-			if err = a.unknown(known); err == nil {
-				res, err = t.handler(memory.WithNamespace(ctx, p.opts.Namespace), a)
+			if err = a.unknown(accepted, known); err == nil {
+				var v any
+				if v, err = t.handler(memory.WithNamespace(ctx, p.opts.Namespace), a); err == nil {
+					res, err = structured(v)
+				}
 			}
 		}
 		took := time.Since(start)

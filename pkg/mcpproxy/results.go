@@ -12,33 +12,33 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// Results are text a model reads. recall and recall_raw return upstream's
-// flattened shapes; the tools that return records (inspect, timeline,
-// associate) keep the record's JSON shape, except that content blocks
-// show their text instead of an array of byte values and embeddings are
-// reduced to their dimension.
+// Every answer is a JSON object, sent twice: as structuredContent, which
+// the tool's outputSchema describes, and as the same JSON, compact, in a
+// text block for clients that read only text. recall and recall_raw
+// return upstream's flattened shapes; the tools that return records
+// (inspect, timeline, associate) keep the record's JSON shape, except that
+// content blocks show their text instead of an array of byte values and
+// embeddings are reduced to their dimension.
 
-// jsonResult is v as JSON indented by two spaces.
-func jsonResult(v any) (*mcp.CallToolResult, error) {
-	b, err := json.MarshalIndent(v, "", "  ")
+// structured is the tool result that carries v.
+func structured(v any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
-	return mcp.NewToolResultText(string(b)), nil
-}
-
-// jsonAnswer is jsonResult of a service call's answer, or its error.
-func jsonAnswer[T any](answer T, err error) (*mcp.CallToolResult, error) {
-	if err != nil {
-		return nil, err
+	if len(b) == 0 || b[0] != '{' {
+		return nil, fmt.Errorf("encode result: %T is not a JSON object", v)
 	}
-	return jsonResult(answer)
+	return &mcp.CallToolResult{
+		Content:              []mcp.Content{mcp.NewTextContent(string(b))},
+		RawStructuredContent: b,
+	}, nil
 }
 
 // offsetTime formats t in UTC with a "+00:00" offset, the form upstream's
 // flattened results use.
-func offsetTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02T15:04:05.999999999") + "+00:00"
+func offsetTime(t time.Time) timestamp {
+	return timestamp(t.UTC().Format("2006-01-02T15:04:05.999999999") + "+00:00")
 }
 
 // nonText stands in for the text of a record without a text block.
@@ -50,8 +50,8 @@ type recallItem struct {
 	Text           string           `json:"text"`
 	RelevanceScore float64          `json:"relevance_score"`
 	Fidelity       float64          `json:"fidelity"`
-	CreatedAt      string           `json:"created_at"`
-	Emotion        *string          `json:"emotion"`
+	CreatedAt      timestamp        `json:"created_at"`
+	Emotion        *emotionName     `json:"emotion"`
 }
 
 type recallResult struct {
@@ -60,8 +60,8 @@ type recallResult struct {
 	TotalCandidates uint32                `json:"total_candidates"`
 }
 
-func flattenRecall(r *memory.RecallQueryResponse) recallResult {
-	out := recallResult{Memories: make([]recallItem, 0, len(r.Memories)), QueryMetadata: r.QueryMetadata, TotalCandidates: r.TotalCandidates}
+func flattenRecall(r *memory.RecallQueryResponse) *recallResult {
+	out := &recallResult{Memories: make([]recallItem, 0, len(r.Memories)), QueryMetadata: r.QueryMetadata, TotalCandidates: r.TotalCandidates}
 	for _, m := range r.Memories {
 		text, ok := m.Record.Content.Text()
 		if !ok {
@@ -75,7 +75,7 @@ func flattenRecall(r *memory.RecallQueryResponse) recallResult {
 			Fidelity:       m.Record.Fidelity.Score,
 			CreatedAt:      offsetTime(m.Record.CreatedAt),
 		}
-		if l := m.Record.Emotion.Label(); l != "" {
+		if l := emotionName(m.Record.Emotion.Label()); l != "" {
 			it.Emotion = &l
 		}
 		out.Memories = append(out.Memories, it)
@@ -91,7 +91,7 @@ type rawItem struct {
 	Visibility   memory.Visibility   `json:"visibility"`
 	SecrecyLevel memory.SecrecyLevel `json:"secrecy_level"`
 	Text         string              `json:"text"`
-	CreatedAt    string              `json:"created_at"`
+	CreatedAt    timestamp           `json:"created_at"`
 }
 
 type rawResult struct {
@@ -99,8 +99,8 @@ type rawResult struct {
 	TotalCandidates uint32    `json:"total_candidates"`
 }
 
-func flattenRaw(r *memory.RecallRawQueryResponse) rawResult {
-	out := rawResult{Records: make([]rawItem, 0, len(r.Records)), TotalCandidates: r.TotalCandidates}
+func flattenRaw(r *memory.RecallRawQueryResponse) *rawResult {
+	out := &rawResult{Records: make([]rawItem, 0, len(r.Records)), TotalCandidates: r.TotalCandidates}
 	for _, rec := range r.Records {
 		text, ok := rec.Content.Text()
 		if !ok {
@@ -195,7 +195,11 @@ func readableRecalled(ms []memory.RecalledMemory) []recalledView {
 	out := make([]recalledView, 0, len(ms))
 	for i := range ms {
 		m := &ms[i]
-		v := recalledView{Record: readableRecord(&m.Record), RelevanceScore: m.RelevanceScore, ActivationPath: m.ActivationPath}
+		path := m.ActivationPath
+		if path == nil {
+			path = []memory.ID{}
+		}
+		v := recalledView{Record: readableRecord(&m.Record), RelevanceScore: m.RelevanceScore, ActivationPath: path}
 		if !sameContent(m.RenderedContent, m.Record.Content) && len(m.RenderedContent.Blocks) > 0 {
 			c := readableContent(m.RenderedContent)
 			v.RenderedContent = &c
@@ -222,8 +226,8 @@ type associateResult struct {
 	TotalCandidates uint32         `json:"total_candidates"`
 }
 
-func readableAssociate(r *memory.RecallAssociateResponse) associateResult {
-	return associateResult{Memories: readableRecalled(r.Memories), TotalCandidates: r.TotalCandidates}
+func readableAssociate(r *memory.RecallAssociateResponse) *associateResult {
+	return &associateResult{Memories: readableRecalled(r.Memories), TotalCandidates: r.TotalCandidates}
 }
 
 type bucketView struct {
@@ -238,8 +242,8 @@ type timelineResult struct {
 	Truncated bool         `json:"truncated,omitempty"`
 }
 
-func readableTimeline(r *memory.RecallTimelineResponse) timelineResult {
-	out := timelineResult{Buckets: make([]bucketView, 0, len(r.Buckets)), Truncated: r.Truncated}
+func readableTimeline(r *memory.RecallTimelineResponse) *timelineResult {
+	out := &timelineResult{Buckets: make([]bucketView, 0, len(r.Buckets)), Truncated: r.Truncated}
 	for _, b := range r.Buckets {
 		out.Buckets = append(out.Buckets, bucketView{Start: b.Start, End: b.End, Memories: readableRecalled(b.Memories), Count: b.Count})
 	}

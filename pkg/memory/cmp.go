@@ -538,6 +538,11 @@ const AllNamespaces = "*"
 // DefaultExportRequest: the cma format.
 func DefaultExportRequest() ExportRequest { return ExportRequest{Format: "cma"} }
 
+// ExportFormats returns the accepted values of ExportRequest.Format, a new
+// slice on every call: cma, and jsonl, an alias that writes the same CMA
+// archive.
+func ExportFormats() []string { return []string{"cma", "jsonl"} }
+
 // UnmarshalJSON applies the defaults of DefaultExportRequest.
 func (r *ExportRequest) UnmarshalJSON(b []byte) error {
 	type plain ExportRequest

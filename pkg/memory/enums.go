@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -34,6 +35,53 @@ func (e enumNames) parse(s string) (uint8, error) {
 }
 
 func (e enumNames) list() string { return strings.Join(e.names[1:], ", ") }
+
+// Enum is any of the package's enumerations.
+type Enum interface {
+	StoreType | Modality | AssociationType | RecallMode | RawSource | RawSpeaker | Visibility |
+		SecrecyLevel | MetaCaptureStatus | MetaRelation | TimeGranularity | ConsolidationStrategy |
+		ImportStrategy | ConflictResolution | AssociationOrigin
+}
+
+// Names returns the wire names of the enumeration E in value order, a new
+// slice on every call. Schemas and help texts that list accepted values
+// take them from here.
+func Names[E Enum]() []string {
+	var names enumNames
+	switch any(*new(E)).(type) {
+	case StoreType:
+		names = storeNames
+	case Modality:
+		names = modalityNames
+	case AssociationType:
+		names = assocNames
+	case AssociationOrigin:
+		names = originNames
+	case RecallMode:
+		names = modeNames
+	case RawSource:
+		names = sourceNames
+	case RawSpeaker:
+		names = speakerNames
+	case Visibility:
+		names = visibilityNames
+	case SecrecyLevel:
+		names = secrecyNames
+	case MetaCaptureStatus:
+		names = captureNames
+	case MetaRelation:
+		names = relationNames
+	case TimeGranularity:
+		names = granularityNames
+	case ConsolidationStrategy:
+		names = strategyNames
+	case ImportStrategy:
+		names = importStrategyNames
+	case ConflictResolution:
+		names = conflictNames
+	}
+	return slices.Clone(names.names[1:])
+}
 
 func (e enumNames) marshal(v uint8) ([]byte, error) {
 	n := e.name(v)

@@ -130,6 +130,18 @@ var emotionLabels = []emotionLabel{
 // EmotionLabels is the list of accepted emotion labels, for help texts.
 const EmotionLabels = "joy, trust, fear, surprise, sadness, disgust, anger, anticipation"
 
+// EmotionLabelNames returns the canonical emotion labels, one per axis in
+// axis order, a new slice on every call: what EmotionVector.Label names
+// and ParseEmotionLabel accepts (which also takes a few synonyms, such as
+// "happy" for joy).
+func EmotionLabelNames() []string {
+	out := make([]string, len(emotionLabels))
+	for i, l := range emotionLabels {
+		out[i] = l.names[0]
+	}
+	return out
+}
+
 // ParseEmotionLabel turns a single word such as "joy" or "angry" into a
 // vector with that axis at 1, intensity 1 and the label's valence.
 func ParseEmotionLabel(label string) (EmotionVector, error) {

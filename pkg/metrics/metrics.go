@@ -8,8 +8,20 @@
 //	memsvc_recall_duration_seconds                               histogram
 //	memsvc_decay_panics_total                                    counter
 //
+// and, beyond the spec's list, the series operators need to run memsvc
+// (the dashboard and alert rules in deploy-docs use them):
+//
+//	memsvc_background_rounds_total{loop,result}                  counter
+//	memsvc_config_last_reload_successful                         gauge
+//	memsvc_records{store}                                        gauge
+//	memsvc_dream_pending_entries                                 gauge
+//	memsvc_storage_free_bytes{volume}                            gauge
+//	memsvc_storage_min_free_bytes                                gauge
+//	memsvc_audit_append_failures_total                           counter
+//
 // New registers them on a registry the caller owns (never the global
-// default one). The encode and recall series are recorded by a
+// default one); the last five read the server's state when scraped
+// (RegisterState). The encode and recall series are recorded by a
 // memory.Service decorator (Instrument), so every transport that serves the
 // decorated service is counted the same way; pkg/httpapi records the HTTP
 // series; the server's background decay loop calls DecayPanic.
@@ -31,6 +43,16 @@
 //
 // memsvc_recall_* cover recall.query: the total counts successful calls,
 // the histogram times every call.
+//
+//   - loop on memsvc_background_rounds_total is "decay" or "dream"
+//     (LoopDecay, LoopDream); result is "ok", "error", or "skipped" for a
+//     round not run while the disk is below the free-space floor. A round
+//     that panics is counted by memsvc_decay_panics_total instead.
+//   - store on memsvc_records is each store (working, episodic, semantic,
+//     procedural, emotional).
+//   - volume on memsvc_storage_free_bytes is "data" (the file system of
+//     the data directory) or "audit" (that of the audit log, when it is
+//     elsewhere).
 //
 // A nil *Metrics is valid and records nothing.
 package metrics
@@ -56,7 +78,19 @@ type Metrics struct {
 	recallTotal    prometheus.Counter
 	recallDuration prometheus.Histogram
 	decayPanics    prometheus.Counter
+	rounds         *prometheus.CounterVec
+	reloadOK       prometheus.Gauge
 }
+
+// The loop and result label values of memsvc_background_rounds_total.
+const (
+	LoopDecay = "decay"
+	LoopDream = "dream"
+
+	RoundOK      = "ok"
+	RoundError   = "error"
+	RoundSkipped = "skipped"
+)
 
 // Label values of memsvc_encode_duration_seconds that are not store names.
 const (
@@ -116,8 +150,24 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "memsvc_decay_panics_total",
 			Help: "Panics recovered in the background decay loop; non-zero deserves a look at the log.",
 		}),
+		rounds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "memsvc_background_rounds_total",
+			Help: "Rounds of the background loops, by loop (decay, dream) and result (ok, error, skipped while the disk is low).",
+		}, []string{"loop", "result"}),
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "memsvc_config_last_reload_successful",
+			Help: "1 when the last configuration reload was applied (or none was tried), 0 when it was refused and the running settings stayed.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.encodeTotal, m.encodeDuration, m.recallTotal, m.recallDuration, m.decayPanics} {
+	// Every series exists from the start, so a rate over them is defined
+	// before the first round (the dream loop's comes after a day).
+	for _, loop := range []string{LoopDecay, LoopDream} {
+		for _, result := range []string{RoundOK, RoundError, RoundSkipped} {
+			m.rounds.WithLabelValues(loop, result)
+		}
+	}
+	m.reloadOK.Set(1)
+	for _, c := range []prometheus.Collector{m.httpRequests, m.httpDuration, m.encodeTotal, m.encodeDuration, m.recallTotal, m.recallDuration, m.decayPanics, m.rounds, m.reloadOK} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}
@@ -129,6 +179,27 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 func (m *Metrics) DecayPanic() {
 	if m != nil {
 		m.decayPanics.Inc()
+	}
+}
+
+// BackgroundRound counts a round of a background loop (LoopDecay or
+// LoopDream) with its result (RoundOK, RoundError or RoundSkipped).
+func (m *Metrics) BackgroundRound(loop, result string) {
+	if m == nil {
+		return
+	}
+	m.rounds.WithLabelValues(loop, result).Inc()
+}
+
+// ConfigReloaded records the outcome of a configuration reload.
+func (m *Metrics) ConfigReloaded(ok bool) {
+	if m == nil {
+		return
+	}
+	if ok {
+		m.reloadOK.Set(1)
+	} else {
+		m.reloadOK.Set(0)
 	}
 }
 

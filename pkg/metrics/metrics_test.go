@@ -71,6 +71,8 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 			switch f.GetType() {
 			case dto.MetricType_COUNTER:
 				out[key] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[key] = m.GetGauge().GetValue()
 			case dto.MetricType_HISTOGRAM:
 				out[key] = float64(m.GetHistogram().GetSampleCount())
 			}
@@ -114,6 +116,11 @@ func TestInstrument(t *testing.T) {
 	m.DecayPanic()
 	m.ObserveHTTP("GET", "/health", 200, time.Millisecond)
 	m.ObserveHTTP("WEIRD", "unknown", 405, time.Millisecond)
+	m.BackgroundRound(LoopDecay, RoundOK)
+	m.BackgroundRound(LoopDecay, RoundOK)
+	m.BackgroundRound(LoopDream, RoundError)
+	m.BackgroundRound(LoopDream, RoundSkipped)
+	m.ConfigReloaded(false)
 
 	want := map[string]float64{
 		"memsvc_encode_total{store=episodic}":                                        1,
@@ -131,6 +138,13 @@ func TestInstrument(t *testing.T) {
 		"memsvc_http_request_duration_seconds{method=GET,path=/health,status=200}":   1,
 		"memsvc_http_requests_total{method=OTHER,path=unknown,status=405}":           1,
 		"memsvc_http_request_duration_seconds{method=OTHER,path=unknown,status=405}": 1,
+		"memsvc_background_rounds_total{loop=decay,result=ok}":                       2,
+		"memsvc_background_rounds_total{loop=decay,result=error}":                    0, // served from the start
+		"memsvc_background_rounds_total{loop=dream,result=ok}":                       0,
+		"memsvc_background_rounds_total{loop=dream,result=error}":                    1,
+		"memsvc_background_rounds_total{loop=decay,result=skipped}":                  0,
+		"memsvc_background_rounds_total{loop=dream,result=skipped}":                  1,
+		"memsvc_config_last_reload_successful{}":                                     0,
 	}
 	got := gather(t, reg)
 	for k, v := range want {
@@ -153,6 +167,81 @@ func TestNilMetrics(t *testing.T) {
 	}
 	m.DecayPanic()
 	m.ObserveHTTP("GET", "/", 200, 0)
+	m.BackgroundRound(LoopDecay, RoundOK)
+	m.ConfigReloaded(true)
+}
+
+// TestState: the state gauges read their sources at each scrape; the
+// audit counter is served only with an audit log; a failing source leaves
+// its series out rather than failing the scrape.
+func TestState(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	pending := uint32(3)
+	var statsErr error
+	failures := uint64(0)
+	free := map[string]uint64{"/data": 5 << 30, "/audit": 1 << 30}
+	err := RegisterState(reg, State{
+		Stats: func(context.Context) (*memory.Stats, error) {
+			return &memory.Stats{RecordsByStore: map[memory.StoreType]uint32{memory.StoreSemantic: 4}, RawJournalPendingDream: pending}, statsErr
+		},
+		Volumes:       map[string]string{"data": "/data", "audit": "/audit"},
+		Free:          func(p string) (uint64, error) { return free[p], nil },
+		MinFreeBytes:  256 << 20,
+		AuditFailures: func() uint64 { return failures },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := gather(t, reg)
+	want := map[string]float64{
+		"memsvc_records{store=working}":           0,
+		"memsvc_records{store=episodic}":          0,
+		"memsvc_records{store=semantic}":          4,
+		"memsvc_records{store=procedural}":        0,
+		"memsvc_records{store=emotional}":         0,
+		"memsvc_dream_pending_entries{}":          3,
+		"memsvc_storage_free_bytes{volume=data}":  5 << 30,
+		"memsvc_storage_free_bytes{volume=audit}": 1 << 30,
+		"memsvc_storage_min_free_bytes{}":         256 << 20,
+		"memsvc_audit_append_failures_total{}":    0,
+	}
+	for k, v := range want {
+		if g, ok := got[k]; !ok || g != v {
+			t.Errorf("%s = %v (present %v), want %v", k, g, ok, v)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("samples %v, want exactly %v", got, want)
+	}
+
+	pending, failures, free["/data"] = 9, 2, 1<<20
+	statsErr = nil
+	got = gather(t, reg)
+	if got["memsvc_dream_pending_entries{}"] != 9 || got["memsvc_audit_append_failures_total{}"] != 2 || got["memsvc_storage_free_bytes{volume=data}"] != 1<<20 {
+		t.Errorf("a second scrape does not read the sources again: %v", got)
+	}
+
+	statsErr = errors.New("engine closed")
+	got = gather(t, reg)
+	if _, ok := got["memsvc_dream_pending_entries{}"]; ok {
+		t.Error("a failing Stats still served the backlog")
+	}
+	if _, ok := got["memsvc_storage_min_free_bytes{}"]; !ok {
+		t.Error("a failing Stats took the other series with it")
+	}
+
+	noAudit := prometheus.NewRegistry()
+	if err := RegisterState(noAudit, State{}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range gather(t, noAudit) {
+		if strings.HasPrefix(k, "memsvc_audit_") || strings.HasPrefix(k, "memsvc_records") {
+			t.Errorf("served without its source: %s", k)
+		}
+	}
+	if RegisterState(nil, State{}) == nil {
+		t.Error("nil registerer accepted")
+	}
 }
 
 func TestNew(t *testing.T) {

@@ -68,6 +68,9 @@
 // events without an identity are never dropped. The identity is kept as a
 // 16-byte SHA-256 prefix over the length-prefixed fields.
 //
+// Events that carry their own record id (transcript capture, below) skip
+// this check: the server drops an id it has already stored, which is exact.
+//
 // Hooks start one recorder process per event, so a window in memory alone
 // would never see a repeat. The spool directory therefore holds
 // "recent-events": a header line and the hex identities of the 512 most
@@ -114,4 +117,49 @@
 // InstallHook writes the helper script and example configuration from the
 // templates in the repository's hooks/ directory. Doctor runs the four
 // checks of `memsvc-recorder doctor`.
+//
+// Events keep their order. The helper queues each event in the foreground
+// (a Recorder without a Sender spools every batch: a local write, never the
+// network) and sends the spool in the background (FlushSpoolWait). The
+// agent fires a hook only after the previous one returned, so the spool
+// holds the events in firing order, and spool names sort in write order
+// across processes (pkg/spool). One flusher at a time sends the spool
+// oldest first, picking up files queued meanwhile and stopping at the first
+// failure, so no event overtakes an earlier one.
+//
+// # Transcripts
+//
+// TranscriptWatcher follows the session transcripts the agents write
+// (Claude Code: ~/.claude/projects/<project>/<session>.jsonl; Codex:
+// ~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<session>.jsonl) and records
+// what no hook delivers:
+//
+//	Claude Code  "type":"assistant" lines: each text block an
+//	             assistant_message, each tool_use block a tool_call
+//	             (action_id: the tool_use id); Claude Code's own API error
+//	             notes an error event; thinking is left out
+//	Codex        response items: an assistant message an
+//	             assistant_message (its output_text parts joined), a
+//	             function_call, custom_tool_call, local_shell_call or
+//	             web_search_call a tool_call (action_id: the call id; turn_id
+//	             from the turn_context line before it); reasoning is left out
+//
+// Both are spoken by the assistant; capture_metadata says "origin":
+// "transcript" and carries the transcript path, the model, the message id
+// and entry uuid (Claude Code) or the phase (Codex), and the tool name and
+// call id, so that a hook's tool_result (action_id: the same id) joins its
+// call. User prompts and tool results come from the hooks.
+//
+// Every transcript event's record id is derived from its line (the entry
+// uuid for Claude Code, the line's SHA-256 for Codex, the block's index): a
+// version 7 UUID carrying the line's time. Reading a line twice therefore
+// stores nothing twice, which makes the offsets safe to save after the
+// batch is sent or spooled: a crash in between reads the lines again.
+// Offsets live in the spool directory in "transcript-offsets" (JSON: per
+// file its agent, device, inode, the SHA-256 of its first bytes up to 1
+// KiB, the offset, the modification time when it was read that far, and
+// the parser's context), replaced atomically and durably after every
+// batch. A rescan opens only files whose size, inode or modification time
+// moved; a file whose first bytes changed is read from the start even when
+// its size did not.
 package recorder

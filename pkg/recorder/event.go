@@ -162,6 +162,11 @@ type Event struct {
 	Secrecy    memory.SecrecyLevel // 0: sensitive
 	Metadata   json.RawMessage     // nil: none
 	Meta       *memory.MetaMemory  // nil: none
+	// RecordID is the event's own stable id (transcript capture derives it
+	// from the transcript line); zero gives a fresh one. An event with its
+	// own id is not checked against recent events: the server drops an id
+	// it has already stored, which is exact.
+	RecordID memory.ID
 }
 
 // TextEvent returns an event with text content.

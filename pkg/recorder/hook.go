@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/redact"
 )
 
@@ -120,6 +121,8 @@ var (
 	keysPrompt    = []string{"prompt", "user_prompt", "message", "input"}
 	keysResponse  = []string{"tool_response", "toolResponse", "tool_result", "response", "output", "result"}
 	keysAssistant = []string{"last_assistant_message", "last-assistant-message", "lastAssistantMessage", "summary", "message"}
+	// the assistant's last message, as Stop and SubagentStop send it
+	keysLastAssistant = keysAssistant[:3]
 	// copied into metadata when they hold a scalar
 	keysMetadata = []string{"tool_name", "cwd", "transcript_path", "permission_mode", "model", "stop_hook_active",
 		"notification_type", "title", "reason", "source", "trigger", "exit_code", "status", "agent_id", "agent_type", "agent_transcript_path"}
@@ -138,7 +141,8 @@ var (
 //	UserPromptSubmit                    user_message   (prompt)
 //	PreToolUse                          tool_call      ({"tool_name", "tool_input"})
 //	PostToolUse                         tool_result    ({"tool_name", "tool_input", "tool_response"})
-//	Stop, SubagentStop                  session_summary (last assistant message if sent, else the payload)
+//	Stop, SubagentStop                  session_summary (last assistant message if sent, spoken by
+//	                                    the assistant; else the payload, spoken by the system)
 //	Notification                        session_summary (message)
 //	agent-turn-complete (Codex notify)  user_message per input message, then assistant_message
 //	anything else                       session_summary (the payload)
@@ -203,7 +207,13 @@ func HookEvents(in HookInput) []Event {
 		base.Content = p.toolContent(true)
 	case "stop", "subagentstop":
 		base.Type = SessionSummary
-		base.Content = p.textOf(keysAssistant...)
+		key, v := p.value(keysAssistant...)
+		if v != nil {
+			base.Content = textValue(v)
+		}
+		if base.Content != nil && slices.Contains(keysLastAssistant, key) {
+			base.Speaker = memory.SpeakerAssistant // the assistant's own words
+		}
 	case "notification":
 		base.Type = SessionSummary
 		if title, msg := p.str("title"), p.str("message"); title != "" && msg != "" && !strings.Contains(msg, title) {

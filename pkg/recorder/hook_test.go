@@ -1,11 +1,14 @@
 package recorder
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 var hookNow = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
@@ -54,6 +57,7 @@ func TestHookEvents(t *testing.T) {
 		content  string // exact, or with a leading "~" a substring
 		absent   string // must not appear in content or metadata
 		metadata map[string]any
+		speaker  memory.RawSpeaker // 0: not checked
 	}{
 		{
 			name: "claude UserPromptSubmit", agent: Claude,
@@ -80,19 +84,19 @@ func TestHookEvents(t *testing.T) {
 		{
 			name: "claude Notification", agent: Claude,
 			payload: `{` + claudeBase + `,"hook_event_name":"Notification","message":"Claude needs your permission to use Bash","notification_type":"permission_prompt"}`,
-			typ:     SessionSummary, content: "Claude needs your permission to use Bash",
+			typ:     SessionSummary, content: "Claude needs your permission to use Bash", speaker: memory.SpeakerSystem,
 			metadata: map[string]any{"notification_type": "permission_prompt"},
 		},
 		{
 			name: "claude Stop", agent: Claude,
 			payload: `{` + claudeBase + `,"hook_event_name":"Stop","stop_hook_active":false}`,
-			typ:     SessionSummary, content: `{"stop_hook_active":false}`,
+			typ:     SessionSummary, content: `{"stop_hook_active":false}`, speaker: memory.SpeakerSystem,
 			metadata: map[string]any{"stop_hook_active": false, "hook_event": "Stop"},
 		},
 		{
 			name: "claude SubagentStop with the last message", agent: Claude,
 			payload: `{` + claudeBase + `,"hook_event_name":"SubagentStop","stop_hook_active":false,"agent_id":"a1","last_assistant_message":"Refactor done; 14 tests pass."}`,
-			typ:     SessionSummary, content: "Refactor done; 14 tests pass.",
+			typ:     SessionSummary, content: "Refactor done; 14 tests pass.", speaker: memory.SpeakerAssistant,
 			metadata: map[string]any{"agent_id": "a1"},
 		},
 		{
@@ -119,9 +123,19 @@ func TestHookEvents(t *testing.T) {
 			metadata: map[string]any{"agent_turn_id": "7"},
 		},
 		{
+			name: "claude Stop with the last message", agent: Claude,
+			payload: `{` + claudeBase + `,"hook_event_name":"Stop","stop_hook_active":false,"last_assistant_message":"Shipped v2; the changelog is updated."}`,
+			typ:     SessionSummary, content: "Shipped v2; the changelog is updated.", speaker: memory.SpeakerAssistant,
+		},
+		{
 			name: "codex Stop", agent: Codex,
 			payload: `{` + codexBase + `,"hook_event_name":"Stop","last_assistant_message":"All green."}`,
-			typ:     SessionSummary, turn: "7", content: "All green.",
+			typ:     SessionSummary, turn: "7", content: "All green.", speaker: memory.SpeakerAssistant,
+		},
+		{
+			name: "codex Stop with a null last message", agent: Codex,
+			payload: `{` + codexBase + `,"hook_event_name":"Stop","stop_hook_active":true,"last_assistant_message":null}`,
+			typ:     SessionSummary, turn: "7", content: `{"last_assistant_message":null,"model":"gpt-5-codex","stop_hook_active":true,"turn_id":"7"}`, speaker: memory.SpeakerSystem,
 		},
 		{
 			name: "codex notify agent-turn-complete", agent: Codex,
@@ -174,6 +188,9 @@ func TestHookEvents(t *testing.T) {
 			}
 			if e.Source != tc.agent.captureSource() {
 				t.Fatalf("source %q", e.Source)
+			}
+			if speaker := cmp.Or(e.Speaker, e.Type.Speaker()); tc.speaker != 0 && speaker != tc.speaker {
+				t.Fatalf("speaker %v, want %v", speaker, tc.speaker)
 			}
 			c := contentOf(t, e)
 			if sub, ok := strings.CutPrefix(tc.content, "~"); ok {

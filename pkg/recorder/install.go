@@ -30,16 +30,36 @@ type InstallOptions struct {
 type Installed struct {
 	Script  string
 	Example string
+	// Registration is the file the agent reads its hooks from when it is a
+	// file of hooks alone: .codex/hooks.json for Codex; "" for Claude Code,
+	// whose hooks live in its general settings.
+	Registration string
+	// RegistrationWritten reports that InstallHook created Registration
+	// (with the example's content); false means it existed and was left
+	// alone.
+	RegistrationWritten bool
+	// Command is what the registration runs.
+	Command string
 	// Namespace is the namespace the script records into.
 	Namespace string
 }
+
+// codexRegistration is Codex's project hook file, relative to the target.
+const codexRegistration = "hooks.json"
 
 // InstallHook writes the hook helper script and the example configuration
 // into <target>/.<agent>/hooks/. It checks both targets, and the two
 // directories above them, before writing anything: a symlink is refused
 // even with Force, an existing file without it. Without Force files are
 // created exclusively; with it they are replaced by rename, so a file is
-// never written through a link. It never touches the agent's settings.
+// never written through a link. It never changes the agent's settings: for
+// Codex, whose hooks have a file of their own, it creates .codex/hooks.json
+// with the example's content when there is none, and leaves an existing one
+// alone (even with Force).
+//
+// The registered command finds the script relative to the project (see
+// hooks.Command), so a registration checked into the repository works for
+// everyone who clones it.
 func InstallHook(o InstallOptions) (Installed, error) {
 	var inst Installed
 	if _, err := client.ParseBaseURL(o.ServerURL); err != nil {
@@ -69,7 +89,13 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	agentDir := filepath.Join(target, o.Agent.HiddenDir())
 	dir := filepath.Join(agentDir, "hooks")
 	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName), Namespace: ns}
-	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, Namespace: ns, ScriptPath: inst.Script}
+	if o.Agent == Codex {
+		inst.Registration = filepath.Join(agentDir, codexRegistration)
+	}
+	if inst.Command, err = hooks.Command(string(o.Agent), workTreeSub(target)); err != nil {
+		return inst, err
+	}
+	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, Namespace: ns, Command: inst.Command}
 	script, err := hooks.Script(p)
 	if err != nil {
 		return inst, err
@@ -126,7 +152,50 @@ func InstallHook(o InstallOptions) (Installed, error) {
 		}
 		return inst, err
 	}
+	if inst.Registration != "" {
+		written, err := createIfAbsent(root, rel(inst.Registration), inst.Registration, example)
+		if err != nil {
+			return inst, err
+		}
+		inst.RegistrationWritten = written
+	}
 	return inst, nil
+}
+
+// createIfAbsent creates the file with data unless something (a file, a
+// link, anything) is already there; it reports whether it wrote it.
+func createIfAbsent(root *os.Root, name, path string, data []byte) (bool, error) {
+	if _, err := root.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		if err != nil {
+			return false, fmt.Errorf("check %s: %w", path, err)
+		}
+		return false, nil
+	}
+	err := writeHookFile(root, name, path, data, 0o644, false)
+	if errors.Is(err, ErrInstallRefused) {
+		return false, nil // it appeared meanwhile: somebody else's now
+	}
+	return err == nil, err
+}
+
+// workTreeSub is dir relative to the top of the git work tree it is in
+// (the nearest directory at or above it holding .git), or "" when dir is
+// that top or in no work tree.
+func workTreeSub(dir string) string {
+	for top := dir; ; {
+		if _, err := os.Lstat(filepath.Join(top, ".git")); err == nil {
+			sub, err := filepath.Rel(top, dir)
+			if err != nil || sub == "." {
+				return ""
+			}
+			return sub
+		}
+		parent := filepath.Dir(top)
+		if parent == top {
+			return ""
+		}
+		top = parent
+	}
 }
 
 // checkHookDir refuses a directory on the way to the hook files (name,

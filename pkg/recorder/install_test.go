@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ func TestInstallHook(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.HasPrefix(string(script), "#!/bin/sh\n") || !strings.Contains(string(script), "hook "+string(agent)+" --server-url") ||
+			if !strings.HasPrefix(string(script), "#!/bin/sh\n") || !strings.Contains(string(script), "hook "+string(agent)+" --queue-only") ||
 				!strings.Contains(string(script), "server_url='http://127.0.0.1:8420'") {
 				t.Fatalf("script:\n%s", script)
 			}
@@ -33,8 +34,28 @@ func TestInstallHook(t *testing.T) {
 				t.Fatalf("script mode %v", fi.Mode())
 			}
 			example, _ := os.ReadFile(inst.Example)
-			if !strings.Contains(string(example), inst.Script) {
-				t.Fatalf("example does not name the script:\n%s", example)
+			cmd, _ := json.Marshal(inst.Command)
+			if inst.Command == "" || !bytes.Contains(example, cmd) || !strings.Contains(inst.Command, "/."+string(agent)+"/hooks/memsvc-recorder-"+string(agent)+"-hook.sh") {
+				t.Fatalf("example does not register the script (%s):\n%s", inst.Command, example)
+			}
+			// A checked-in registration must work in every clone: no
+			// absolute path of this one.
+			if bytes.Contains(example, []byte(project)) {
+				t.Fatalf("example holds the project path %s:\n%s", project, example)
+			}
+			switch agent {
+			case Codex:
+				reg, err := os.ReadFile(filepath.Join(project, ".codex", "hooks.json"))
+				if err != nil || !bytes.Equal(reg, example) || !inst.RegistrationWritten || inst.Registration != filepath.Join(project, ".codex", "hooks.json") {
+					t.Fatalf("codex registration %+v: %v\n%s", inst, err, reg)
+				}
+			case Claude:
+				if inst.Registration != "" || inst.RegistrationWritten {
+					t.Fatalf("claude registration %+v", inst)
+				}
+				if _, err := os.Stat(filepath.Join(project, ".claude", "settings.json")); err == nil {
+					t.Fatal("install-hook claude wrote settings.json")
+				}
 			}
 
 			// Again: refused, and nothing changes.
@@ -60,7 +81,42 @@ func TestInstallHook(t *testing.T) {
 			if entries, _ := os.ReadDir(dir); len(entries) != 2 {
 				t.Fatalf("leftovers in %s: %v", dir, entries)
 			}
+			if agent == Codex {
+				// The registration written the first time is the user's
+				// now: --force leaves it alone.
+				again, err := InstallHook(InstallOptions{Agent: agent, ServerURL: "http://127.0.0.1:9999", TargetDir: project, Force: true})
+				if err != nil || again.RegistrationWritten {
+					t.Fatalf("third install: %+v %v", again, err)
+				}
+			}
 		})
+	}
+}
+
+// TestInstallHookCodexBelowWorkTreeTop: a project below the top of its git
+// work tree registers the script through its path in the tree.
+func TestInstallHookCodexBelowWorkTreeTop(t *testing.T) {
+	top := t.TempDir()
+	if err := os.Mkdir(filepath.Join(top, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	project := filepath.Join(top, "services", "api")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	inst, err := InstallHook(InstallOptions{Agent: Codex, ServerURL: "http://127.0.0.1:8420", TargetDir: project})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `sh "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"/'services/api'/.codex/hooks/memsvc-recorder-codex-hook.sh`
+	if inst.Command != want {
+		t.Fatalf("command %s, want %s", inst.Command, want)
+	}
+	if got := workTreeSub(top); got != "" {
+		t.Fatalf("sub of the top: %q", got)
+	}
+	if got := workTreeSub(t.TempDir()); got != "" {
+		t.Fatalf("sub outside a work tree: %q", got)
 	}
 }
 

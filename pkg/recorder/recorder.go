@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"path/filepath"
+	"sort"
 	"time"
 	"unicode/utf8"
 
@@ -292,11 +293,18 @@ func (r *Recorder) Record(ctx context.Context, events []Event) error {
 			r.log.Warn("event rejected", "err", err)
 			continue
 		}
-		e, err := toEntry(&ev, r.cfg.IDs.New(), r.cfg.WorkDir)
+		id := ev.RecordID
+		if id.IsNil() {
+			id = r.cfg.IDs.New()
+		}
+		e, err := toEntry(&ev, id, r.cfg.WorkDir)
 		if err != nil {
 			r.stats.Rejected++
 			r.log.Warn("event rejected", "err", err)
 			continue
+		}
+		if !ev.RecordID.IsNil() {
+			e.key = dedupeKey{} // the server drops a repeated id
 		}
 		if !r.accept(e) {
 			continue
@@ -524,6 +532,10 @@ func (r *Recorder) spool(es []entry, why error) {
 	}
 	r.stats.Spooled += len(es)
 	r.spooledRun = true
+	if r.cfg.Sender == nil {
+		r.log.Info("queued in the spool", "records", len(es), "file", filepath.Join(r.cfg.Spool.Path(), name))
+		return
+	}
 	r.log.Warn("send failed; spooled batch", "records", len(es), "file", filepath.Join(r.cfg.Spool.Path(), name), "err", why)
 }
 
@@ -556,13 +568,15 @@ func (r *Recorder) quarantine(es []entry, why error) {
 	r.log.Error("server refused records; quarantined them", "records", len(es), "file", filepath.Join(r.cfg.Spool.Path(), name), "err", why)
 }
 
-// FlushSpool sends pending spool files, oldest first. It stops at the
-// first failure that is not the file's fault (the remaining files wait for
-// a later run); a malformed file is quarantined and the flush goes on. Only
-// one recorder process flushes a spool directory at a time: if another one
-// is at it, FlushSpool returns at once. It returns what Err returns.
+// FlushSpool sends pending spool files, oldest first, including files
+// written while it runs. It stops at the first failure that is not the
+// file's fault (the remaining files wait for a later run, so no file
+// overtakes an older one); a malformed file is quarantined and the flush
+// goes on. Only one recorder process flushes a spool directory at a time:
+// if another one is at it, FlushSpool returns at once. It returns what Err
+// returns.
 func (r *Recorder) FlushSpool(ctx context.Context) error {
-	unlock, err := r.cfg.Spool.TryLock("flush")
+	unlock, err := r.cfg.Spool.TryLock(flushLock)
 	if errors.Is(err, spool.ErrLocked) {
 		r.log.Info("another recorder is flushing the spool; not flushing here")
 		return r.Err()
@@ -572,18 +586,36 @@ func (r *Recorder) FlushSpool(ctx context.Context) error {
 		return r.Err()
 	}
 	defer unlock()
+	r.flushPending(ctx)
+	return r.Err()
+}
+
+// flushLock is the spool lock held while flushing.
+const flushLock = "flush"
+
+// flushPending sends pending files oldest first, listing the directory
+// again when it is through, until no newer file has appeared, a failure
+// stops it, or ctx ends. The caller holds the flush lock.
+func (r *Recorder) flushPending(ctx context.Context) {
 	r.spooledRun = false
-	names, err := r.cfg.Spool.Pending()
-	if err != nil {
-		r.log.Warn("spool not flushed", "err", err)
-		return r.Err()
-	}
-	for _, name := range names {
-		if ctx.Err() != nil || r.holding() != nil || !r.flushFile(ctx, name) {
-			break
+	done := "" // the newest file handled; older ones are gone
+	for {
+		names, err := r.cfg.Spool.Pending()
+		if err != nil {
+			r.log.Warn("spool not flushed", "err", err)
+			return
+		}
+		names = names[sort.SearchStrings(names, done+"\x00"):]
+		if len(names) == 0 {
+			return
+		}
+		for _, name := range names {
+			if ctx.Err() != nil || r.holding() != nil || !r.flushFile(ctx, name) {
+				return
+			}
+			done = name
 		}
 	}
-	return r.Err()
 }
 
 // flushFile sends one spool file in chunks, keeping the unsent remainder

@@ -58,6 +58,17 @@ func newSpaceGuard(cfg *config.Config, dataDir string, free func(string) (uint64
 	return g
 }
 
+// volumes names the file systems the guard watches for
+// memsvc_storage_free_bytes: "data", and "audit" when the audit log is
+// elsewhere.
+func (g *spaceGuard) volumes() map[string]string {
+	v := map[string]string{"data": g.paths[0]}
+	if len(g.paths) > 1 {
+		v["audit"] = g.paths[1]
+	}
+	return v
+}
+
 // check returns an INSUFFICIENT_STORAGE error while a guarded file system
 // is below the floor. A file system whose free space cannot be read does
 // not stop writes; the store's own reserve still applies.

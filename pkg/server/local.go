@@ -12,6 +12,7 @@ import (
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/metrics"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
@@ -104,6 +105,21 @@ func OpenLocal(ctx context.Context, cfg *config.Config, opts LocalOptions) (_ *L
 // Service is the engine behind the free-space guard: writes are refused
 // with INSUFFICIENT_STORAGE while the disk is below the floor.
 func (l *Local) Service() memory.Service { return l.svc }
+
+// metricsState is what the state gauges of /metrics read: the engine's
+// counts, the free space the guard watches and the audit log's failures.
+func (l *Local) metricsState() metrics.State {
+	st := metrics.State{
+		Stats:        l.eng.Stats,
+		Volumes:      l.guard.volumes(),
+		Free:         l.guard.free,
+		MinFreeBytes: l.cfg.Storage.MinFreeBytes,
+	}
+	if l.audit != nil {
+		st.AuditFailures = l.audit.Failures
+	}
+	return st
+}
 
 // Dir is the absolute data directory.
 func (l *Local) Dir() string { return l.db.Dir() }

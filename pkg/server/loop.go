@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -36,8 +37,9 @@ func backgroundLoops(cfg *config.Config, eng backgroundWork, met *metrics.Metric
 	return []loop{
 		{
 			opts: loopOptions{
-				name: "decay", interval: time.Duration(cfg.Decay.BackgroundIntervalSecs) * time.Second,
+				name: metrics.LoopDecay, interval: time.Duration(cfg.Decay.BackgroundIntervalSecs) * time.Second,
 				runFirst: true, maxBackoff: time.Minute, log: log, onPanic: met.DecayPanic,
+				onRound: func(result string) { met.BackgroundRound(metrics.LoopDecay, result) },
 			},
 			work: func(ctx context.Context) error {
 				_, err := eng.AdvanceDecay(ctx)
@@ -46,8 +48,9 @@ func backgroundLoops(cfg *config.Config, eng backgroundWork, met *metrics.Metric
 		},
 		{
 			opts: loopOptions{
-				name: "dream", interval: time.Duration(cfg.Dream.BackgroundIntervalSecs) * time.Second,
+				name: metrics.LoopDream, interval: time.Duration(cfg.Dream.BackgroundIntervalSecs) * time.Second,
 				maxBackoff: 5 * time.Minute, log: log,
+				onRound: func(result string) { met.BackgroundRound(metrics.LoopDream, result) },
 			},
 			work: func(ctx context.Context) error {
 				req := memory.DefaultDreamTickRequest()
@@ -70,6 +73,9 @@ type loopOptions struct {
 	log        *slog.Logger
 	// onPanic is called after a recovered panic (a metric counter).
 	onPanic func()
+	// onRound is called after each round that did not panic, with its
+	// result (metrics.RoundOK, RoundError, RoundSkipped); nil ignores it.
+	onRound func(result string)
 	// after replaces time.After in tests.
 	after func(time.Duration) <-chan time.Time
 }
@@ -104,6 +110,10 @@ func runLoop(ctx context.Context, o loopOptions, work func(context.Context) erro
 	}
 }
 
+// errRoundSkipped is the result of a round that did not run (the disk is
+// below the free-space floor); it is not a failure.
+var errRoundSkipped = errors.New("round skipped")
+
 // runRounds runs rounds until ctx ends (true) or a round panics (false).
 func runRounds(ctx context.Context, o loopOptions, first bool, work func(context.Context) error, succeeded func()) (ok bool) {
 	defer func() {
@@ -124,8 +134,19 @@ func runRounds(ctx context.Context, o loopOptions, first bool, work func(context
 		if ctx.Err() != nil {
 			return true
 		}
-		if err := work(ctx); err != nil && ctx.Err() == nil {
-			o.log.Error("background loop round failed", "loop", o.name, "err", err)
+		err := work(ctx)
+		if ctx.Err() == nil {
+			result := metrics.RoundOK
+			switch {
+			case errors.Is(err, errRoundSkipped):
+				result = metrics.RoundSkipped
+			case err != nil:
+				result = metrics.RoundError
+				o.log.Error("background loop round failed", "loop", o.name, "err", err)
+			}
+			if o.onRound != nil {
+				o.onRound(result)
+			}
 		}
 		succeeded()
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -122,5 +123,39 @@ func TestWarnShortKeys(t *testing.T) {
 	}
 	if strings.Contains(out, "hunter2") {
 		t.Fatalf("a key's value reached the log:\n%s", out)
+	}
+}
+
+// TestLoopReportsRounds: each round that ends is reported with its
+// result, a round the disk guard skipped as skipped, and a round cut
+// short by the shutdown not at all.
+func TestLoopReportsRounds(t *testing.T) {
+	ready := func(time.Duration) <-chan time.Time {
+		c := make(chan time.Time, 1)
+		c <- time.Time{}
+		return c
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var results []string
+	calls := 0
+	runLoop(ctx, loopOptions{name: "test", interval: time.Hour, runFirst: true, maxBackoff: time.Second,
+		log: slog.New(slog.DiscardHandler), after: ready, onRound: func(r string) { results = append(results, r) }},
+		func(context.Context) error {
+			calls++
+			switch calls {
+			case 1:
+				return nil
+			case 2:
+				return errors.New("a failed round")
+			case 3:
+				return errRoundSkipped
+			}
+			cancel()
+			return errors.New("cut short")
+		})
+	want := []string{metrics.RoundOK, metrics.RoundError, metrics.RoundSkipped}
+	if !reflect.DeepEqual(results, want) {
+		t.Fatalf("rounds reported %v, want %v", results, want)
 	}
 }

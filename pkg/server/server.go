@@ -15,6 +15,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
@@ -45,6 +46,18 @@ type Options struct {
 	// DiskFree replaces the free-space probe of the disk space guard
 	// (LocalOptions.DiskFree); tests use it to fill the disk.
 	DiskFree func(path string) (uint64, error)
+
+	// Load reads the configuration again as the start did: the same
+	// file, environment and flags, validated. Run reloads it when the file
+	// or the gRPC certificate files change, and on Hangup (see reload.go).
+	// Nil turns live configuration off.
+	Load func() (*config.Config, error)
+	// Hangup delivers a value for each SIGHUP: reload now, even when the
+	// files look unchanged.
+	Hangup <-chan os.Signal
+	// SetLogLevel sets the level of Logger to a log.level value after a
+	// reload changed it; nil leaves the level alone.
+	SetLogLevel func(level string)
 }
 
 // Server is one memsvc server.
@@ -89,7 +102,8 @@ var ErrUnsafeBind = errors.New("refusing to serve")
 // cancelled or a component fails. It runs the server as a group of actors
 // (see group) and stops them in this order:
 //
-//  1. the shutdown signal (ctx);
+//  1. the shutdown signal (ctx), and the configuration reloader (see
+//     reload.go) with it;
 //  2. the HTTP and gRPC servers, together: they stop accepting, and
 //     in-flight requests get http.shutdown_timeout_secs to finish;
 //  3. the background loops (decay, dream, memory trimming), which may be
@@ -134,12 +148,18 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		s.grpcAddr = t.gln.Addr().String()
 	}
 	s.mu.Unlock()
+	// The reloader watches before the banner tells anyone the server is
+	// there, so no edit made after it is missed.
+	last := []actor{s.signalActor(ctx)}
+	if s.opts.Load != nil || s.opts.Hangup != nil {
+		last = append(last, newReloader(cfg, s.opts, t, s.log).actor(s.opts.Hangup))
+	}
 	s.banner(local.Dir(), s.httpAddr, s.grpcAddr)
 
 	var g group
 	g.stage(s.background(local, t.met)...)
 	g.stage(t.actors(time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second)...)
-	g.stage(s.signalActor(ctx))
+	g.stage(last...)
 	local.eng.SetBackground(true, true)
 	defer local.eng.SetBackground(false, false)
 	close(s.ready)
@@ -184,7 +204,7 @@ func (s *Server) background(local *Local, met *metrics.Metrics) []actor {
 		work := l.work
 		guarded := func(ctx context.Context) error {
 			if local.guard.check() != nil {
-				return nil
+				return errRoundSkipped
 			}
 			return work(ctx)
 		}
@@ -218,37 +238,37 @@ type transports struct {
 	gsrv *grpcapi.Server // nil when gRPC is off
 	gln  net.Listener
 	met  *metrics.Metrics
+	// gate admits the calls of both APIs; a reload swaps its policy.
+	gate *access.Gate
 }
 
 // transports builds the API servers over local and opens their listeners.
 func (s *Server) transports(local *Local) (*transports, error) {
 	cfg := s.cfg
-	t := &transports{}
-	// The registry holds memsvc's own series and nothing else: /metrics
-	// exposes exactly the spec's set, so no Go runtime or process
-	// collectors.
+	policy, err := policyOf(cfg)
+	if err != nil {
+		return nil, err
+	}
+	t := &transports{gate: access.NewGate(policy, s.opts.Now)}
+	// The registry holds memsvc's own series and nothing else: the spec's
+	// set and the operational ones of pkg/metrics, no Go runtime or
+	// process collectors.
 	var (
 		reg = prometheus.NewRegistry()
 		svc = local.Service()
-		err error
 	)
 	if cfg.HTTP.MetricsEnabled {
 		if t.met, err = metrics.New(reg); err != nil {
 			return nil, fmt.Errorf("metrics: %w", err)
 		}
+		if err := metrics.RegisterState(reg, local.metricsState()); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
 		svc = t.met.Instrument(svc)
-	}
-	limiter := s.newLimiter()
-	bound, err := cfg.BoundKeys()
-	if err != nil {
-		return nil, err
 	}
 	api, err := httpapi.New(svc, httpapi.Options{
 		Logger:            s.log,
-		AuthEnabled:       cfg.Auth.Enabled,
-		APIKeys:           cfg.Auth.APIKeys,
-		Keys:              bound,
-		Limiter:           limiter,
+		Gate:              t.gate,
 		TrustedProxyCIDRs: cfg.HTTP.TrustedProxyCIDRs,
 		CORSOrigins:       cfg.HTTP.CORSOrigins,
 		MaxBodyBytes:      cfg.HTTP.MaxBodyBytes,
@@ -267,10 +287,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 	if cfg.GRPC.Port != nil {
 		gopts := grpcapi.Options{
 			Logger:          s.log,
-			AuthEnabled:     cfg.Auth.Enabled,
-			APIKeys:         cfg.Auth.APIKeys,
-			Keys:            bound,
-			Limiter:         limiter,
+			Gate:            t.gate,
 			ShutdownTimeout: time.Duration(cfg.HTTP.ShutdownTimeoutSecs) * time.Second,
 			MaxRecvMsgBytes: int(cfg.HTTP.MaxBodyBytes),
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
@@ -345,20 +362,27 @@ func (t *transports) actors(drain time.Duration) []actor {
 	return out
 }
 
-// newLimiter returns the one rate limiter both transports share, so a
-// client calling over HTTP and gRPC gets the configured rate once rather
-// than once per transport. It is nil (no limit) when the rate is zero:
-// validation refuses that, but a Config built by hand may hold it.
-func (s *Server) newLimiter() *access.Limiter {
-	rl := s.cfg.RateLimit
-	if rl.RequestsPerSecond == 0 {
-		return nil
+// policyOf is the admission policy of cfg: its API keys with the
+// namespaces each may use, when authentication is on, and its rate limit. Both transports share one Gate
+// over it, so a client calling over HTTP and gRPC gets the configured rate
+// once rather than once per transport, and a reload changes both at once.
+// A zero rate (which validation refuses, but a Config built by hand may
+// hold) does not limit.
+func policyOf(cfg *config.Config) (access.Policy, error) {
+	rl := cfg.RateLimit
+	p := access.Policy{Rate: access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}}
+	if cfg.Auth.Enabled {
+		keys, err := cfg.AccessKeys()
+		if err != nil {
+			return access.Policy{}, err
+		}
+		k, err := access.NewScopedKeyring(keys)
+		if err != nil {
+			return access.Policy{}, fmt.Errorf("auth: %w", err)
+		}
+		p.Keys = k
 	}
-	now := s.opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	return access.NewLimiter(access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}, now)
+	return p, nil
 }
 
 // GRPCAddr is the address the gRPC API listens on ("" when it is off),

@@ -223,6 +223,26 @@ func (d *Dir) newUUID() (string, int64, error) {
 	return hex.EncodeToString(b[:]), ms, nil
 }
 
+// after makes the next UUID of d sort after the one in the batch name
+// newest (a name IsBatchName accepts).
+func (d *Dir) after(newest string) {
+	hexID := strings.TrimSuffix(newest[len(batchPrefix)+millisDigits+1:], batchSuffix)
+	b, err := hex.DecodeString(hexID)
+	if err != nil || len(b) != 16 {
+		return
+	}
+	var ms int64
+	for i := 0; i < 6; i++ {
+		ms = ms<<8 | int64(b[i])
+	}
+	seq := uint16(b[6]&0x0f)<<8 | uint16(b[7])
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if ms > d.lastMS || ms == d.lastMS && seq > d.seq {
+		d.lastMS, d.seq = ms, seq
+	}
+}
+
 // IsBatchName reports whether name is the name of a pending batch:
 // batch-<13 digits>-<32 hex digits>.jsonl.
 func IsBatchName(name string) bool {
@@ -289,6 +309,12 @@ func (d *Dir) file(name string) (string, error) {
 
 // Write stores records (each one JSON object) as a new batch file and
 // returns its name. The file is complete and durable when Write returns.
+//
+// The name sorts after every batch pending when Write starts, whichever
+// process wrote it: the name's clock never goes below the newest pending
+// name's. So Pending lists batches in the order they were written, also
+// across processes, as long as the writes do not overlap (and a clock that
+// steps back cannot put a new batch before an old one).
 func (d *Dir) Write(records [][]byte) (string, error) {
 	data, err := Encode(records)
 	if err != nil {
@@ -296,6 +322,13 @@ func (d *Dir) Write(records [][]byte) (string, error) {
 	}
 	if err := d.Check(); err != nil {
 		return "", err
+	}
+	pending, err := d.Pending()
+	if err != nil {
+		return "", err
+	}
+	if len(pending) > 0 {
+		d.after(pending[len(pending)-1])
 	}
 	id, ms, err := d.newUUID()
 	if err != nil {

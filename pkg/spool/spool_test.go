@@ -173,6 +173,52 @@ func TestWriteListReadRoundTrip(t *testing.T) {
 	}
 }
 
+// constReader reads as an endless run of one byte.
+type constReader byte
+
+func (c constReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(c)
+	}
+	return len(p), nil
+}
+
+// TestWriteOrderAcrossProcesses: batches written one after the other by
+// different processes (here two Dirs on one directory) are pending in write
+// order, even within one millisecond, when the later writer's random bits
+// are smaller, and when its clock is behind.
+func TestWriteOrderAcrossProcesses(t *testing.T) {
+	path := spoolPath(t)
+	ms := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	a, err := Open(path, Options{Now: func() time.Time { return ms }, Rand: constReader(0xff)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(path, Options{Now: func() time.Time { return ms }, Rand: constReader(0x00)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behind, err := Open(path, Options{Now: func() time.Time { return ms.Add(-time.Hour) }, Rand: constReader(0x00)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i, d := range []*Dir{a, b, a, behind, b} {
+		name, err := d.Write([][]byte{[]byte(fmt.Sprintf(`{"n":%d}`, i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	pending, err := a.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pending, names) {
+		t.Fatalf("pending\n%v\nwant the write order\n%v", pending, names)
+	}
+}
+
 func TestWriteRefusesNonObjects(t *testing.T) {
 	d := open(t, spoolPath(t))
 	for _, recs := range [][][]byte{nil, {[]byte(`[1]`)}, {[]byte(`{"a":`)}, {[]byte(`{} {}`)}, {[]byte(``)}, {[]byte("{\"a\":\"\xff\"}")}} {

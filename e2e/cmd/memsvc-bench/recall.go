@@ -50,6 +50,7 @@ type recallConfig struct {
 	apiKey        string
 	memsvcBin     string
 	ingest        string
+	speakerText   bool
 	reconsolidate bool
 	age           time.Duration
 	ageSessions   bool
@@ -91,6 +92,7 @@ func parseRecallFlags(args []string, stderr io.Writer) (*recallConfig, error) {
 	fs.StringVar(&cfg.serverURL, "server-url", "", "use this running server (it should hold nothing else; API key from MEMSVC_SERVER_API_KEY) instead of starting one")
 	fs.StringVar(&cfg.memsvcBin, "memsvc-bin", "", "memsvc binary to start (default: go build ./cmd/memsvc)")
 	fs.StringVar(&cfg.ingest, "ingest", "batch", "batch: one batch store per session; single: one store per turn")
+	fs.BoolVar(&cfg.speakerText, "speaker-text", false, "store each turn's text as \"Speaker: text\" (the speaker is in metadata either way)")
 	fs.BoolVar(&cfg.reconsolidate, "reconsolidate", true, "ask recalls with reconsolidation (reinforce what is returned), as the API does by default")
 	fs.DurationVar(&cfg.age, "age", 0, "advance the decay clock by this much after storing, before the questions (e.g. 168h)")
 	fs.BoolVar(&cfg.ageSessions, "age-sessions", false, "advance the decay clock between sessions by the time between their dates")
@@ -183,6 +185,7 @@ type recallSetting struct {
 	Mode          string `json:"mode"`
 	Limit         int    `json:"limit"`
 	Ingest        string `json:"ingest"`
+	SpeakerText   bool   `json:"speaker_text"`
 	Reconsolidate bool   `json:"reconsolidate"`
 	Age           string `json:"age"`
 	AgeSessions   bool   `json:"age_sessions"`
@@ -260,7 +263,7 @@ func runRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func (cfg *recallConfig) settings() recallSetting {
-	s := recallSetting{Mode: cfg.mode.String(), Limit: cfg.limit, Ingest: cfg.ingest, Reconsolidate: cfg.reconsolidate,
+	s := recallSetting{Mode: cfg.mode.String(), Limit: cfg.limit, Ingest: cfg.ingest, SpeakerText: cfg.speakerText, Reconsolidate: cfg.reconsolidate,
 		Age: cfg.age.String(), AgeSessions: cfg.ageSessions, Server: "fresh memsvc serve", Baseline: cfg.baseline}
 	if cfg.serverURL != "" {
 		s.Server = cfg.serverURL
@@ -301,13 +304,17 @@ func (r *recallRun) run(ctx context.Context) error {
 	return r.ask(ctx)
 }
 
-// baseline answers every question from a BM25 index of the same turns,
-// added in the order memsvc stores them.
+// baseline answers every question from a BM25 index of the same turns
+// (the same text memsvc stores), added in the order memsvc stores them.
 func (r *recallRun) baseline() [][]string {
 	x := newBM25()
 	for _, s := range r.ds.ingestOrder() {
 		for _, t := range s.Turns {
-			x.add(t.ID, t.Text)
+			text := t.Text
+			if r.cfg.speakerText {
+				text = t.Speaker + ": " + text
+			}
+			x.add(t.ID, text)
 		}
 	}
 	out := make([][]string, len(r.ds.Questions))
@@ -377,7 +384,11 @@ func (r *recallRun) storeSession(ctx context.Context, s *session) error {
 		if err != nil {
 			return err
 		}
-		reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(t.Text), Metadata: md}
+		text := t.Text
+		if r.cfg.speakerText {
+			text = t.Speaker + ": " + text
+		}
+		reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(text), Metadata: md}
 	}
 	if r.cfg.ingest == "single" {
 		for i := range reqs {

@@ -37,6 +37,9 @@ func (r *recallReport) markdown() string {
 	p("- Date: %s (run took %s); %s, %d cores\n", r.Started.Format("2006-01-02 15:04 MST"), r.Took, r.Machine.CPU, r.Machine.Cores)
 	p("- memsvc: %s; %s mode; limit %d; %s ingest; reconsolidation %s; ageing: %s\n",
 		set.Server, set.Mode, set.Limit, set.Ingest, onOff(set.Reconsolidate), ageing(set))
+	if set.SpeakerText {
+		p("- Turns stored as \"Speaker: text\"\n")
+	}
 	if r.Error != "" {
 		p("- **The run failed**: %s\n", r.Error)
 	}

@@ -181,18 +181,26 @@ func (r *root) installHookCmd() *ff.Command {
 		ShortHelp: "write the hook helper for Claude Code or Codex into a project",
 		LongHelp: "Writes two files into the project's hidden agent directory, .claude/hooks/ for\n" +
 			"Claude Code and .codex/hooks/ for Codex:\n" +
-			"  memsvc-recorder-<agent>-hook.sh   a POSIX sh helper that passes each hook payload\n" +
-			"                                    to `memsvc-recorder hook <agent>` in the background\n" +
-			"                                    and always exits 0\n" +
-			"  memsvc-recorder.example.json      how to register the helper for UserPromptSubmit,\n" +
-			"                                    PreToolUse, PostToolUse, Notification, Stop and\n" +
-			"                                    SubagentStop\n" +
+			"  memsvc-recorder-<agent>-hook.sh   a POSIX sh helper that queues each hook payload\n" +
+			"                                    with `memsvc-recorder hook <agent> --queue-only`,\n" +
+			"                                    sends the queue with `memsvc-recorder flush` in the\n" +
+			"                                    background and always exits 0\n" +
+			"  memsvc-recorder.example.json      the hook registration: Claude Code's for\n" +
+			"                                    UserPromptSubmit, PreToolUse, PostToolUse,\n" +
+			"                                    Notification, Stop and SubagentStop; for Codex a\n" +
+			"                                    complete .codex/hooks.json (UserPromptSubmit,\n" +
+			"                                    PreToolUse, PostToolUse, Stop, SubagentStop)\n" +
+			"The registered command finds the helper relative to the project ($CLAUDE_PROJECT_DIR\n" +
+			"for Claude Code, the git work tree for Codex), so a registration checked into the\n" +
+			"repository works in every clone.\n" +
 			"The script records into the project's namespace: --namespace, else the project\n" +
 			"directory's name made a namespace name (\"My App\" becomes my-app); it sets\n" +
-			"MEMSVC_NAMESPACE for the recorder, whatever the agent's environment holds.\n" +
+			"MEMSVC_NAMESPACE for the recorder, whatever the agent's environment holds.\n\n" +
 			"Both targets are checked before either is written. Existing files are kept unless\n" +
-			"--force is given; symlinks are refused even then. Agent settings files are never\n" +
-			"edited: copy the registration from the example yourself.\n\n" +
+			"--force is given; symlinks are refused even then. Settings are never edited: copy\n" +
+			"the example's \"hooks\" into .claude/settings.json yourself. Codex reads its hooks\n" +
+			"from .codex/hooks.json: install-hook codex writes it when there is none and leaves an\n" +
+			"existing one alone (merge the example into it).\n\n" +
 			"Examples:\n" +
 			"  memsvc-recorder install-hook claude\n" +
 			"  memsvc-recorder install-hook codex --server-url https://memsvc.example.com --target-dir ~/src/app",
@@ -216,15 +224,50 @@ func (r *root) installHookCmd() *ff.Command {
 				return err
 			}
 			fmt.Fprintf(r.stdout, "script: %s\nexample: %s\nnamespace: %s\n", inst.Script, inst.Example, inst.Namespace)
-			fmt.Fprintf(r.stdout, "\nNext: register the script for the hook events as shown in the example (%s\n"+
-				"settings were not changed). If the server requires an API key, set MEMSVC_SERVER_API_KEY\n"+
-				"in the environment %s runs in.\n", agent.Name(), agent.Name())
+			if inst.Registration != "" {
+				state := "written"
+				if !inst.RegistrationWritten {
+					state = "exists; left as it was"
+				}
+				fmt.Fprintf(r.stdout, "registration: %s (%s)\n", inst.Registration, state)
+			}
+			fmt.Fprintf(r.stdout, "command: %s\n\nNext:\n", inst.Command)
+			switch {
+			case agent == recorder.Claude:
+				fmt.Fprintf(r.stdout, "  - Copy the \"hooks\" object of %s into\n"+
+					"    .claude/settings.json (settings were not changed). Check it and the script in to\n"+
+					"    share them with your team.\n", inst.Example)
+			case inst.RegistrationWritten:
+				fmt.Fprintf(r.stdout, "  - Codex runs project hooks once you trust them: review them with /hooks in Codex.\n"+
+					"    Check .codex/hooks.json and the script in to share them with your team.\n")
+			default:
+				fmt.Fprintf(r.stdout, "  - Merge the \"hooks\" object of %s into %s, then review\n"+
+					"    them with /hooks in Codex.\n", inst.Example, inst.Registration)
+			}
+			fmt.Fprintf(r.stdout, "  - If the server requires an API key, set MEMSVC_SERVER_API_KEY in the environment\n"+
+				"    %s runs in.\n", agent.Name())
+			watch := "memsvc-recorder watch --agent " + string(agent) + " --server-url " + shellWord(url)
+			fmt.Fprintf(r.stdout, "  - Hooks do not see the assistant's messages; its session transcripts hold them.\n"+
+				"    To record them too, keep this running (once per user, not per project):\n"+
+				"      %s\n"+
+				"    or install it as a systemd user service:\n"+
+				"      %s --print-systemd-unit > ~/.config/systemd/user/%s\n"+
+				"      systemctl --user daemon-reload && systemctl --user enable --now %s\n",
+				watch, watch, watchUnitName, watchUnitName)
 			if recorder.PlainHTTPRemote(url) {
 				fmt.Fprintf(r.stderr, "warning: %s is plain http to another host: the recorder will send journal text unencrypted, and will refuse to send an API key there; use https\n", url)
 			}
 			return nil
 		},
 	}
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Hook timing: the whole hook run, the part spent flushing old spool
@@ -240,19 +283,23 @@ const (
 
 func (r *root) hookCmd() *ff.Command {
 	fs := ff.NewFlagSet("hook").SetParent(r.flags)
-	serverURL := fs.StringLong("server-url", "", serverURLUsage)
-	spoolDir := fs.StringLong("spool-dir", "", spoolDirUsage)
-	nsFlag := fs.StringLong("namespace", "", namespaceUsage)
+	conn := r.addConnFlags(fs)
+	queueOnly := fs.BoolLong("queue-only", "queue the events in the spool and return without sending them (memsvc-recorder flush sends them)")
 	return &ff.Command{
 		Name:      "hook",
-		Usage:     "memsvc-recorder hook <claude|codex> [--server-url URL] [--spool-dir DIR] [--namespace NAME] [PAYLOAD] < payload.json",
+		Usage:     "memsvc-recorder hook <claude|codex> [--queue-only] [--server-url URL] [--spool-dir DIR] [--namespace NAME] [PAYLOAD] < payload.json",
 		ShortHelp: "record one coding-agent hook payload (run by the hook helper script)",
 		LongHelp: "Reads the agent's native hook payload (JSON on stdin, or the PAYLOAD argument as\n" +
 			"Codex's notify program passes it), maps it to Capture Events and records them the\n" +
 			"way ingest does, in this process: UserPromptSubmit becomes user_message, PreToolUse\n" +
 			"tool_call, PostToolUse tool_result, and Stop, SubagentStop and Notification\n" +
-			"session_summary. A payload that is not JSON is recorded as a session_summary\n" +
-			"holding the (redacted) text.\n\n" +
+			"session_summary (the assistant's last message, when Stop or SubagentStop carries\n" +
+			"it, is attributed to the assistant). A payload that is not JSON is recorded as a\n" +
+			"session_summary holding the (redacted) text.\n\n" +
+			"With --queue-only the events are only queued in the spool (a local write of a few\n" +
+			"milliseconds); `memsvc-recorder flush` sends the queue, oldest first. The hook\n" +
+			"helper does both, the first in the foreground, so that events reach the server in\n" +
+			"the order the agent fired them.\n\n" +
 			"Best effort: the run takes at most 10 seconds, failures are logged to stderr and\n" +
 			"the exit code is always 0, so the agent is never blocked or failed.\n\n" +
 			"Examples:\n" +
@@ -280,22 +327,21 @@ func (r *root) hookCmd() *ff.Command {
 				log.Info("empty hook payload; nothing recorded")
 				return nil
 			}
-			ns, err := r.namespace(*nsFlag)
+			ns, err := conn.ns()
 			if err != nil {
 				log.Error("hook event not recorded", "err", err)
 				return nil
 			}
-			dir, err := r.openSpool(*spoolDir, ns)
+			dir, err := conn.spool(ns)
 			if err != nil {
 				log.Error("hook event not recorded", "err", err)
 				return nil
 			}
-			var sender recorder.Sender
-			c, err := recorder.NewClient(r.serverURL(*serverURL), recorder.ClientOptions{APIKey: r.apiKey(), Namespace: ns, Timeout: hookCallTimeout})
-			if err != nil {
-				log.Error("not sending; the event goes to the spool", "err", err)
-			} else {
-				sender = c
+			var sender recorder.Sender // none: every batch is queued in the spool
+			if !*queueOnly {
+				if sender, err = conn.sender(ns, hookCallTimeout); err != nil {
+					log.Error("not sending; the event goes to the spool", "err", err)
+				}
 			}
 			cwd, _ := os.Getwd()
 			rec, err := recorder.New(recorder.Config{Sender: sender, Spool: dir, Logger: log, WorkDir: cwd})
@@ -303,9 +349,11 @@ func (r *root) hookCmd() *ff.Command {
 				log.Error("hook event not recorded", "err", err)
 				return nil
 			}
-			fctx, fcancel := context.WithTimeout(ctx, hookFlushBudget)
-			rec.FlushSpool(fctx)
-			fcancel()
+			if sender != nil {
+				fctx, fcancel := context.WithTimeout(ctx, hookFlushBudget)
+				rec.FlushSpoolWait(fctx, hookFlushBudget)
+				fcancel()
+			}
 			if err := rec.Record(ctx, events); err != nil {
 				log.Error("hook event not fully recorded", "err", err)
 			}

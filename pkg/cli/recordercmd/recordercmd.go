@@ -83,17 +83,18 @@ func (r *root) command() *ff.Command {
 		Name:      "memsvc-recorder",
 		Usage:     "memsvc-recorder <COMMAND> [FLAGS]",
 		ShortHelp: "record coding-agent events into a memsvc raw journal",
-		LongHelp: "memsvc-recorder reads Capture Events (one JSON object per line) or coding-agent\n" +
-			"hook payloads, redacts secrets, and posts them to a running memsvc server as raw\n" +
-			"journal entries. What cannot be sent waits in a private spool directory and is\n" +
-			"sent by the next run; every event carries a client-generated id, so nothing is\n" +
-			"stored twice.\n\n" +
+		LongHelp: "memsvc-recorder reads Capture Events (one JSON object per line), coding-agent\n" +
+			"hook payloads or agent session transcripts, redacts secrets, and posts them to a\n" +
+			"running memsvc server as raw journal entries. What cannot be sent waits in a\n" +
+			"private spool directory and is sent by the next run; every event carries a\n" +
+			"client-generated id, so nothing is stored twice.\n\n" +
 			"The API key comes only from the environment variable MEMSVC_SERVER_API_KEY and\n" +
 			"is never sent over plain http to a host that is not loopback.\n\n" +
 			"Examples:\n" +
 			"  echo '{\"session_id\":\"s1\",\"event_type\":\"user_message\",\"content\":\"hi\"}' | memsvc-recorder ingest\n" +
 			"  memsvc-recorder doctor --server-url https://memsvc.example.com\n" +
-			"  memsvc-recorder install-hook claude --server-url http://127.0.0.1:8420",
+			"  memsvc-recorder install-hook claude --server-url http://127.0.0.1:8420\n" +
+			"  memsvc-recorder watch --agent claude",
 		Flags: r.flags,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
@@ -103,7 +104,7 @@ func (r *root) command() *ff.Command {
 		},
 	}
 	r.hook = r.hookCmd()
-	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook}
+	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook, r.flushCmd(), r.watchCmd()}
 	return cmd
 }
 

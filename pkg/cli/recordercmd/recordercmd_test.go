@@ -2,6 +2,7 @@ package recordercmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/spool"
@@ -273,7 +275,8 @@ func TestInstallHook(t *testing.T) {
 	project := t.TempDir()
 	r := exec(t, "", nil, "install-hook", "codex", "--target-dir", project, "--server-url", "https://memsvc.example.com")
 	script := filepath.Join(project, ".codex", "hooks", "memsvc-recorder-codex-hook.sh")
-	if r.code != 0 || !strings.Contains(r.stdout, "script: "+script+"\n") || !strings.Contains(r.stdout, "MEMSVC_SERVER_API_KEY") {
+	if r.code != 0 || !strings.Contains(r.stdout, "script: "+script+"\n") || !strings.Contains(r.stdout, "MEMSVC_SERVER_API_KEY") ||
+		!strings.Contains(r.stdout, "registration: "+filepath.Join(project, ".codex", "hooks.json")+" (written)\n") || !strings.Contains(r.stdout, "/hooks in Codex") {
 		t.Fatalf("install: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "codex", "--target-dir", project)
@@ -281,8 +284,8 @@ func TestInstallHook(t *testing.T) {
 		t.Fatalf("second install: exit %d\n%s", r.code, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "--force", "codex", "--target-dir", project)
-	if r.code != 0 {
-		t.Fatalf("--force: exit %d\n%s", r.code, r.stderr)
+	if r.code != 0 || !strings.Contains(r.stdout, "hooks.json (exists; left as it was)") || !strings.Contains(r.stdout, "Merge the \"hooks\" object") {
+		t.Fatalf("--force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = exec(t, "", nil, "install-hook", "claude", "--target-dir", project, "--server-url", "http://10.1.2.3:8420")
 	if r.code != 0 || !strings.Contains(r.stderr, "warning: http://10.1.2.3:8420 is plain http") {
@@ -345,4 +348,154 @@ func TestReadBounded(t *testing.T) {
 	if got := readBounded(t.Context(), slowReader{ch}, 10, 1); len(got) != 0 {
 		t.Fatalf("read from a stuck reader: %q", got)
 	}
+}
+
+// TestHookQueueOnlyThenFlush: --queue-only never sends; flush sends the
+// queue in order, and waits (bounded) for another flusher.
+func TestHookQueueOnlyThenFlush(t *testing.T) {
+	f, url := startFake(t, "")
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	for _, prompt := range []string{"one", "two", "three"} {
+		payload := `{"session_id":"q","hook_event_name":"UserPromptSubmit","prompt":"` + prompt + `"}`
+		r := exec(t, payload, nil, "hook", "claude", "--queue-only", "--server-url", url, "--spool-dir", spoolDir)
+		if r.code != 0 || !strings.Contains(r.stderr, "spooled=1") {
+			t.Fatalf("queue %s: exit %d\n%s", prompt, r.code, r.stderr)
+		}
+	}
+	if got := f.texts(); len(got) != 0 {
+		t.Fatalf("--queue-only sent %q", got)
+	}
+	d, err := spool.Open(spoolDir, spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := d.TryLock("flush")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := exec(t, "", nil, "flush", "--server-url", url, "--spool-dir", spoolDir, "--wait", "10ms")
+	unlock()
+	if r.code != 0 || len(f.texts()) != 0 || !strings.Contains(r.stderr, "another recorder kept flushing") {
+		t.Fatalf("flush while locked: exit %d, sent %q\n%s", r.code, f.texts(), r.stderr)
+	}
+	r = exec(t, "", nil, "flush", "--server-url", url, "--spool-dir", spoolDir)
+	if r.code != 0 || !strings.Contains(r.stderr, "memsvc-recorder flush: ") || !strings.Contains(r.stderr, "replayed=3") {
+		t.Fatalf("flush: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := f.texts(); strings.Join(got, ",") != "one,two,three" {
+		t.Fatalf("server got %q", got)
+	}
+	if r := exec(t, "", nil, "flush", "x"); r.code != 2 {
+		t.Fatalf("flush with an argument: exit %d", r.code)
+	}
+	// A refused key is a failure of flush (unlike hook).
+	exec(t, `{"session_id":"q","hook_event_name":"Stop"}`, nil, "hook", "claude", "--queue-only", "--spool-dir", spoolDir)
+	_, keyed := startFake(t, "right")
+	r = exec(t, "", []string{"MEMSVC_SERVER_API_KEY=wrong"}, "flush", "--server-url", keyed, "--spool-dir", spoolDir)
+	if r.code != 1 {
+		t.Fatalf("flush with a refused key: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func TestWatchUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"watch", "extra"},
+		{"watch", "--agent", "vim"},
+		{"watch", "--rescan-interval", "10ms"},
+		{"watch", "--max-line-bytes", "10"},
+	} {
+		if r := exec(t, "", home(t), args...); r.code != 2 {
+			t.Errorf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestWatchSystemdUnit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), `my "claude" 100%`)
+	r := exec(t, "", []string{"HOME=/home/dev", "MEMSVC_SERVER_API_KEY=top-secret-key"},
+		"watch", "--agent", "claude", "--claude-dir", dir, "--server-url", "https://memsvc.example.com", "--print-systemd-unit")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var execStart string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(l, "ExecStart="); ok {
+			execStart = v
+		}
+	}
+	wantDir := `"` + strings.NewReplacer(`"`, `\"`, "%", "%%").Replace(dir) + `"`
+	if !strings.Contains(execStart, " watch --server-url https://memsvc.example.com --agent claude --claude-dir "+wantDir) ||
+		!strings.Contains(r.stdout, "[Install]\nWantedBy=default.target") || strings.Contains(r.stdout, "top-secret-key") {
+		t.Fatalf("unit:\n%s", r.stdout)
+	}
+	// Both agents by default, with their default directories.
+	r = exec(t, "", []string{"HOME=/home/dev", "CODEX_HOME=/srv/codex"}, "watch", "--print-systemd-unit")
+	if r.code != 0 || !strings.Contains(r.stdout, "--claude-dir /home/dev/.claude/projects --codex-dir /srv/codex/sessions") {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestWatchCommand runs watch until the assistant's message of a new
+// transcript has reached the server, then interrupts it: exit 0.
+func TestWatchCommand(t *testing.T) {
+	f, url := startFake(t, "")
+	hm := t.TempDir()
+	projects := filepath.Join(hm, ".claude", "projects")
+	if err := os.MkdirAll(projects, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"watch", "--agent", "claude", "--server-url", url}, strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errOut.String(), "following transcripts") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch did not start:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	line := `{"type":"assistant","uuid":"u1","sessionId":"w1","timestamp":"2026-11-03T09:00:00Z","message":{"role":"assistant","content":[{"type":"text","text":"hello from the transcript"}]}}` + "\n"
+	// Written after the first walk (the log line comes after it), so it
+	// is a new file: read whole.
+	if err := os.MkdirAll(filepath.Join(projects, "p"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for len(f.texts()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing recorded:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	cancel()
+	if code := <-done; code != 0 || !strings.Contains(errOut.String(), "memsvc-recorder watch: files=1 lines=1 events=1") {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if got := f.texts(); len(got) != 1 || got[0] != "hello from the transcript" {
+		t.Fatalf("stored %q", got)
+	}
+}
+
+// syncBuffer is a buffer safe for a writer and a reader at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

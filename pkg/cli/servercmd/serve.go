@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"os"
+	"os/signal"
 	"strconv"
 	"strings"
 	"syscall"
@@ -28,6 +31,9 @@ func (r *root) serveCmd() *ff.Command {
 		ShortHelp: "run the server",
 		LongHelp: "Runs memsvc: the HTTP API on http.bind_address:http.port, background decay and\n" +
 			"dream processing, and the audit log. SIGINT or SIGTERM stops it gracefully.\n" +
+			"It watches its configuration file and reloads it on change or SIGHUP: API\n" +
+			"keys, rate limits, log level and the gRPC certificate change without a\n" +
+			"restart; other keys are logged as needing one.\n" +
 			"The start-up banner and all logs go to stderr.\n\n" +
 			"Examples:\n" +
 			"  memsvc serve\n" +
@@ -44,8 +50,20 @@ func (r *root) serveCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			log := cli.NewLogger(r.stderr, cfg.Log.Level, cfg.Log.Format)
-			err = server.New(cfg, server.Options{Logger: log, Banner: r.stderr, Version: cli.Version}).Run(ctx)
+			level := new(slog.LevelVar)
+			level.Set(cli.LogLevel(cfg.Log.Level))
+			log := cli.NewLevelLogger(r.stderr, level, cfg.Log.Format)
+			// SIGHUP reloads the configuration instead of ending the
+			// process.
+			hangup := make(chan os.Signal, 1)
+			signal.Notify(hangup, syscall.SIGHUP)
+			defer signal.Stop(hangup)
+			err = server.New(cfg, server.Options{
+				Logger: log, Banner: r.stderr, Version: cli.Version,
+				Load:        func() (*config.Config, error) { return r.loadConfig(overrides...) },
+				Hangup:      hangup,
+				SetLogLevel: func(name string) { level.Set(cli.LogLevel(name)) },
+			}).Run(ctx)
 			if errors.Is(err, syscall.EADDRINUSE) {
 				return fmt.Errorf("%w: another process listens on that port; stop it, or pick another port with --port (HTTP, http.port) or --grpc-port (gRPC, grpc.port)", err)
 			}

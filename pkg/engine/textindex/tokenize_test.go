@@ -214,3 +214,15 @@ func FuzzTokenize(f *testing.F) {
 		}
 	})
 }
+
+func TestAnalyzerMatchesTokenize(t *testing.T) {
+	a := NewAnalyzer()
+	for _, text := range append(Corpus(7, 50), "Deployments of example.com", "東京都庁", "") {
+		var want []string
+		want = appendTerms(want, text, nil)
+		got := a.AppendTerms([]string{"x"}, text)
+		if len(got) != len(want)+1 || got[0] != "x" || !slices.Equal(got[1:], want) {
+			t.Fatalf("AppendTerms(%q) = %q, want x then %q", text, got, want)
+		}
+	}
+}
