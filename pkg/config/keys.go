@@ -271,11 +271,13 @@ var keys = []key{
 	},
 	{
 		name: "auth.keys",
+		live: true,
 		doc: "API keys confined to namespaces, one [[auth.keys]] table each: key, and namespaces, the namespaces the key may use " +
 			"(names such as \"project-a\", or [\"*\"] for every namespace). A request that names a namespace the key may not use gets 403 FORBIDDEN; " +
 			"one that names none acts in the key's namespace when it has exactly one, else in \"default\". " +
 			"Keys bound to namespaces may not read /metrics or stats totalled over all namespaces. The keys of auth.api_keys may use every namespace. " +
-			"From the environment: MEMSVC_AUTH_KEYS=\"KEY=NS[+NS...],KEY2=*\" (the namespaces follow the last '=' of each entry), or a TOML array of tables.",
+			"From the environment: MEMSVC_AUTH_KEYS=\"KEY=NS[+NS...],KEY2=*\" (the namespaces follow the last '=' of each entry), or a TOML array of tables; " +
+			"while it is set, it overrides the file, on reload too. A reload logs how many keys came, went or changed namespaces, never a key.",
 		field:   func(c *Config) any { return &c.Auth.Keys },
 		example: `[{ key = "use-the-environment-variable-instead", namespaces = ["project-a"] }]`,
 		secret:  true,
