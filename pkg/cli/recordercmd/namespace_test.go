@@ -1,6 +1,7 @@
 package recordercmd
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/spool"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -138,6 +140,106 @@ func TestSpoolPerNamespace(t *testing.T) {
 	r := exec(t, "", []string{"MEMSVC_NAMESPACE=proj-a"}, "ingest", "--server-url", url, "--spool-dir", spoolDir)
 	if got := f.namespaces(); r.code != 0 || !strings.Contains(r.stderr, "replayed=1") || len(got) != 1 || got[0] != "proj-a" || f.texts()[0] != "hello" {
 		t.Fatalf("the namespace's own run: exit %d, namespaces %q\n%s", r.code, got, r.stderr)
+	}
+}
+
+// TestQueueAndFlushPerNamespace: hook --queue-only queues into the
+// namespace's own spool, and flush sends that queue only when run for the
+// namespace (flag or MEMSVC_NAMESPACE, as the hook helper sets it), into
+// it, oldest first.
+func TestQueueAndFlushPerNamespace(t *testing.T) {
+	f, url := startNSFake(t)
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	for _, prompt := range []string{"one", "two"} {
+		payload := `{"session_id":"q","hook_event_name":"UserPromptSubmit","prompt":"` + prompt + `"}`
+		r := exec(t, payload, []string{"MEMSVC_NAMESPACE=proj-a"}, "hook", "claude", "--queue-only", "--server-url", url, "--spool-dir", spoolDir)
+		if r.code != 0 || !strings.Contains(r.stderr, "spooled=1") {
+			t.Fatalf("queue %s: exit %d\n%s", prompt, r.code, r.stderr)
+		}
+	}
+	if n := pendingIn(t, filepath.Join(spoolDir, "namespaces", "proj-a")); n != 2 {
+		t.Fatalf("%d batches queued for proj-a, want 2", n)
+	}
+	if n := pendingIn(t, spoolDir); n != 0 {
+		t.Fatalf("%d batches queued in the default spool", n)
+	}
+	for _, args := range [][]string{{}, {"--namespace", "proj-b"}, {"--namespace", "default"}} {
+		r := exec(t, "", nil, append([]string{"flush", "--server-url", url, "--spool-dir", spoolDir}, args...)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "replayed=0") {
+			t.Fatalf("flush %v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+	if got := f.namespaces(); len(got) != 0 {
+		t.Fatalf("a flush of another namespace sent %q", got)
+	}
+	r := exec(t, "", []string{"MEMSVC_NAMESPACE=proj-a"}, "flush", "--server-url", url, "--spool-dir", spoolDir)
+	if r.code != 0 || !strings.Contains(r.stderr, "replayed=2") {
+		t.Fatalf("flush of proj-a: exit %d\n%s", r.code, r.stderr)
+	}
+	if got := f.namespaces(); strings.Join(got, ",") != "proj-a,proj-a" || strings.Join(f.texts(), ",") != "one,two" {
+		t.Fatalf("server got %q in namespaces %q", f.texts(), got)
+	}
+	if r := exec(t, "", nil, "flush", "--namespace", "Bad Name", "--server-url", url, "--spool-dir", spoolDir); r.code != 2 || !strings.Contains(r.stderr, "--namespace") {
+		t.Fatalf("flush with a bad namespace: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestWatchNamespace: watch records into the namespace of --namespace,
+// keeps its offsets in that namespace's spool, and the systemd unit it
+// prints carries the namespace.
+func TestWatchNamespace(t *testing.T) {
+	f, url := startNSFake(t)
+	hm := t.TempDir()
+	projects := filepath.Join(hm, ".claude", "projects")
+	if err := os.MkdirAll(projects, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spoolDir := filepath.Join(t.TempDir(), "spool")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(ctx, []string{"watch", "--agent", "claude", "--server-url", url, "--spool-dir", spoolDir, "--namespace", "proj-w"},
+			strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(errOut.String(), "following transcripts") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch did not start:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	line := `{"type":"assistant","uuid":"u1","sessionId":"w1","timestamp":"2026-11-03T09:00:00Z","message":{"role":"assistant","content":[{"type":"text","text":"hello from the transcript"}]}}` + "\n"
+	if err := os.MkdirAll(filepath.Join(projects, "p"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for len(f.namespaces()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nothing recorded:\n%s", errOut.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling with a deadline
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut.String())
+	}
+	if got := f.namespaces(); len(got) != 1 || got[0] != "proj-w" || f.texts()[0] != "hello from the transcript" {
+		t.Fatalf("stored %q in namespaces %q", f.texts(), got)
+	}
+	if _, err := os.Stat(filepath.Join(spoolDir, "namespaces", "proj-w", "transcript-offsets")); err != nil {
+		t.Fatalf("offsets not kept in the namespace's spool: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(spoolDir, "transcript-offsets")); err == nil {
+		t.Fatal("offsets kept in the default spool")
+	}
+
+	r := exec(t, "", []string{"HOME=/home/dev", "MEMSVC_NAMESPACE=proj-u"}, "watch", "--agent", "claude", "--server-url", "https://memsvc.example.com", "--print-systemd-unit")
+	if r.code != 0 || !strings.Contains(r.stdout, " --namespace proj-u ") {
+		t.Fatalf("unit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
 
