@@ -11,7 +11,8 @@
 // --config, the environment, command-line flags. A TOML key a.b is the
 // environment variable MEMSVC_A__B (upper case, double underscore between
 // levels). List values from the environment may be comma-separated or TOML
-// arrays; MEMSVC_AUTH_API_KEYS is the comma-separated key list.
+// arrays; MEMSVC_AUTH_API_KEYS is the comma-separated key list and
+// MEMSVC_AUTH_KEYS the keys bound to namespaces (see auth.keys).
 //
 // Mistakes are errors that name the key, where the value came from and what
 // is accepted: a missing config file, an unknown key in the file or in a
@@ -93,7 +94,17 @@ type GRPC struct {
 // Auth is the [auth] table.
 type Auth struct {
 	Enabled bool
+	// APIKeys may use every namespace.
 	APIKeys []string
+	// Keys are API keys confined to namespaces ([[auth.keys]]).
+	Keys []KeyBinding
+}
+
+// KeyBinding is one [[auth.keys]] entry: an API key and the namespaces it
+// may use, or ["*"] for all of them.
+type KeyBinding struct {
+	Key        string
+	Namespaces []string
 }
 
 // Security is the [security] table. Nil fields are unset.
@@ -262,8 +273,8 @@ func (c *Config) Validate() error {
 	if (c.GRPC.TLSCertPath == nil) != (c.GRPC.TLSKeyPath == nil) {
 		return c.invalid("grpc.tls_cert_path", "grpc.tls_cert_path and grpc.tls_key_path must be set together")
 	}
-	if c.Auth.Enabled && len(c.Auth.APIKeys) == 0 {
-		return c.invalid("auth.api_keys", "auth is enabled but no API key is configured: set auth.api_keys or MEMSVC_AUTH_API_KEYS")
+	if c.Auth.Enabled && len(c.Auth.APIKeys) == 0 && len(c.Auth.Keys) == 0 {
+		return c.invalid("auth.api_keys", "auth is enabled but no API key is configured: set auth.api_keys or MEMSVC_AUTH_API_KEYS (or auth.keys for keys bound to namespaces)")
 	}
 	return nil
 }

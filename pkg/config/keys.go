@@ -270,6 +270,20 @@ var keys = []key{
 		},
 	},
 	{
+		name: "auth.keys",
+		live: true,
+		doc: "API keys confined to namespaces, one [[auth.keys]] table each: key, and namespaces, the namespaces the key may use " +
+			"(names such as \"project-a\", or [\"*\"] for every namespace). A request that names a namespace the key may not use gets 403 FORBIDDEN; " +
+			"one that names none acts in the key's namespace when it has exactly one, else in \"default\". " +
+			"Keys bound to namespaces may not read /metrics or stats totalled over all namespaces. The keys of auth.api_keys may use every namespace. " +
+			"From the environment: MEMSVC_AUTH_KEYS=\"KEY=NS[+NS...],KEY2=*\" (the namespaces follow the last '=' of each entry), or a TOML array of tables; " +
+			"while it is set, it overrides the file, on reload too. A reload logs how many keys came, went or changed namespaces, never a key.",
+		field:   func(c *Config) any { return &c.Auth.Keys },
+		example: `[{ key = "use-the-environment-variable-instead", namespaces = ["project-a"] }]`,
+		secret:  true,
+		check:   func(c *Config) string { return checkKeyBindings(c.Auth.APIKeys, c.Auth.Keys) },
+	},
+	{
 		name: "security.store_encryption_passphrase",
 		doc: "Encrypt records written from now on with a key derived from this passphrase; existing plaintext " +
 			"records stay readable. Prefer MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE.",
@@ -588,6 +602,12 @@ func (k *key) set(c *Config, v any, source string) error {
 		default:
 			return bad("a number")
 		}
+	case *[]KeyBinding:
+		bindings, err := keyBindings(v)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: err.Error()}
+		}
+		*p = bindings
 	case *[]string:
 		list, ok := v.([]any)
 		if !ok {
@@ -641,6 +661,12 @@ func (k *key) setString(c *Config, s, source string) error {
 		v = f
 	case *[]string:
 		list, err := parseList(s)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: err.Error()}
+		}
+		v = list
+	case *[]KeyBinding:
+		list, err := parseKeyBindings(s)
 		if err != nil {
 			return &Error{Key: k.name, Source: source, Msg: err.Error()}
 		}

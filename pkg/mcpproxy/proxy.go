@@ -77,6 +77,9 @@ type Options struct {
 	// relative to it (DefaultExportDir is the commands' default). Empty:
 	// export refuses to write anything.
 	ExportDir string
+	// Namespace is the namespace every tool acts in; empty names none
+	// (the server's default, or the only namespace its key is bound to).
+	Namespace string
 }
 
 // DefaultExportDir is the export directory of a proxy started without
@@ -181,7 +184,7 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 			a := args{m: m}
 			if err = a.unknown(accepted, known); err == nil {
 				var v any
-				if v, err = t.handler(ctx, a); err == nil {
+				if v, err = t.handler(memory.WithNamespace(ctx, p.opts.Namespace), a); err == nil {
 					res, err = structured(v)
 				}
 			}
@@ -222,7 +225,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	defer tr.CloseIdleConnections()
 	opts.ServerURL = c.URL()
 	p := New(c, opts)
-	p.log.Info("MCP proxy serving on stdio", "server", c.URL(), "api_key", opts.APIKey != "", "timeout", opts.Timeout, "version", opts.Version)
+	p.log.Info("MCP proxy serving on stdio", "server", c.URL(), "api_key", opts.APIKey != "", "namespace", opts.Namespace, "timeout", opts.Timeout, "version", opts.Version)
 	err = p.Serve(ctx, stdin, stdout)
 	p.log.Info("MCP proxy stopped", "err", err)
 	return err

@@ -362,8 +362,8 @@ func (t *transports) actors(drain time.Duration) []actor {
 	return out
 }
 
-// policyOf is the admission policy of cfg: its API keys, when
-// authentication is on, and its rate limit. Both transports share one Gate
+// policyOf is the admission policy of cfg: its API keys with the
+// namespaces each may use, when authentication is on, and its rate limit. Both transports share one Gate
 // over it, so a client calling over HTTP and gRPC gets the configured rate
 // once rather than once per transport, and a reload changes both at once.
 // A zero rate (which validation refuses, but a Config built by hand may
@@ -372,9 +372,13 @@ func policyOf(cfg *config.Config) (access.Policy, error) {
 	rl := cfg.RateLimit
 	p := access.Policy{Rate: access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}}
 	if cfg.Auth.Enabled {
-		k, err := access.NewKeyring(cfg.Auth.APIKeys)
+		keys, err := cfg.AccessKeys()
 		if err != nil {
-			return access.Policy{}, fmt.Errorf("auth.api_keys: %w", err)
+			return access.Policy{}, err
+		}
+		k, err := access.NewScopedKeyring(keys)
+		if err != nil {
+			return access.Policy{}, fmt.Errorf("auth: %w", err)
 		}
 		p.Keys = k
 	}
@@ -401,7 +405,7 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 	fmt.Fprintf(w, "Data   %s\n", dataDir)
 	fmt.Fprintf(w, "Config %s\n", cfgFile)
 	if s.cfg.Auth.Enabled {
-		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys))
+		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys)+len(s.cfg.Auth.Keys))
 	}
 	if s.cfg.Security.AuditLogEnabled {
 		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
@@ -434,6 +438,12 @@ func warnShortKeys(log *slog.Logger, cfg *config.Config) {
 		if n := utf8.RuneCountInString(k); n < access.MinKeyLength {
 			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
 				"key", fmt.Sprintf("auth.api_keys[%d]", i), "characters", n)
+		}
+	}
+	for i, b := range cfg.Auth.Keys {
+		if n := utf8.RuneCountInString(b.Key); n < access.MinKeyLength {
+			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
+				"key", fmt.Sprintf("auth.keys[%d]", i), "characters", n)
 		}
 	}
 }
