@@ -21,7 +21,7 @@ import (
 // streams it does not control: event lines on stdin, the recent-events
 // cache and spooled batches. Inputs are bounded (64 KiB of data plus at
 // most 192 KiB of generated padding) so that every execution stays fast
-// and minimising a finding never stalls.
+// and so does minimising what the fuzzer finds.
 
 const fuzzMaxInput = 64 << 10
 
