@@ -125,6 +125,7 @@ func FuzzCreate(f *testing.F) {
 	})
 }
 
+// sameSet reports whether a and b hold the same names in any order.
 func sameSet(a, b []string) bool {
 	a, b = slices.Clone(a), slices.Clone(b)
 	slices.Sort(a)
