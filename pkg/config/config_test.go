@@ -274,6 +274,16 @@ func TestSecretsNotEchoed(t *testing.T) {
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error echoes a secret: %v", err)
 	}
+	// A list of keys that does not parse (found by FuzzLoad).
+	_, err = Load(LoadOptions{Environ: []string{`MEMSVC_AUTH_API_KEYS=["hunter2-secret"`}})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error echoes a secret: %v", err)
+	}
+	// A list that is not secret is still quoted.
+	_, err = Load(LoadOptions{Environ: []string{`MEMSVC_HTTP__TRUSTED_PROXY_CIDRS=["10.0.0.0/8"`}})
+	if err == nil || !strings.Contains(err.Error(), "10.0.0.0/8") {
+		t.Fatalf("error does not quote the bad list: %v", err)
+	}
 }
 
 func TestIsLoopback(t *testing.T) {

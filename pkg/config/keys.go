@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -662,7 +663,11 @@ func (k *key) setString(c *Config, s, source string) error {
 	case *[]string:
 		list, err := parseList(s)
 		if err != nil {
-			return &Error{Key: k.name, Source: source, Msg: err.Error()}
+			msg := err.Error()
+			if !k.secret {
+				msg += fmt.Sprintf(", got %q", s)
+			}
+			return &Error{Key: k.name, Source: source, Msg: msg}
 		}
 		v = list
 	case *[]KeyBinding:
@@ -682,7 +687,7 @@ func parseList(s string) ([]any, error) {
 	if strings.HasPrefix(t, "[") {
 		var doc struct{ V []any }
 		if err := unmarshalTOML([]byte("V = "+t), &doc); err != nil {
-			return nil, fmt.Errorf("want a comma-separated list or a TOML array of strings, got %q", s)
+			return nil, errors.New("want a comma-separated list or a TOML array of strings")
 		}
 		return doc.V, nil
 	}

@@ -35,6 +35,7 @@ package mcpproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -302,8 +303,8 @@ type message struct {
 }
 
 // readMessages sends the lines of r to msgs until r fails or ends (the
-// last message carries the error) or ctx is done. Lines longer than limit
-// are skipped and reported as tooLong.
+// last message carries the error) or ctx is done. Lines longer than limit,
+// not counting their "\n", are skipped and reported as tooLong.
 func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- message) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -311,7 +312,7 @@ func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- messa
 		for {
 			frag, err := br.ReadSlice('\n')
 			if !m.tooLong {
-				if len(m.data)+len(frag) > limit {
+				if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > limit {
 					m.tooLong, m.data = true, nil
 				} else {
 					m.data = append(m.data, frag...)
