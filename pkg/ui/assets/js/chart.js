@@ -39,7 +39,7 @@ export function lineChart(points, opts) {
   if (opts.xLabel) {
     kids.push(s('text', { class: 'axis', x: m.l + iw / 2, y: H - 4, 'text-anchor': 'middle' }, opts.xLabel));
   }
-  return s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.title || 'chart' }, ...kids);
+  return s('svg', { id: opts.id, class: 'chart', viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': opts.title || 'chart' }, ...kids);
 }
 
 // barChart draws bars [{label, value, title, href, onclick, cls}] side by

@@ -105,40 +105,22 @@ export function num(v, digits) {
 export const TIME_MIN = '0001-01-01T00:00:00Z';
 export const TIME_MAX = '9999-12-31T23:59:59.999999999Z';
 
-// nanos reads an RFC 3339 time as nanoseconds since 1970 (a BigInt),
-// keeping the nanosecond precision the server's times have (a JavaScript
-// Date keeps milliseconds only); null when it is not such a time.
-export function nanos(iso) {
-  const m = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)$/.exec(iso || '');
-  if (!m) return null;
-  const whole = Date.parse(m[1] + m[3]);
-  if (Number.isNaN(whole)) return null;
-  return BigInt(whole) * 1000000n + BigInt((m[2] || '').padEnd(9, '0'));
+// nextCursor is where the page after items starts, in a list ordered by
+// creation time whose ties the server always orders the same way (by id):
+// at the time of the last item, skipping the items at that time the pages
+// so far have shown. A time alone would not do: every record of a batch
+// has the same creation time. cur is the cursor of the page shown.
+export function nextCursor(items, timeOf, cur) {
+  const at = timeOf(items[items.length - 1]);
+  let skip = items.filter((x) => timeOf(x) === at).length;
+  if (cur && cur.at === at) skip += cur.skip;
+  return { at, skip };
 }
 
-// fromNanos writes nanoseconds since 1970 as an RFC 3339 time in UTC.
-export function fromNanos(ns) {
-  const secs = ns / 1000000000n;
-  const frac = ns % 1000000000n;
-  const stamp = new Date(Number(secs) * 1000).toISOString().slice(0, 19);
-  return `${stamp}.${frac.toString().padStart(9, '0')}Z`;
-}
-
-// shiftNanos moves an RFC 3339 time by delta nanoseconds. Pages of a
-// time-ordered list start one nanosecond past the last item shown.
-export function shiftNanos(iso, delta) {
-  const ns = nanos(iso);
-  return ns === null ? iso : fromNanos(ns + BigInt(delta));
-}
-
-// earlier returns the earlier of two RFC 3339 times ('' counts as none).
-export function earlier(a, b) {
-  if (!a) return b;
-  if (!b) return a;
-  const x = nanos(a);
-  const y = nanos(b);
-  if (x === null || y === null) return a;
-  return x <= y ? a : b;
+// cursorOf reads the cursor of a page from its parameters.
+export function cursorOf(params, name) {
+  const at = params.get(name) || '';
+  return at ? { at, skip: Math.max(0, Number(params.get('skip')) || 0) } : null;
 }
 
 // localInput turns an RFC 3339 time into the value of a

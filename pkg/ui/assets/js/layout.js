@@ -51,13 +51,15 @@ export function layout(ids, edges, center, width, height) {
   const y = new Float64Array(n);
   for (const [d, members] of rings) {
     members.forEach((i, k) => {
-      const a = (2 * Math.PI * k) / members.length + d * 0.5;
+      // Golden-angle steps: no two nodes of a ring start exactly opposite
+      // each other, where symmetric forces would keep them in a line.
+      const a = k * 2.39996 + d * 0.5;
       x[i] = cx + d * ringGap * Math.cos(a);
       y[i] = cy + d * ringGap * Math.sin(a);
     });
   }
 
-  const k = Math.sqrt((width * height) / n) * 0.6;
+  const k = Math.min(110, Math.sqrt((width * height) / n) * 0.6);
   const rounds = 250;
   let temp = Math.min(width, height) / 8;
   const dx = new Float64Array(n);
@@ -129,7 +131,8 @@ export function layout(ids, edges, center, width, height) {
   }
   const sx = maxX > minX ? (width - 2 * margin) / (maxX - minX) : 1;
   const sy = maxY > minY ? (height - 2 * margin) / (maxY - minY) : 1;
-  const sc = Math.min(sx, sy);
+  // Shrink a large drawing to fit; never blow a small one up.
+  const sc = Math.min(sx, sy, 1);
   const ox = (width - (maxX - minX) * sc) / 2;
   const oy = (height - (maxY - minY) * sc) / 2;
   ids.forEach((id, i) => {

@@ -64,17 +64,30 @@ function drawing(g, center) {
       'stroke-width': (0.6 + 2.4 * Math.max(0, Math.min(1, e.weight))).toFixed(2), 'marker-end': 'url(#arrow)',
     }, s('title', {}, `${e.edge_type}, weight ${Number(e.weight).toFixed(2)}`)));
   }
+  // A crowded drawing labels the centre only; the others show theirs on
+  // hover and focus (and all are listed under the drawing).
+  const quiet = g.nodes.length > 25;
   for (const n of g.nodes) {
     const p = pos.get(n.id);
     const r = 7 + 7 * Math.max(0, Math.min(1, n.fidelity));
     const isCenter = n.id === center;
-    kids.push(s('a', { href: recordHref(n.id), class: `node store-${n.store}${isCenter ? ' center' : ''}`, 'data-id': n.id,
+    kids.push(s('a', { href: recordHref(n.id), class: `node store-${n.store}${isCenter ? ' center' : ''}${quiet && !isCenter ? ' quiet' : ''}`, 'data-id': n.id,
       'aria-label': `${n.store} record: ${n.summary || n.id}, fidelity ${Number(n.fidelity).toFixed(2)}${isCenter ? ' (centre)' : ''}` },
     s('title', {}, `${n.summary || n.id}\n${n.store}, fidelity ${Number(n.fidelity).toFixed(2)}`),
     s('circle', { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: r.toFixed(1) }),
     s('text', { x: (p.x + r + 4).toFixed(1), y: (p.y + 4).toFixed(1) }, label(n))));
   }
-  return s('svg', { class: 'graph', id: 'graph-svg', viewBox: `0 0 ${W} ${H}`, role: 'group', 'aria-label': 'Association graph; each node links to its record' }, ...kids);
+  // The view box hugs the drawing (with room for the labels on the right),
+  // so a small graph is drawn small rather than stretched.
+  const ps = [...pos.values()];
+  const x0 = Math.min(...ps.map((p) => p.x)) - 30;
+  const y0 = Math.min(...ps.map((p) => p.y)) - 30;
+  const w = Math.max(...ps.map((p) => p.x)) + 230 - x0;
+  const hgt = Math.max(...ps.map((p) => p.y)) + 30 - y0;
+  return s('svg', {
+    class: 'graph', id: 'graph-svg', viewBox: `${x0.toFixed(0)} ${y0.toFixed(0)} ${w.toFixed(0)} ${hgt.toFixed(0)}`,
+    width: w.toFixed(0), height: hgt.toFixed(0), role: 'group', 'aria-label': 'Association graph; each node links to its record',
+  }, ...kids);
 }
 
 function legend(g) {

@@ -1,9 +1,10 @@
 // The raw journal: verbatim entries, newest first, grouped by session,
 // with the visibility and secrecy filters of recall.raw. Pages move the
-// time range's end to just before the oldest entry shown.
+// time range's end to the oldest entry shown, skipping the entries of that
+// instant already shown (see nextCursor).
 
 import * as api from '../api.js';
-import { h, routeHref, recordHref, contentText, timeEl, shiftNanos, TIME_MIN } from '../dom.js';
+import { h, routeHref, recordHref, contentText, timeEl, nextCursor, cursorOf, TIME_MIN } from '../dom.js';
 
 const PAGE = 50;
 const LEVELS = ['public', 'sensitive', 'secret'];
@@ -68,22 +69,24 @@ function entry(r) {
 export async function render({ el, params: p, signal }) {
   const secParam = p.get('sec');
   const levels = secParam === null ? ['public', 'sensitive'] : secParam.split(',').filter((l) => LEVELS.includes(l));
-  const before = p.get('before') || '';
+  const cursor = cursorOf(p, 'before');
+  const skip = cursor ? Math.min(cursor.skip, 1000 - PAGE) : 0;
   const req = {
-    limit: PAGE,
+    limit: PAGE + skip,
     include_private_scratch: p.get('scratch') === '1',
     include_sealed: p.get('sealed') === '1',
     secrecy_levels: levels,
   };
   if (p.get('session')) req.session_id = p.get('session');
   if (p.get('q')) req.query = p.get('q');
-  if (before) req.temporal = { start: TIME_MIN, end: shiftNanos(before, -1) };
+  if (cursor) req.temporal = { start: TIME_MIN, end: cursor.at };
   const out = await api.recallRaw(req, signal);
-  const recs = out.records || [];
+  const more = (out.records || []).length === req.limit;
+  const recs = (out.records || []).slice(skip);
   const title = p.get('session') ? `Journal of session ${p.get('session')}` : 'Raw journal';
   el.append(h('h1', { tabindex: '-1' }, title), filters(p, levels));
   el.append(h('p', { class: 'summary', id: 'journal-summary' },
-    `${recs.length} ${recs.length === 1 ? 'entry' : 'entries'}, newest first${before ? ', before the page you came from' : ''}.`));
+    `${recs.length} ${recs.length === 1 ? 'entry' : 'entries'}, newest first${cursor ? ', older than the page you came from' : ''}.`));
   if (!recs.length) {
     el.append(h('p', { class: 'empty' }, 'No entries match.'));
   }
@@ -97,7 +100,7 @@ export async function render({ el, params: p, signal }) {
       const params = Object.fromEntries(p.entries());
       group = h('section', { class: 'session-group' },
         h('h2', {}, 'Session ', h('code', {}, r.session_id),
-          p.get('session') ? null : [' ', h('a', { class: 'small', href: routeHref('journal', { ...params, session: r.session_id, before: '' }) }, 'only this session')]));
+          p.get('session') ? null : [' ', h('a', { class: 'small', href: routeHref('journal', { ...params, session: r.session_id, before: '', skip: '' }) }, 'only this session')]));
       list.append(group);
     }
     group.append(entry(r));
@@ -105,9 +108,10 @@ export async function render({ el, params: p, signal }) {
   el.append(list);
   const base = Object.fromEntries(p.entries());
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
-  if (before) pager.append(h('a', { href: routeHref('journal', { ...base, before: '' }) }, '← Newest'));
-  if (recs.length === PAGE) {
-    pager.append(h('a', { href: routeHref('journal', { ...base, before: recs[recs.length - 1].created_at }), rel: 'next' }, 'Older entries →'));
+  if (cursor) pager.append(h('a', { href: routeHref('journal', { ...base, before: '', skip: '' }) }, '← Newest'));
+  if (more && recs.length) {
+    const next = nextCursor(recs, (r) => r.created_at, cursor);
+    pager.append(h('a', { href: routeHref('journal', { ...base, before: next.at, skip: next.skip }), rel: 'next' }, 'Older entries →'));
   }
   if (pager.childNodes.length) el.append(pager);
   return title;

@@ -1,17 +1,19 @@
 // Memories: the first page. Without a query it lists the newest memories
 // (a recall with an empty cue), a page at a time: "Older" moves the time
-// range's end to just before the oldest memory shown. With a query it
-// shows the best matches, ranked by the server.
+// range's end to the oldest memory shown and skips the memories of that
+// instant already shown (see nextCursor). With a query it shows the best
+// matches, ranked by the server.
 
 import * as api from '../api.js';
 import {
-  h, routeHref, recordHref, graphHref, preview, timeEl, fidelityBar, storeBadge, shiftNanos, earlier,
+  h, routeHref, recordHref, graphHref, preview, timeEl, fidelityBar, storeBadge, nextCursor, cursorOf,
   localInput, fromLocalInput, TIME_MIN, TIME_MAX,
 } from '../dom.js';
 
 export const STORES = ['episodic', 'semantic', 'procedural', 'emotional', 'working'];
 const PAGE = 25;
 const MAX_LIMIT = 400;
+const SERVER_MAX = 1000;
 
 // searchForm is the search form, filled from the route's parameters.
 function searchForm(p) {
@@ -84,12 +86,14 @@ export function resultItem(m, showScore) {
 
 export async function render({ el, params: p, signal }) {
   const q = (p.get('q') || '').trim();
-  const before = p.get('before') || '';
+  const cursor = q ? null : cursorOf(p, 'before');
   const limit = Math.min(MAX_LIMIT, Math.max(1, Number(p.get('limit')) || PAGE));
-  const req = { cue: {}, limit };
+  const skip = cursor ? Math.min(cursor.skip, SERVER_MAX - limit) : 0;
+  const req = { cue: {}, limit: limit + skip };
   if (q) req.cue.text = q;
   const from = p.get('from') || '';
-  const end = earlier(p.get('to') || '', before ? shiftNanos(before, -1) : '');
+  // The cursor comes from a page that honoured "to", so it is never later.
+  const end = cursor ? cursor.at : p.get('to') || '';
   if (from || end) req.cue.temporal = { start: from || TIME_MIN, end: end || TIME_MAX };
   const stores = (p.get('stores') || '').split(',').filter(Boolean);
   if (stores.length) req.stores = stores;
@@ -97,13 +101,15 @@ export async function render({ el, params: p, signal }) {
   if (p.get('dormant') === '1') req.include_decayed = true;
 
   const out = await api.recall(req, signal);
-  const mems = out.memories || [];
-  const title = q ? `Search: ${q}` : before ? 'Older memories' : 'Newest memories';
+  const all = out.memories || [];
+  const more = all.length === req.limit;
+  const mems = all.slice(skip);
+  const title = q ? `Search: ${q}` : cursor ? 'Older memories' : 'Newest memories';
   el.append(h('h1', { tabindex: '-1' }, title), searchForm(p));
 
   const summary = q
     ? `${mems.length} best ${mems.length === 1 ? 'match' : 'matches'} (of ${out.total_candidates} candidates)`
-    : `${mems.length} ${mems.length === 1 ? 'memory' : 'memories'}, newest first${before ? ', created before the page you came from' : ''}`;
+    : `${mems.length} ${mems.length === 1 ? 'memory' : 'memories'}, newest first${cursor ? ', older than the page you came from' : ''}`;
   el.append(h('p', { class: 'summary', id: 'result-summary' }, summary));
   if (mems.length === 0) {
     el.append(h('p', { class: 'empty' }, q ? 'Nothing matches. Try other words, or fewer filters.' : 'No memories here yet.'));
@@ -114,10 +120,10 @@ export async function render({ el, params: p, signal }) {
   const base = Object.fromEntries(p.entries());
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
   if (!q) {
-    if (before) pager.append(h('a', { href: routeHref('', { ...base, before: '' }) }, '← Newest'));
-    if (mems.length === limit) {
-      const oldest = mems[mems.length - 1].record.created_at;
-      pager.append(h('a', { href: routeHref('', { ...base, before: oldest }), rel: 'next' }, 'Older memories →'));
+    if (cursor) pager.append(h('a', { href: routeHref('', { ...base, before: '', skip: '' }) }, '← Newest'));
+    if (more && mems.length) {
+      const next = nextCursor(mems, (m) => m.record.created_at, cursor);
+      pager.append(h('a', { href: routeHref('', { ...base, before: next.at, skip: next.skip }), rel: 'next' }, 'Older memories →'));
     }
   } else if (mems.length === limit && limit < MAX_LIMIT) {
     pager.append(h('a', { href: routeHref('', { ...base, limit: Math.min(MAX_LIMIT, limit * 2) }) }, `Show up to ${Math.min(MAX_LIMIT, limit * 2)} matches`));

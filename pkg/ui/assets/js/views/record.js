@@ -44,7 +44,7 @@ async function forecastCurve(rec, signal) {
 
 function contentSection(rec) {
   const blocks = (rec.content && rec.content.blocks) || [];
-  const sec = h('section', { 'aria-labelledby': 'sec-content' }, h('h2', { id: 'sec-content' }, 'Content'));
+  const sec = h('section', { id: 'record-content', 'aria-labelledby': 'sec-content' }, h('h2', { id: 'sec-content' }, 'Content'));
   if (rec.content && rec.content.summary) {
     sec.append(h('p', { class: 'lead' }, h('strong', {}, 'Summary: '), rec.content.summary));
   }
@@ -63,7 +63,7 @@ function contentSection(rec) {
 
 function fidelitySection(rec, fc) {
   const f = rec.fidelity;
-  const sec = h('section', { 'aria-labelledby': 'sec-fidelity' }, h('h2', { id: 'sec-fidelity' }, 'Fidelity'));
+  const sec = h('section', { id: 'record-fidelity', 'aria-labelledby': 'sec-fidelity' }, h('h2', { id: 'sec-fidelity' }, 'Fidelity'));
   sec.append(h('dl', { class: 'facts' },
     field('Now', fidelityBar(f.score)),
     field('Noise level', f.noise_level.toFixed(3)),
@@ -81,7 +81,7 @@ function fidelitySection(rec, fc) {
   sec.append(
     h('figure', { class: 'chart-box' },
       lineChart(fc.points, {
-        title: 'Decay forecast', desc: text, xMax: fc.H, xTicks: ticks, threshold: DORMANT,
+        id: 'forecast-chart', title: 'Decay forecast', desc: text, xMax: fc.H, xTicks: ticks, threshold: DORMANT,
         thresholdLabel: 'dormant', xLabel: 'time from now (without recall)',
       }),
       h('figcaption', { id: 'forecast-text' }, text)),
@@ -90,7 +90,7 @@ function fidelitySection(rec, fc) {
 }
 
 function emotionSection(e) {
-  const sec = h('section', { 'aria-labelledby': 'sec-emotion' }, h('h2', { id: 'sec-emotion' }, 'Emotion'));
+  const sec = h('section', { id: 'record-emotion', 'aria-labelledby': 'sec-emotion' }, h('h2', { id: 'sec-emotion' }, 'Emotion'));
   const axes = ['joy', 'trust', 'fear', 'surprise', 'sadness', 'disgust', 'anger', 'anticipation'];
   if (!e || (!e.intensity && axes.every((a) => !e[a]))) {
     sec.append(h('p', { class: 'muted' }, 'No emotion recorded.'));
@@ -108,7 +108,7 @@ function list(items, render) {
 }
 
 function metaSection(m) {
-  const sec = h('section', { 'aria-labelledby': 'sec-meta' }, h('h2', { id: 'sec-meta' }, 'Meta-memory'));
+  const sec = h('section', { id: 'record-meta', 'aria-labelledby': 'sec-meta' }, h('h2', { id: 'sec-meta' }, 'Meta-memory'));
   if (!m) {
     sec.append(h('p', { class: 'muted' }, 'None.'));
     return sec;
@@ -150,7 +150,7 @@ function metaSection(m) {
 
 function associationsSection(rec, names) {
   const as = rec.associations || [];
-  const sec = h('section', { 'aria-labelledby': 'sec-assoc' },
+  const sec = h('section', { id: 'record-assoc', 'aria-labelledby': 'sec-assoc' },
     h('h2', { id: 'sec-assoc' }, `Associations (${as.length})`));
   if (!as.length) {
     sec.append(h('p', { class: 'muted' }, 'This record links to no other record.'));
@@ -197,7 +197,7 @@ export async function render({ el, id, signal }) {
   );
   const meta = rec.metadata;
   if (meta && typeof meta === 'object' && Object.keys(meta).length) {
-    el.append(h('section', { 'aria-labelledby': 'sec-metadata' },
+    el.append(h('section', { id: 'record-metadata', 'aria-labelledby': 'sec-metadata' },
       h('h2', { id: 'sec-metadata' }, 'Metadata'),
       h('pre', { class: 'json' }, JSON.stringify(meta, null, 2))));
   }

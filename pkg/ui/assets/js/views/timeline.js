@@ -1,10 +1,11 @@
 // Timeline: memories of the persistent stores per day or week over a time
 // window, as bars and as a list. One recall.timeline call with a limit;
 // when the server says the window holds more (truncated), "Later in this
-// window" continues one nanosecond after the last memory shown.
+// window" continues from the last memory shown, skipping the memories of
+// that instant already shown (see nextCursor).
 
 import * as api from '../api.js';
-import { h, routeHref, shiftNanos, fromLocalInput, localInput } from '../dom.js';
+import { h, routeHref, nextCursor, cursorOf, fromLocalInput, localInput } from '../dom.js';
 import { barChart } from '../chart.js';
 import { resultItem } from './memories.js';
 
@@ -44,10 +45,11 @@ export async function render({ el, params: p, signal }) {
   const g = p.get('g') === 'week' ? 'week' : 'day';
   const to = p.get('to') || new Date().toISOString();
   const from = p.get('from') || new Date(new Date(to).getTime() - SPAN[g]).toISOString();
-  const after = p.get('after') || '';
-  const start = after ? shiftNanos(after, 1) : from;
-  const out = await api.timeline({ range: { start, end: to }, granularity: g, limit: LIMIT }, signal);
-  const buckets = out.buckets || [];
+  const cursor = cursorOf(p, 'after');
+  const skip = cursor ? Math.min(cursor.skip, 1000 - LIMIT) : 0;
+  const start = cursor ? cursor.at : from;
+  const out = await api.timeline({ range: { start, end: to }, granularity: g, limit: LIMIT + skip }, signal);
+  const buckets = dropFirst(out.buckets || [], skip);
   const total = buckets.reduce((n, b) => n + b.count, 0);
   const title = 'Timeline';
   el.append(h('h1', { tabindex: '-1' }, title), controls(g, from, to));
@@ -61,12 +63,14 @@ export async function render({ el, params: p, signal }) {
 
   const unit = g === 'week' ? 'week' : 'day';
   const what = `${total} ${total === 1 ? 'memory' : 'memories'} in ${buckets.length} ${buckets.length === 1 ? unit : `${unit}s`}` +
-    `${after ? ', continuing after the previous page' : ''}. Days and weeks are in UTC; weeks start on Monday.`;
+    `${cursor ? ', continuing after the previous page' : ''}. Days and weeks are in UTC; weeks start on Monday.`;
   el.append(h('p', { class: 'summary', id: 'timeline-summary' }, what));
-  if (out.truncated) {
+  if (out.truncated && buckets.length) {
+    const shown = buckets.flatMap((b) => b.memories);
+    const next = nextCursor(shown, (m) => m.record.created_at, cursor);
     el.append(h('p', { class: 'notice', id: 'timeline-truncated' },
-      `This window holds more than ${LIMIT} memories; the bars count the ${total} shown. `,
-      h('a', { href: routeHref('timeline', { g, from, to, after: lastCreated(buckets) }) }, 'Later in this window →')));
+      `This window holds more memories than the ${total} shown here; the bars count only these. `,
+      h('a', { href: routeHref('timeline', { g, from, to, after: next.at, skip: next.skip }) }, 'Later in this window →')));
   }
   if (!buckets.length) {
     el.append(h('p', { class: 'empty' }, 'No memories were created in this window.'));
@@ -119,6 +123,17 @@ function allBuckets(start, end, g, buckets) {
   const byStart = new Map(got.map((x) => [x.at, x]));
   const out = [];
   for (; at <= last; at += step) out.push(byStart.get(at) || { at });
+  return out;
+}
+
+// dropFirst removes the first n memories (oldest first) from the buckets.
+function dropFirst(buckets, n) {
+  const out = [];
+  for (const b of buckets) {
+    const keep = b.memories.slice(Math.min(n, b.memories.length));
+    n -= b.memories.length - keep.length;
+    if (keep.length) out.push({ ...b, memories: keep, count: keep.length });
+  }
   return out;
 }
 
