@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,8 +23,10 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/ui"
 )
 
 // The inspector's tests drive the page in a real headless Chromium from
@@ -746,5 +749,72 @@ func TestInspectorNeedsKey(t *testing.T) {
 	b.wait("the key form again", `!document.getElementById('login').hidden && document.getElementById('main').hidden`)
 	b.do("reload", chromedp.Reload())
 	b.wait("the key form after reload", `!document.getElementById('login').hidden`)
+	b.checkClean()
+}
+
+// TestInspectorNamespaces checks the page's side of namespaces against an
+// API stand-in that answers GET /v1/namespaces in the shape of
+// memory.NamespacesResponse (the server's own route comes with namespace
+// support): the selector lists the namespaces with their counts, every
+// data call carries X-Memsvc-Namespace, choosing another namespace shows
+// its memories, and the choice stays for the tab.
+func TestInspectorNamespaces(t *testing.T) {
+	inspector, err := ui.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := memory.NewIDSource(nil, nil)
+	var mu sync.Mutex
+	var seen []string // X-Memsvc-Namespace of each recall
+	api := http.NewServeMux()
+	api.HandleFunc("GET /v1/namespaces", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(memory.NamespacesResponse{Namespaces: []memory.NamespaceInfo{
+			{Name: "default", TotalRecords: 3, RecordsByStore: map[string]uint32{"episodic": 3}},
+			{Name: "proj-b", TotalRecords: 1, RecordsByStore: map[string]uint32{"episodic": 1}},
+		}})
+	})
+	api.HandleFunc("POST /v1/recall/query", func(w http.ResponseWriter, r *http.Request) {
+		ns := r.Header.Get("X-Memsvc-Namespace")
+		mu.Lock()
+		seen = append(seen, ns)
+		mu.Unlock()
+		rec := memory.MemoryRecord{ID: ids.New(), Store: memory.StoreEpisodic, CreatedAt: time.Now().UTC(),
+			Content: memory.TextContent("a memory of namespace " + ns), Fidelity: memory.FidelityState{Score: 1}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(memory.RecallQueryResponse{Memories: []memory.RecalledMemory{{Record: rec, RenderedContent: rec.Content}}, TotalCandidates: 1})
+	})
+	ts := httptest.NewServer(ui.Mount(api, inspector))
+	defer ts.Close()
+
+	exe := chromiumPath(t)
+	if exe == "" {
+		return
+	}
+	b := newBrowser(t, exe, ts.URL)
+	b.do("open the inspector", chromedp.Navigate(ts.URL+"/ui/"))
+	b.waitView("memories", "Newest memories")
+	if got := b.texts("#namespace option"); !slices.Equal(got, []string{"default (3)", "proj-b (1)"}) {
+		t.Errorf("namespace options %q", got)
+	}
+	if got := b.text(".result-title"); got != "a memory of namespace default" {
+		t.Errorf("default namespace shows %q", got)
+	}
+	b.do("choose proj-b", chromedp.Focus(chromedp.ID("namespace")), chromedp.KeyEvent(kb.ArrowDown))
+	b.wait("proj-b's memories", `document.getElementById('main').dataset.ready === 'true' && (document.querySelector('.result-title') || {}).textContent === 'a memory of namespace proj-b'`)
+	if got := eval[string](b, `document.activeElement.id`); got != "namespace" {
+		t.Errorf("after choosing a namespace focus is on %q, want the selector", got)
+	}
+	b.shot("namespace", false)
+	b.do("reload", chromedp.Reload())
+	b.waitView("memories", "Newest memories")
+	if got := eval[string](b, `document.getElementById('namespace').value`); got != "proj-b" {
+		t.Errorf("after a reload the namespace is %q", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(seen, []string{"default", "proj-b", "proj-b"}) {
+		t.Errorf("recalls carried namespaces %q", seen)
+	}
 	b.checkClean()
 }

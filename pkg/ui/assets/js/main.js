@@ -105,8 +105,10 @@ function handleError(err, signal) {
   main.replaceChildren(h('h1', { tabindex: '-1' }, 'Something went wrong'), errorBox(err));
 }
 
-// render draws the view the location hash names.
-async function render() {
+// render draws the view the location hash names and moves focus to its
+// heading, except on the first load and when keepFocus says to leave it
+// where it is (the namespace selector).
+async function render({ keepFocus = false } = {}) {
   if (current) current.abort();
   const ctl = new AbortController();
   current = ctl;
@@ -132,7 +134,7 @@ async function render() {
     setStatus('');
     main.dataset.view = route.name;
     main.dataset.ready = 'true';
-    if (!firstRender) {
+    if (!firstRender && !keepFocus) {
       const h1 = main.querySelector('h1');
       (h1 || main).focus();
     }
@@ -166,7 +168,7 @@ forgetButton.addEventListener('click', () => {
 
 nsSelect.addEventListener('change', () => {
   api.setNamespace(nsSelect.value);
-  render();
+  render({ keepFocus: true });
 });
 
 // The skip link moves focus to the content without touching the route.
