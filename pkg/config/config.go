@@ -82,6 +82,9 @@ type HTTP struct {
 	// MaxConnections caps the open HTTP connections; more wait to be
 	// accepted.
 	MaxConnections uint32
+	// UIEnabled serves the memory inspector at /ui/; nil means "when
+	// bound to loopback" (Config.UIEnabled).
+	UIEnabled *bool
 }
 
 // GRPC is the [grpc] table. Nil fields are unset.
@@ -295,6 +298,15 @@ func (c *Config) PersistSearchIndexes() bool {
 		return *c.Security.PersistSearchIndexes
 	}
 	return c.Security.StoreEncryptionPassphrase == nil
+}
+
+// UIEnabled reports whether serve offers the memory inspector at /ui/: as
+// configured, else only while the HTTP API listens on loopback.
+func (c *Config) UIEnabled() bool {
+	if c.HTTP.UIEnabled != nil {
+		return *c.HTTP.UIEnabled
+	}
+	return IsLoopback(c.HTTP.BindAddress)
 }
 
 // IsLoopback reports whether addr (an IP literal or "localhost") is a

@@ -223,6 +223,13 @@ var keys = []key{
 		},
 	},
 	{
+		name: "http.ui_enabled",
+		doc: "Serve the memory inspector, a read-only web page, at /ui/ (its files need no key; every data call it makes does, " +
+			"with the key the user types in). Default: on while http.bind_address is loopback, off otherwise.",
+		field:   func(c *Config) any { return &c.HTTP.UIEnabled },
+		example: "true",
+	},
+	{
 		name:    "grpc.port",
 		doc:     "TCP port of the optional gRPC API (same bind address as HTTP; 0 picks a free port). Unset disables gRPC; `serve --grpc-port` also enables it. TLS is required when auth is enabled or the address is not loopback.",
 		field:   func(c *Config) any { return &c.GRPC.Port },

@@ -30,6 +30,7 @@ import (
 	"memsvc.dev/memsvc/pkg/grpcapi"
 	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/metrics"
+	"memsvc.dev/memsvc/pkg/ui"
 )
 
 // Options are what the command layer provides besides the configuration.
@@ -282,7 +283,15 @@ func (s *Server) transports(local *Local) (*transports, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http api: %w", err)
 	}
-	t.hs = newHTTPServer(&cfg.HTTP, api, s.log)
+	var h http.Handler = api
+	if cfg.UIEnabled() {
+		inspector, err := ui.New()
+		if err != nil {
+			return nil, err
+		}
+		h = ui.Mount(api, inspector)
+	}
+	t.hs = newHTTPServer(&cfg.HTTP, h, s.log)
 
 	if cfg.GRPC.Port != nil {
 		gopts := grpcapi.Options{
@@ -418,6 +427,9 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 		fmt.Fprintf(w, "gRPC   listening on %s%s\n", grpcAddr, tls)
 	}
 	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
+	if s.cfg.UIEnabled() {
+		fmt.Fprintf(w, "UI     http://%s%s\n", httpAddr, ui.Prefix)
+	}
 }
 
 // importWireLimit is how many bytes an import stream may carry for an
