@@ -130,6 +130,15 @@ func renderTOML(t *testing.T, c *Config) ([]byte, bool) {
 			v = v.Elem()
 		}
 		val := v.Interface()
+		if b, ok := val.([]KeyBinding); ok {
+			if len(b) == 0 {
+				continue // nil and empty load the same: no [[auth.keys]]
+			}
+			if slices.ContainsFunc(b, func(kb KeyBinding) bool { return !utf8.ValidString(kb.Key) }) {
+				return nil, false
+			}
+			val = keyTables(b)
+		}
 		if s, ok := val.(string); ok && !utf8.ValidString(s) {
 			return nil, false
 		}
@@ -153,4 +162,13 @@ func renderTOML(t *testing.T, c *Config) ([]byte, bool) {
 		t.Fatalf("render the configuration as TOML: %v", err)
 	}
 	return out, true
+}
+
+// keyTables renders [[auth.keys]] under the names the file uses.
+func keyTables(b []KeyBinding) []map[string]any {
+	out := make([]map[string]any, len(b))
+	for i, kb := range b {
+		out[i] = map[string]any{"key": kb.Key, "namespaces": kb.Namespaces}
+	}
+	return out
 }
