@@ -34,8 +34,11 @@ type devWorld struct {
 
 // loadDevSet stores every turn of the dialogue development set, a batch
 // with sequential associations per session, so spreading activation and
-// co-activation have edges to work on.
-func loadDevSet(t *testing.T) *devWorld {
+// co-activation have edges to work on. With links, each batch's records
+// are linked to similar ones before the next batch is stored, so the
+// links are the same on every machine (a linker lagging behind the stores
+// would see records stored after them); without, there are none.
+func loadDevSet(t *testing.T, links bool) *devWorld {
 	t.Helper()
 	f, err := os.Open(devSet)
 	if err != nil {
@@ -48,7 +51,11 @@ func loadDevSet(t *testing.T) *devWorld {
 	}
 	var order []string // sessions in file order
 	turns := map[string][]line{}
-	w := &devWorld{h: newHarness(t, Options{}), turnOf: map[memory.ID]string{}}
+	opts := Options{SimilarLinks: -1}
+	if links {
+		opts.SimilarLinks = 0 // the default, 3
+	}
+	w := &devWorld{h: newHarness(t, opts), turnOf: map[memory.ID]string{}}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for n := 0; sc.Scan(); n++ {
@@ -88,12 +95,10 @@ func loadDevSet(t *testing.T) *devWorld {
 			for i, r := range resp.Results {
 				w.turnOf[r.RecordID] = turns[s][start+i].ID
 			}
+			if err := w.h.e.syncLinks(context.Background()); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	// Similarity links are made in the background after a store; wait
-	// for them, so the questions meet a settled store.
-	if err := w.h.e.syncLinks(context.Background()); err != nil {
-		t.Fatal(err)
 	}
 	if len(w.turnOf) < 1000 || len(w.questions) < 200 {
 		t.Fatalf("development set too small: %d turns, %d questions", len(w.turnOf), len(w.questions))
@@ -143,7 +148,7 @@ func (w *devWorld) hitRate(t *testing.T, mode memory.RecallMode, reconsolidate b
 // spreading activation of the second pass followed the edges the first
 // had strengthened and dozens of answers changed.
 func TestRecallTwiceSameTopFive(t *testing.T) {
-	w := loadDevSet(t)
+	w := loadDevSet(t, true)
 	qs := w.questions[:200]
 	first := make([][]memory.ID, len(qs))
 	for i, q := range qs {
@@ -170,7 +175,7 @@ func TestRecallTwiceSameTopFive(t *testing.T) {
 // asking them without. With fidelity weighing relevance by 0.5 + 0.5·f,
 // the reinforced records pushed answers out and the rate fell 10 points.
 func TestReconsolidationCostsAtMostAPoint(t *testing.T) {
-	w := loadDevSet(t)
+	w := loadDevSet(t, false)
 	tick(t, w.h, 7*day)
 	off := w.hitRate(t, memory.ModeHuman, false) // changes nothing
 	on := w.hitRate(t, memory.ModeHuman, true)

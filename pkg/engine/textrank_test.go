@@ -205,7 +205,7 @@ func TestTextRankingProperties(t *testing.T) {
 // engine's index does not have yet). A change to the stage or to the
 // sequence model that loses more than two points fails.
 func TestTextRankingDevSet(t *testing.T) {
-	w := loadDevSet(t)
+	w := loadDevSet(t, false)
 	e := w.h.e
 	ns := e.defaultSpace()
 	an := textindex.NewAnalyzer()
