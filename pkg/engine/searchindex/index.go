@@ -45,6 +45,11 @@ type Field struct {
 	// B is the field's length normalisation, from 0 (none) to 1 (full);
 	// 0.75 is the usual choice.
 	B float64
+	// Verbatim fields are not analysed: each text is one term as given
+	// (empty texts are ignored). For terms the caller derives itself,
+	// such as a date's forms; a prefix the analyzer never produces keeps
+	// them apart from the terms of analysed fields.
+	Verbatim bool
 }
 
 // Config describes an index. The fields, K1 and AnalyzerVersion are
@@ -161,19 +166,23 @@ type analysed struct {
 }
 
 // analyse fills a from d, reusing a.terms.
-func analyse(an Analyzer, nf int, d *Document, a *analysed) {
+func analyse(an Analyzer, fields []Field, d *Document, a *analysed) {
 	a.id, a.attrs = d.ID, d.Attrs
 	a.terms = a.terms[:0]
 	a.total = 0
 	for f := range MaxFields {
 		start := len(a.terms)
-		if f < nf {
+		if f < len(fields) {
 			for _, text := range d.Fields[f] {
 				mark := len(a.terms)
 				if mark > start {
 					a.terms = append(a.terms, "")
 				}
-				a.terms = an.AppendTerms(a.terms, text)
+				if fields[f].Verbatim {
+					a.terms = append(a.terms, text)
+				} else {
+					a.terms = an.AppendTerms(a.terms, text)
+				}
 				// Drop empty terms the analyzer may have produced.
 				kept := a.terms[:mark]
 				if mark > start {
@@ -207,7 +216,7 @@ func analyse(an Analyzer, nf int, d *Document, a *analysed) {
 // or not at all.
 func (ix *Index) Add(doc *Document) error {
 	var a analysed
-	analyse(ix.cfg.Analyzer, len(ix.cfg.Fields), doc, &a)
+	analyse(ix.cfg.Analyzer, ix.cfg.Fields, doc, &a)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if a.total == 0 {

@@ -591,3 +591,88 @@ func TestSearchDoesNotHoldTheLock(t *testing.T) {
 		t.Errorf("count %d, want %d", n, 10+next-100)
 	}
 }
+
+// TestVerbatimField checks that a verbatim field takes its texts as terms
+// (not analysed, empty ones dropped), that its terms meet query terms only
+// by equality, and that snapshots record the field's kind.
+func TestVerbatimField(t *testing.T) {
+	cfg := testConfig(2)
+	cfg.Fields[1].Verbatim = true
+	ix, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []*Document{
+		{ID: testID(1), Fields: [MaxFields][]string{{"may we meet"}, {"#may 2023", "", "#sunday"}}},
+		{ID: testID(2), Fields: [MaxFields][]string{{"in may"}, {"#june 2023"}}},
+	}
+	for _, d := range docs {
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terms, _ := ix.TermsOf(testID(1))
+	if !slices.Equal(terms[1], []string{"#may 2023", "#sunday"}) {
+		t.Errorf("verbatim terms %q", terms[1])
+	}
+	hits, err := ix.Search(Query{Terms: []QueryTerm{{Term: "#may 2023", Weight: 1}}, Limit: 5})
+	if err != nil || len(hits) != 1 || hits[0].ID != testID(1) {
+		t.Errorf("verbatim term search: %v, %v", hits, err)
+	}
+	hits, err = ix.Search(Query{Terms: ix.QueryTerms("may"), Limit: 5})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("analysed term search: %v, %v", hits, err)
+	}
+	data := ix.Snapshot().AppendTo(nil, nil)
+	if _, _, err := LoadSnapshot(testConfig(2), data); !errors.Is(err, ErrStale) {
+		t.Errorf("a verbatim field loaded as an analysed one: %v", err)
+	}
+	again, _, err := LoadSnapshot(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terms, _ := again.TermsOf(testID(1)); !slices.Equal(terms[1], []string{"#may 2023", "#sunday"}) {
+		t.Errorf("verbatim terms after loading %q", terms[1])
+	}
+}
+
+// TestScoreAdded checks that a document scored without being added gets
+// exactly the score Search gives it once it is added.
+func TestScoreAdded(t *testing.T) {
+	for nf := 1; nf <= 3; nf++ {
+		g := newRandCorpus(uint64(20+nf), nf, 60)
+		ix, err := New(testConfig(nf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			if err := ix.Add(g.doc(testID(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 40 {
+			d := g.doc(testID(1000 + i))
+			q := g.query(ix)
+			if i%2 == 0 {
+				q.FieldWeights = nil // the document's term counts in field 0 then
+			}
+			q.Terms = append(q.Terms, QueryTerm{Term: "unseen-" + fmt.Sprint(i), Weight: 1})
+			d.Fields[0] = append(d.Fields[0], "unseen-"+fmt.Sprint(i))
+			want, err := ix.ScoreAdded(q, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Add(d); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ix.ScoreDocs(q, []memory.ID{d.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != want || want == 0 && q.FieldWeights == nil {
+				t.Fatalf("%d fields, document %d: ScoreAdded %v, after Add %v", nf, i, want, got[0])
+			}
+			ix.Delete(d.ID)
+		}
+	}
+}
