@@ -49,12 +49,19 @@ func loadScale(b *testing.B, n int) *scaleEnv {
 // second namespace.
 func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
 	b.Helper()
+	return loadScaleWith(b, ctx, n, other, store.Options{}, true)
+}
+
+// loadScaleWith is loadScaleIn with the given store options (a
+// passphrase) and index persistence.
+func loadScaleWith(b *testing.B, ctx context.Context, n, other int, sopts store.Options, persist bool) *scaleEnv {
+	b.Helper()
 	env := &scaleEnv{dir: b.TempDir()}
-	db, err := store.Open(env.dir, store.Options{})
+	db, err := store.Open(env.dir, sopts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1})
+	e, err := Open(context.Background(), db, Options{PersistIndexes: persist, SimilarLinks: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +122,12 @@ func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
 		env.queries = append(env.queries, gen.Query(1+i%4))
 		env.vectors = append(env.vectors, vec())
 	}
-	b.Cleanup(func() { _ = env.e.Close(); _ = env.db.Close() })
+	b.Cleanup(func() {
+		if env.e != nil {
+			_ = env.e.Close()
+			_ = env.db.Close()
+		}
+	})
 	return env
 }
 
@@ -144,7 +156,7 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 }
 
 func BenchmarkScale(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range []int{2_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			env := loadScale(b, n)
 			ctx := context.Background()
@@ -185,6 +197,39 @@ func BenchmarkScale(b *testing.B) {
 			b.Run("raw-text-index-only", func(b *testing.B) {
 				latencies(b, func(i int) {
 					if _, err := env.e.defaultSpace().text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			// A store as a server makes it: synced, with similarity
+			// linking on, which runs in the background after the store
+			// returns (the next store competes with it for the CPU).
+			storeReq := func(i int) *memory.EncodeStoreRequest {
+				c := memory.TextContent(env.queries[i%len(env.queries)] + " stored for linking")
+				c.Blocks[0].Embedding = env.vectors[i%len(env.vectors)]
+				return &memory.EncodeStoreRequest{Content: c}
+			}
+			b.Run("store", func(b *testing.B) {
+				env.e.opts.SimilarLinks = 3
+				defer func() { env.e.opts.SimilarLinks = -1 }()
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+				})
+				if err := env.e.syncLinks(ctx); err != nil {
+					b.Fatal(err)
+				}
+			})
+			// A store and its linking, until both are done.
+			b.Run("store-linked", func(b *testing.B) {
+				env.e.opts.SimilarLinks = 3
+				defer func() { env.e.opts.SimilarLinks = -1 }()
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+					if err := env.e.syncLinks(ctx); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -261,6 +306,71 @@ func BenchmarkScaleStartup(b *testing.B) {
 			env.e, _ = Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
 		})
 	}
+}
+
+// BenchmarkScaleCommand measures what an embedded command of the CLI
+// costs in process at 20,000 records: open the data directory (with store
+// encryption, deriving the key from the passphrase), open the engine with
+// the indexes persisted as the configuration's default says (yes without
+// encryption, no with it), read one record, close. It reports the p50 of
+// each and their ratio:
+//
+//	go test -run '^$' -bench ScaleCommand -benchtime 10x -timeout 60m ./pkg/engine/
+func BenchmarkScaleCommand(b *testing.B) {
+	const n = 20_000
+	passphrase := []byte("correct horse battery staple")
+	plain := loadScaleWith(b, context.Background(), n, 0, store.Options{}, true)
+	sealed := loadScaleWith(b, context.Background(), n, 0, store.Options{Passphrase: passphrase}, false)
+	ids := map[*scaleEnv]memory.ID{}
+	for _, env := range []*scaleEnv{plain, sealed} {
+		req := memory.DefaultRecallQueryRequest()
+		req.Limit = 1
+		resp, err := env.e.RecallQuery(context.Background(), &req)
+		if err != nil || len(resp.Memories) != 1 {
+			b.Fatalf("no record to read: %v", err)
+		}
+		ids[env] = resp.Memories[0].Record.ID
+		_ = env.e.Close()
+		_ = env.db.Close()
+		env.e, env.db = nil, nil
+	}
+	command := func(env *scaleEnv, sopts store.Options, persist bool) time.Duration {
+		ctx := context.Background()
+		t := time.Now()
+		db, err := store.Open(env.dir, sopts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := Open(ctx, db, Options{PersistIndexes: persist, SimilarLinks: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: ids[env]}); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t)
+	}
+	var d [2][]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d[0] = append(d[0], command(plain, store.Options{}, true))
+		d[1] = append(d[1], command(sealed, store.Options{Passphrase: passphrase}, false))
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	a, s := p50(d[0]), p50(d[1])
+	b.ReportMetric(a, "plain-p50-ms")
+	b.ReportMetric(s, "encrypted-p50-ms")
+	b.ReportMetric(s/a, "ratio")
 }
 
 // BenchmarkScaleNamespaces measures recall in a namespace of 10,000
