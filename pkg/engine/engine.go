@@ -61,9 +61,10 @@ type Options struct {
 	// Audit, when set, receives one entry per committed state change
 	// (through an outbox in the store). The caller opens and closes it.
 	Audit *audit.Log
-	// PersistIndexes keeps the full-text indexes in the data directory.
-	// When false they live in memory and are rebuilt at every start, so no
-	// text derived from records reaches the disk outside the records.
+	// PersistIndexes allows text derived from records (the full-text
+	// indexes) to be kept in the data directory. The indexes live in
+	// memory and are built from the records at start; nothing derived is
+	// written when this is false.
 	PersistIndexes bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
@@ -95,7 +96,7 @@ type Options struct {
 //  8. vecMu, evo.mu: the vector indexes and a namespace's evolution
 //     observations; nothing is taken under them.
 //
-// textindex guards its statistics with a lock of its own under mu, and
+// searchindex guards each index with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
 // with -race a lockorder.Checker watches every acquisition and panics on
 // one that breaks this order.
@@ -121,7 +122,6 @@ type Engine struct {
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
-	idxDB *store.DB         // where the full-text indexes live: db, or an in-memory database
 
 	link    *linker
 	aud     *auditState
@@ -352,11 +352,5 @@ func (e *Engine) Close() error {
 	for _, ns := range e.allSpaces() {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
-	err := b.Commit()
-	if e.idxDB != nil && e.idxDB != e.db {
-		if cerr := e.idxDB.Close(); err == nil {
-			err = cerr
-		}
-	}
-	return err
+	return b.Commit()
 }

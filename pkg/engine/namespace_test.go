@@ -412,6 +412,15 @@ func testIsolation(t *testing.T, actor, watched string) {
 			}
 			return err
 		},
+		// StatsAll reads every namespace by design; it must still change
+		// none of them.
+		"StatsAll": func() error {
+			s, err := e.StatsAll(ctx)
+			if err == nil && s.TotalRecords == 0 {
+				err = errors.New("no records counted")
+			}
+			return err
+		},
 		"Record": func() error {
 			_, err := e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: myID(2)})
 			return err

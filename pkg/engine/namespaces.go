@@ -78,9 +78,6 @@ func (e *Engine) DropNamespace(ctx context.Context, req *memory.DropNamespaceReq
 		}
 		t.clear(ns.text)
 		t.clear(ns.rawText)
-	} else if t.ib != t.b {
-		p := store.DerivedPrefix(ns.id)
-		t.ib.DeleteRange(p, store.PrefixEnd(p))
 	}
 	t.audit(audit.OpNamespaceDrop, nil, nil, map[string]any{
 		"records_deleted": resp.RecordsDeleted, "raw_entries_deleted": resp.RawEntriesDeleted,

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/pkg/audit"
-	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -317,17 +317,17 @@ func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, fo
 	if p.text == "" {
 		return nil
 	}
-	res, err := ns.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
+	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(p.text), Limit: k, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
 		_, ok := eligible(ns, p, id)
 		return ok
 	}})
 	if err != nil {
 		return fmt.Errorf("text search: %w", err)
 	}
-	if len(res.Hits) > 0 {
-		top := res.Hits[0].Score
-		for _, h := range res.Hits {
-			found.add(h.Doc, w*h.Score/top)
+	if len(hits) > 0 {
+		top := hits[0].Score
+		for _, h := range hits {
+			found.add(h.ID, w*h.Score/top)
 		}
 	}
 	return nil

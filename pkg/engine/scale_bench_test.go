@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -196,7 +197,8 @@ func BenchmarkScale(b *testing.B) {
 			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })
 			b.Run("raw-text-index-only", func(b *testing.B) {
 				latencies(b, func(i int) {
-					if _, err := env.e.defaultSpace().text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+					ix := env.e.defaultSpace().text
+					if _, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(env.queries[i%len(env.queries)]), Limit: 50}); err != nil {
 						b.Fatal(err)
 					}
 				})

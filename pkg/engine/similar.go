@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -61,7 +62,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	}
 	query := similarityQuery(mine)
 	e.mu.RLock()
-	res, err := ns.text.Search(textindex.Query{Text: query, Limit: similarTextSearched, Filter: func(id memory.ID, _ []byte) bool {
+	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(query), Limit: similarTextSearched, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
 		return persistentOnly(id)
 	}})
 	e.mu.RUnlock()
@@ -70,14 +71,14 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		return nil
 	}
 	var out []link
-	for _, h := range res.Hits {
-		other, err := e.get(ns, h.Doc)
+	for _, h := range hits {
+		other, err := e.get(ns, h.ID)
 		if err != nil {
 			continue
 		}
 		j, shared := jaccard(mine, termSet(strings.Join(recordTexts(other), "\n")))
 		if j >= similarJaccard && shared >= similarShared {
-			out = append(out, link{h.Doc, j})
+			out = append(out, link{h.ID, j})
 			if len(out) == n {
 				break
 			}

@@ -245,6 +245,17 @@ func (ix *Index) Delete(id memory.ID) bool {
 	return true
 }
 
+// Clear deletes every document, at once (a running compaction finishes
+// first). Searches already running finish on the documents they started
+// with.
+func (ix *Index) Clear() {
+	ix.compactMu.Lock()
+	defer ix.compactMu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.c = ix.c.empty()
+}
+
 // Has reports whether a document with id is indexed.
 func (ix *Index) Has(id memory.ID) bool {
 	ix.mu.RLock()

@@ -676,3 +676,51 @@ func TestScoreAdded(t *testing.T) {
 		}
 	}
 }
+
+// TestClear: a cleared index holds nothing, scores as an empty one, and
+// takes documents again, also while a compaction has work to do.
+func TestClear(t *testing.T) {
+	g := newRandCorpus(31, 1, 40)
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 600 {
+		if err := ix.Add(g.doc(testID(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 400 {
+		ix.Delete(testID(i)) // enough deletions to start a compaction
+	}
+	ix.Clear()
+	if s := ix.Stats(); s.Docs != 0 || s.FieldLengths[0] != 0 || ix.Has(testID(500)) {
+		t.Fatalf("after Clear: %+v", s)
+	}
+	q := g.query(ix)
+	if hits, err := ix.Search(q); err != nil || len(hits) != 0 {
+		t.Fatalf("search after Clear: %d hits, %v", len(hits), err)
+	}
+	fresh, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1000; i < 1100; i++ {
+		d := g.doc(testID(i))
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fresh.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		q := g.query(ix)
+		q.Limit = 10
+		a, err1 := ix.Search(q)
+		b, err2 := fresh.Search(q)
+		if err1 != nil || err2 != nil || !slices.Equal(a, b) {
+			t.Fatalf("cleared index and fresh one differ: %v %v (%v %v)", a, b, err1, err2)
+		}
+	}
+}
