@@ -256,6 +256,23 @@ func (ix *Index) Clear() {
 	ix.c = ix.c.empty()
 }
 
+// Documents calls fn with the id and attributes of every indexed
+// document, in the order they were added, until fn returns false. It
+// runs without the lock, on the documents indexed when it started (a
+// document deleted meanwhile may be skipped); fn may call the index.
+func (ix *Index) Documents(fn func(id memory.ID, a Attrs) bool) {
+	ix.mu.RLock()
+	c := ix.c
+	docs := c.docs[:len(c.docs):len(c.docs)]
+	dead := c.dead[:len(c.dead):len(c.dead)]
+	ix.mu.RUnlock()
+	for i := range docs {
+		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs) {
+			return
+		}
+	}
+}
+
 // Has reports whether a document with id is indexed.
 func (ix *Index) Has(id memory.ID) bool {
 	ix.mu.RLock()

@@ -724,3 +724,42 @@ func TestClear(t *testing.T) {
 		}
 	}
 }
+
+// TestDocuments: Documents lists the live documents with their
+// attributes, in the order they were added, and stops when asked to.
+func TestDocuments(t *testing.T) {
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []memory.ID
+	for i := range 200 {
+		d := &Document{ID: testID(i), Attrs: Attrs{Time: int64(i), Tag: uint32(i % 3)}}
+		d.Fields[0] = []string{fmt.Sprintf("common word%d", i)}
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 != 0 {
+			want = append(want, testID(i))
+		}
+	}
+	for i := 0; i < 200; i += 5 {
+		ix.Delete(testID(i))
+	}
+	var got []memory.ID
+	ix.Documents(func(id memory.ID, a Attrs) bool {
+		if a.Tag != uint32(a.Time%3) || testID(int(a.Time)) != id {
+			t.Fatalf("document %s has attributes %+v", id, a)
+		}
+		got = append(got, id)
+		return true
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("Documents listed %d ids, want %d", len(got), len(want))
+	}
+	n := 0
+	ix.Documents(func(memory.ID, Attrs) bool { n++; return n < 7 })
+	if n != 7 {
+		t.Fatalf("Documents went on after false: %d calls", n)
+	}
+}
