@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,6 +123,12 @@ type Engine struct {
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
+
+	// Index snapshots (snapshot.go): one written at a time, and at most
+	// one in the background.
+	snapWrite   sync.Mutex
+	snapRunning atomic.Bool
+	snapWG      sync.WaitGroup
 
 	link    *linker
 	aud     *auditState
@@ -352,5 +359,5 @@ func (e *Engine) Close() error {
 	for _, ns := range e.allSpaces() {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
-	return b.Commit()
+	return errors.Join(b.Commit(), e.saveSnapshots())
 }

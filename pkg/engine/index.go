@@ -62,11 +62,15 @@ func rawDoc(rec *memory.RawJournalRecord) *searchindex.Document {
 	return d
 }
 
-// openIndexes builds the full-text indexes of every namespace, after
-// deleting the postings older versions kept in the data directory.
+// openIndexes loads or builds the full-text indexes of every namespace,
+// after deleting the postings older versions kept in the database and
+// the snapshots that may not stay (snapshot.go).
 func (e *Engine) openIndexes(ctx context.Context) error {
 	if err := e.dropPersistedPostings(); err != nil {
 		return err
+	}
+	if err := e.tidySnapshots(); err != nil {
+		return fmt.Errorf("index snapshots: %w", err)
 	}
 	for _, ns := range e.spaces {
 		if err := e.openNSIndexes(ctx, ns); err != nil {
@@ -106,10 +110,18 @@ func (e *Engine) dropPersistedPostings() error {
 	return nil
 }
 
-// openNSIndexes builds the full-text indexes of one namespace from its
-// records and raw entries.
+// openNSIndexes loads the full-text indexes of one namespace from its
+// snapshot, or builds them from its records and raw entries.
 func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	start := time.Now()
+	if err := e.loadChangeCounter(ns); err != nil {
+		return err
+	}
+	if e.snapshotsAllowed() && e.loadSnapshot(ns) {
+		e.log.Debug("search indexes loaded", "namespace", ns.name, "records", ns.text.Stats().Docs,
+			"raw_entries", ns.rawText.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+		return nil
+	}
 	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
 	if err != nil {
 		return fmt.Errorf("text index: %w", err)

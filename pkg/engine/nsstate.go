@@ -56,6 +56,7 @@ type nsState struct {
 	text        *searchindex.Index
 	rawText     *searchindex.Index
 	vectors     *vecindex.Index
+	snap        snapState // the full-text indexes' change counter and snapshots
 
 	offset  atomic.Uint64 // decay-clock offset in seconds, as float64 bits
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
@@ -67,6 +68,7 @@ type nsState struct {
 func (e *Engine) newNS(id store.NS, name string) *nsState {
 	ns := &nsState{e: e, id: id, name: name, st: newState(), working: newWorkingStore(e.opts.WorkingCapacity)}
 	ns.indexConfig = indexConfig(textindex.NewAnalyzer())
+	ns.snap.saved.Store(noSnapshot)
 	ns.vectors = vecindex.New(&e.vecMu)
 	ns.evo.mu.Init(e.order, "evo.mu", rankLeaf)
 	ns.resetSettings()

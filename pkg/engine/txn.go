@@ -50,16 +50,20 @@ type nsRaw struct {
 
 // clear empties a full-text index within the change.
 func (t *txn) clear(ix *searchindex.Index) {
-	t.changes = append(t.changes, indexChange{ix: ix, clear: true})
+	t.changes = append(t.changes, indexChange{ns: t.ns, ix: ix, clear: true, durable: true})
 }
 
-// indexChange is one change of a full-text index, applied once the
-// change is durable: add (or replace) doc, delete del, or clear.
+// indexChange is one change of a full-text index of namespace ns,
+// applied once the change is durable: add (or replace) doc, delete del,
+// or clear. durable is false for the records of the working store, which
+// are indexed but not written.
 type indexChange struct {
-	ix    *searchindex.Index
-	doc   *searchindex.Document
-	del   memory.ID
-	clear bool
+	ns      *nsState
+	ix      *searchindex.Index
+	doc     *searchindex.Document
+	del     memory.ID
+	clear   bool
+	durable bool
 }
 
 func (c *indexChange) apply() error {
@@ -100,7 +104,7 @@ func (t *txn) writeRecord(rec *memory.MemoryRecord, _ bool) error {
 	if rec.Store != memory.StoreWorking {
 		t.b.PutRecord(ns.id, rec)
 	}
-	t.changes = append(t.changes, indexChange{ix: ns.text, doc: curatedDoc(rec)})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.text, doc: curatedDoc(rec), durable: rec.Store != memory.StoreWorking})
 	t.puts = append(t.puts, nsRecord{ns, rec})
 	return nil
 }
@@ -130,7 +134,7 @@ func (t *txn) deleteRecord(id memory.ID, st memory.StoreType) error {
 	if st != memory.StoreWorking {
 		t.b.DeleteRecord(ns.id, st, id)
 	}
-	t.changes = append(t.changes, indexChange{ix: ns.text, del: id})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.text, del: id, durable: st != memory.StoreWorking})
 	t.dels = append(t.dels, nsID{ns, id})
 	return nil
 }
@@ -150,7 +154,7 @@ func (t *txn) putNewRaw(rec *memory.RawJournalRecord) error {
 func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, _ bool) error {
 	ns := t.ns
 	t.b.PutRaw(ns.id, rec, old)
-	t.changes = append(t.changes, indexChange{ix: ns.rawText, doc: rawDoc(rec)})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.rawText, doc: rawDoc(rec), durable: true})
 	t.raws = append(t.raws, nsRaw{ns, rec})
 	if old != nil {
 		if t.rawOld == nil {
@@ -173,6 +177,7 @@ func (t *txn) empty() {
 
 // commit makes the change durable, then updates the in-memory state.
 func (t *txn) commit() error {
+	defer t.stampIndexes()()
 	switch {
 	case t.e.aud != nil && t.event != nil:
 		if err := t.commitAudited(); err != nil {
