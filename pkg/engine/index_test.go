@@ -251,3 +251,41 @@ func TestOldPostingsRemoved(t *testing.T) {
 		t.Fatalf("recall after the upgrade: %+v, %v", resp, err)
 	}
 }
+
+// TestSimilarLinksUseBoundedCandidates: a record with an embedding is
+// compared with the text matches of its distinctive terms and the newest
+// records only. An old record that shares its terms is linked; an old
+// record whose embedding is as close but shares no term is not (a scan
+// of every vector would have linked it); a recent one is.
+func TestSimilarLinksUseBoundedCandidates(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: 3})
+	ctx := context.Background()
+	v := []float32{1, 0.1, 0}
+	sharesTerms := vecRecord(h, "zebra crossing protocol review", v)
+	noTerms := vecRecord(h, "lunch plans for friday", v)
+	fillers := make([]memory.EncodeStoreRequest, similarRecent+20)
+	for i := range fillers {
+		fillers[i] = memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("filler note number %d", i)), Store: ptr(memory.StoreEpisodic)}
+	}
+	if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: fillers}); err != nil {
+		t.Fatal(err)
+	}
+	recent := vecRecord(h, "gardening schedule", v)
+	// Linking runs in the background: let the earlier records link
+	// before the new one exists, or they would link to it themselves.
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := vecRecord(h, "zebra crossing protocol notes", []float32{1, 0.12, 0})
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	linked := map[memory.ID]bool{}
+	for _, a := range h.record(id).Associations {
+		linked[a.TargetID] = true
+	}
+	if !linked[sharesTerms] || !linked[recent] || linked[noTerms] {
+		t.Fatalf("links %v: want the old record sharing terms (%v) and the recent one (%v), not the old one sharing none (%v)",
+			linked, linked[sharesTerms], linked[recent], linked[noTerms])
+	}
+}
