@@ -62,10 +62,12 @@ type Options struct {
 	// Audit, when set, receives one entry per committed state change
 	// (through an outbox in the store). The caller opens and closes it.
 	Audit *audit.Log
-	// PersistIndexes allows text derived from records (the full-text
-	// indexes) to be kept in the data directory. The indexes live in
-	// memory and are built from the records at start; nothing derived is
-	// written when this is false.
+	// PersistIndexes allows snapshots of the full-text indexes (text
+	// derived from the records) in the data directory, so a start loads
+	// them instead of building them from the records. With store
+	// encryption they are written sealed whatever this says (no plaintext
+	// reaches the disk); without it and with this false, nothing derived
+	// is written and every start builds the indexes (snapshot.go).
 	PersistIndexes bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
