@@ -361,5 +361,10 @@ func (e *Engine) Close() error {
 	for _, ns := range e.allSpaces() {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
-	return errors.Join(b.Commit(), e.saveSnapshots())
+	err := b.Commit()
+	if serr := e.saveSnapshots(); serr != nil {
+		// Only a faster next start is lost: it builds the indexes.
+		e.log.Warn("index snapshot not written at close", "err", serr)
+	}
+	return err
 }
