@@ -70,6 +70,9 @@ type state struct {
 	// deleted, recomputed lazily.
 	oldest, newest time.Time
 	extremesStale  bool
+
+	// recent orders the entries by creation time (recency.go).
+	recent recency
 }
 
 // rawState counts the raw journal.
@@ -128,12 +131,15 @@ func (s *state) put(rec *memory.MemoryRecord) {
 	old, had := s.entries[rec.ID]
 	// A record that keeps its session and creation time keeps its place.
 	moved := !had || old.session != e.session || !old.created.Equal(e.created)
+	var oldCreated *int64
 	if had {
 		s.remove(rec.ID, old, moved)
+		oldCreated = ptrTo(old.created.UnixNano())
 	}
 	if moved {
 		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: rec.ID})
 	}
+	s.recent.put(rec.ID, e.created.UnixNano(), oldCreated)
 	s.version++
 	s.entries[rec.ID] = e
 	s.count[e.store]++
@@ -168,8 +174,11 @@ func (s *state) delete(id memory.ID) {
 		s.version++
 		s.remove(id, e, true)
 		delete(s.entries, id)
+		s.recent.deleted(s)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // remove takes e out of the counts and edges and, when fromSession, out
 // of its session's order.
