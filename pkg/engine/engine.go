@@ -129,6 +129,9 @@ type Engine struct {
 	// function knows the function words of queries and texts (ranking
 	// and human-mode rendering); it is read-only after Open.
 	function *rank.Analyzer
+	// ranking is how text recall ranks (textrank.go); read-only after
+	// Open.
+	ranking textRanking
 
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
 
@@ -174,6 +177,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		seed: maphash.MakeSeed(),
 
 		function: rank.NewAnalyzer(textindex.Tokenize),
+		ranking:  recommendedTextRanking(),
 	}
 	e.initLocks()
 	e.ids = memory.NewIDSource(e.now, nil)

@@ -7,9 +7,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
-	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -324,23 +324,25 @@ func (e *Engine) vectorHits(ns *nsState, p *recallPlan, k int) []vecindex.Hit {
 	}})
 }
 
-// textHitsLocked adds the full-text hits, their BM25 scores normalised by
-// the best one and weighed by w.
+// textHitsLocked adds the text hits of the ranking stage (textrank.go:
+// query analysis, BM25, proximity, conversation neighbours), their scores
+// normalised by the best one and weighed by w. A hit need not contain a
+// query word: the record after one that does shares its evidence.
 func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, found *relevance) error {
 	if p.text == "" {
 		return nil
 	}
-	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(p.text), Limit: k, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
+	hits, err := e.ranking.rank(ns.text, e.function, conversation{ns.st}, p.text, k, func(id memory.ID) bool {
 		_, ok := eligible(ns, p, id)
 		return ok
-	}})
+	})
 	if err != nil {
-		return fmt.Errorf("text search: %w", err)
+		return err
 	}
 	if len(hits) > 0 {
 		top := hits[0].Score
 		for _, h := range hits {
-			found.add(h.ID, w*h.Score/top)
+			found.add(h.Doc, w*h.Score/top)
 		}
 	}
 	return nil
@@ -497,8 +499,7 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 		for j := range rec.Associations {
 			a := &rec.Associations[j]
 			if together[rec.ID] && together[a.TargetID] {
-				a.Weight += coActivationStep * (1 - a.Weight)
-				a.LastCoActivation = now
+				coActivate(a, now)
 			}
 		}
 		rec.UpdatedAt = now
@@ -512,6 +513,32 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 	return recs, nil
 }
 
-// coActivationStep is how far an edge between two records recalled
-// together moves toward weight 1.
-const coActivationStep = 0.1
+// Co-activation strengthens the edge between two records recalled
+// together in human mode: it moves coActivationStep of the way toward
+// weight 1, by at most a factor UseFactor, and at most once per
+// coActivationSpacing (from the edge's last co-activation, or its
+// creation). Like reinforcement it is spaced, so questions asked in a
+// row do not teach the graph again and again what the first of them
+// taught it: within any hour an edge's weight, and so what spreading
+// activation passes along it, changes by at most UseFactor, and a recall
+// ranks by what the graph held before the questions that preceded it
+// within a factor of UseFactor per hop (TestReconsolidationCostsAtMostAPoint,
+// TestCoActivationBounded).
+const (
+	coActivationStep    = 0.1
+	coActivationSpacing = time.Hour
+)
+
+// coActivate strengthens a, an edge between two records recalled
+// together at now.
+func coActivate(a *memory.Association, now time.Time) {
+	last := a.LastCoActivation
+	if last.IsZero() {
+		last = a.CreatedAt
+	}
+	if now.Sub(last) < coActivationSpacing {
+		return
+	}
+	a.Weight = min(a.Weight+coActivationStep*(1-a.Weight), UseFactor*a.Weight, 1)
+	a.LastCoActivation = now
+}

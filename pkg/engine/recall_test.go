@@ -91,9 +91,11 @@ func TestRecallRanking(t *testing.T) {
 		want  []string
 	}{
 		// Stemming: "rotating keys" finds rotate/rotated/keys; the records
-		// with both stems rank first; pebble's meta-memory mentions a
+		// with both stems rank first, the one with them closer together
+		// ahead (proximity: "key was rotated" two words apart, "rotate
+		// the deploy keys" three); pebble's meta-memory mentions a
 		// "key-value" store.
-		{"rotating keys", []string{"rotation", "rotated", "keys-api", "pebble"}},
+		{"rotating keys", []string{"rotated", "rotation", "keys-api", "pebble"}},
 		{"deploy", []string{"deploys", "rotation"}},
 		// "Why" questions find the rationale in meta-memory.
 		{"why did we choose pebble over sqlite", []string{"pebble"}},
@@ -202,10 +204,16 @@ func vecRecord(h *harness, text string, v []float32) memory.ID {
 func TestRecallVectorAndHybrid(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := context.Background()
-	a := vecRecord(h, "alpha about cats", []float32{1, 0, 0})
-	b := vecRecord(h, "beta about dogs", []float32{0.8, 0.6, 0})
-	c := vecRecord(h, "gamma about cats and dogs", []float32{0, 0, 1})
-	vecRecord(h, "other dimension", []float32{1, 0}) // skipped, not an error
+	// Stored a second apart, so no two are one batch (whose records share
+	// their evidence with their neighbours).
+	vec := func(text string, v []float32) memory.ID {
+		h.clock.Advance(time.Second)
+		return vecRecord(h, text, v)
+	}
+	a := vec("alpha about cats", []float32{1, 0, 0})
+	b := vec("beta about dogs", []float32{0.8, 0.6, 0})
+	c := vec("gamma about cats and dogs", []float32{0, 0, 1})
+	vec("other dimension", []float32{1, 0}) // skipped, not an error
 
 	ids := func(resp *memory.RecallQueryResponse) []memory.ID {
 		var out []memory.ID
