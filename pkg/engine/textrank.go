@@ -69,26 +69,12 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	for i, h := range hits {
 		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
 	}
-	var scoreErr error
-	content := func(id memory.ID) float64 {
-		one := []memory.ID{id}
-		s, err := ix.ScoreDocs(q, one)
-		if err != nil {
-			scoreErr = err
-			return 0
-		}
-		p, err := ix.Proximity(q, one)
-		if err != nil {
-			scoreErr = err
-			return 0
-		}
-		return s[0] + r.Proximity*p[0].Score
-	}
 	if r.Context != (rank.Context{}) {
-		cands = rank.SmoothNeighbours(cands, seq, r.Context, content)
-		if scoreErr != nil {
-			return nil, fmt.Errorf("score a neighbour: %w", scoreErr)
+		own, err := r.neighbourScores(ix, q, seq, ids)
+		if err != nil {
+			return nil, err
 		}
+		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return own[id] })
 	}
 	out := cands[:0]
 	for _, c := range cands {
@@ -102,4 +88,35 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 		out = out[:k]
 	}
 	return out, nil
+}
+
+// neighbourScores scores, in one pass over the index, the neighbours of
+// the candidates ids that are not candidates themselves: their own
+// evidence, which rank.SmoothNeighbours shares with the records next to
+// them.
+func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID) (map[memory.ID]float64, error) {
+	var near []memory.ID
+	for _, id := range ids {
+		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
+			if n, ok := side(id); ok && !slices.Contains(ids, n) && !slices.Contains(near, n) {
+				near = append(near, n)
+			}
+		}
+	}
+	if len(near) == 0 {
+		return nil, nil
+	}
+	bm25, err := ix.ScoreDocs(q, near)
+	if err != nil {
+		return nil, fmt.Errorf("score the neighbours: %w", err)
+	}
+	prox, err := ix.Proximity(q, near)
+	if err != nil {
+		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
+	}
+	own := make(map[memory.ID]float64, len(near))
+	for i, id := range near {
+		own[id] = bm25[i] + r.Proximity*prox[i].Score
+	}
+	return own, nil
 }
