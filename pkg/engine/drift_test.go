@@ -41,7 +41,13 @@ type devWorld struct {
 // would see records stored after them); without, there are none.
 func loadDevSet(t *testing.T, links bool) *devWorld {
 	t.Helper()
-	f, err := os.Open(devSet)
+	return loadDevSetFile(t, devSet, links)
+}
+
+// loadDevSetFile is loadDevSet of the development set in file path.
+func loadDevSetFile(t *testing.T, path string, links bool) *devWorld {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +107,7 @@ func loadDevSet(t *testing.T, links bool) *devWorld {
 			}
 		}
 	}
-	if len(w.turnOf) < 1000 || len(w.questions) < 200 {
+	if len(w.turnOf) < 250 || len(w.questions) < 150 {
 		t.Fatalf("development set too small: %d turns, %d questions", len(w.turnOf), len(w.questions))
 	}
 	return w

@@ -250,3 +250,77 @@ func TestTextRankingDevSet(t *testing.T) {
 		t.Errorf("ranking stage hit@5 %.3f: want at least 0.54 (0.557 when written)", full)
 	}
 }
+
+// TestRecallAblation asks both development sets through the engine's
+// recall (perfect mode, no reconsolidation, the API's defaults otherwise:
+// limit 10, spreading activation over the batches' sequential links) with
+// each technique of the ranking stage switched off in turn, and logs the
+// table README.md "Recall quality" reports. Every technique the engine
+// keeps must pay for itself: switching it off loses hit@5 or MRR on one
+// set without gaining more on the other.
+func TestRecallAblation(t *testing.T) {
+	full := recommendedTextRanking()
+	noProx, noNeighbours := full, full
+	noProx.Proximity = 0
+	noNeighbours.Context = rank.Context{}
+	withWords := rank.NewAnalyzer(textindex.Tokenize)
+	noWords := rank.NewAnalyzerWords(textindex.Tokenize, "")
+	type config struct {
+		name    string
+		r       textRanking
+		queries *rank.Analyzer
+	}
+	configs := []config{
+		{"ranking stage", full, withWords},
+		{"− query analysis", full, noWords},
+		{"− proximity", noProx, withWords},
+		{"− neighbours", noNeighbours, withWords},
+		{"plain BM25 (before)", textRanking{Candidates: 30}, noWords},
+	}
+	type score struct{ hit5, mrr float64 }
+	results := map[string]map[string]score{}
+	for _, set := range []string{"dialogue", "agent"} {
+		w := loadDevSetFile(t, "../../e2e/testdata/recall/"+set+".jsonl", false)
+		results[set] = map[string]score{}
+		for _, c := range configs {
+			w.h.e.ranking, w.h.e.function = c.r, c.queries
+			var s score
+			for _, q := range w.questions {
+				req := memory.DefaultRecallQueryRequest()
+				req.Cue.Text, req.RecallMode, req.Reconsolidate = &q.text, ptr(memory.ModePerfect), false
+				resp, err := w.h.e.RecallQuery(context.Background(), &req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, m := range resp.Memories {
+					if slices.Contains(q.evidence, w.turnOf[m.Record.ID]) {
+						if i < 5 {
+							s.hit5++
+						}
+						s.mrr += 1 / float64(i+1)
+						break
+					}
+				}
+			}
+			n := float64(len(w.questions))
+			results[set][c.name] = score{s.hit5 / n, s.mrr / n}
+		}
+	}
+	t.Log("| Engine recall | dialogue hit@5 | MRR | agent hit@5 | MRR |")
+	for _, c := range configs {
+		d, a := results["dialogue"][c.name], results["agent"][c.name]
+		t.Logf("| %s | %.3f | %.3f | %.3f | %.3f |", c.name, d.hit5, d.mrr, a.hit5, a.mrr)
+	}
+	fullD, fullA := results["dialogue"]["ranking stage"], results["agent"]["ranking stage"]
+	for _, c := range configs[1:4] {
+		d, a := results["dialogue"][c.name], results["agent"][c.name]
+		gain := (fullD.hit5 - d.hit5) + (fullA.hit5 - a.hit5) + (fullD.mrr - d.mrr) + (fullA.mrr - a.mrr)
+		if gain <= 0 {
+			t.Errorf("%s: hit@5 and MRR %.3f/%.3f and %.3f/%.3f without it, %.3f/%.3f and %.3f/%.3f with it: the technique does not pay for itself",
+				c.name, d.hit5, d.mrr, a.hit5, a.mrr, fullD.hit5, fullD.mrr, fullA.hit5, fullA.mrr)
+		}
+	}
+	if fullD.hit5 < 0.54 || fullA.hit5 < 0.70 {
+		t.Errorf("ranking stage hit@5 %.3f (dialogue) and %.3f (agent): want at least 0.54 and 0.70 (0.562 and 0.729 when written)", fullD.hit5, fullA.hit5)
+	}
+}
