@@ -55,13 +55,7 @@ func (r *root) recallCmd() *ff.Command {
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.RecallQuery(ctx, &req)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printRecall(r.stdout, resp)
+				return printAnswer(r.stdout, *asJSON, resp, err, printRecall)
 			})
 		},
 	}
