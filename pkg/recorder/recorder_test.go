@@ -390,7 +390,7 @@ func TestBackoff(t *testing.T) {
 	if f.calls != 1 || r.Stats().Spooled != 2 {
 		t.Fatalf("during the backoff: %d calls, %+v", f.calls, r.Stats())
 	}
-	clk.Add(minBackoff)
+	clk.Advance(minBackoff)
 	if err := r.Record(ctx, []Event{TextEvent("s", UserMessage, "c")}); err != nil {
 		t.Fatal(err)
 	}
