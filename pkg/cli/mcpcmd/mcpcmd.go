@@ -8,11 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -56,11 +53,7 @@ const LongHelp = "Runs an MCP server on stdin and stdout (JSON-RPC, one message 
 
 // Main runs memsvc-mcp with the process's arguments and returns its
 // exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {

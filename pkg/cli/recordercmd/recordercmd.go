@@ -17,11 +17,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 
@@ -35,11 +32,7 @@ const DefaultServerURL = "http://127.0.0.1:8420"
 
 // Main runs memsvc-recorder with the process's arguments and returns its
 // exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code. Reports go
 // to stdout; logs, warnings and errors to stderr.
@@ -96,12 +89,7 @@ func (r *root) command() *ff.Command {
 			"  memsvc-recorder install-hook claude --server-url http://127.0.0.1:8420\n" +
 			"  memsvc-recorder watch --agent claude",
 		Flags: r.flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:  cli.RootExec("memsvc-recorder", nil, r.stdout),
 	}
 	r.hook = r.hookCmd()
 	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook, r.flushCmd(), r.watchCmd()}

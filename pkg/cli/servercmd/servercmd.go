@@ -5,12 +5,8 @@ package servercmd
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 
@@ -22,11 +18,7 @@ import (
 )
 
 // Main runs memsvc with the process's arguments and returns its exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code. Command
 // output goes to stdout; logs, warnings and errors go to stderr.
@@ -74,16 +66,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 			"  memsvc --namespace my-project recall \"deploy key\"\n" +
 			"  memsvc stats",
 		Flags: r.flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if r.version {
-				fmt.Fprintf(r.stdout, "memsvc %s\n", cli.Version)
-				return nil
-			}
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:  cli.RootExec("memsvc", &r.version, r.stdout),
 	}
 	r.cmd.Subcommands = []*ff.Command{
 		r.serveCmd(),
