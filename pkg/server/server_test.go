@@ -92,6 +92,25 @@ func start(t *testing.T, cfg *config.Config) (*client.Client, *Server, func() er
 	return startWith(t, cfg, Options{Version: "test"})
 }
 
+// serve is start for a server that runs until the test ends: then it is
+// stopped, and a failed stop fails the test.
+func serve(t *testing.T, cfg *config.Config) (*client.Client, *Server) {
+	t.Helper()
+	return serveWith(t, cfg, Options{Version: "test"})
+}
+
+// serveWith is serve with the given options.
+func serveWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server) {
+	t.Helper()
+	c, s, stop := startWith(t, cfg, opts)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c, s
+}
+
 // startWith is start with the given options.
 func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server, func() error) {
 	t.Helper()
@@ -270,12 +289,7 @@ func TestDecayFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, stop := start(t, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, _ := serve(t, cfg)
 	store := func(st memory.StoreType) memory.ID {
 		resp, err := c.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("a note in " + st.String()), Store: &st})
 		if err != nil {
