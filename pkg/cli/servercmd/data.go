@@ -182,6 +182,27 @@ func recordIDArg(args []string) (memory.ID, error) {
 	return id, nil
 }
 
+// queryArg reads the optional QUERY argument of recall and recall-raw
+// (nil without one).
+func queryArg(args []string) (*string, error) {
+	switch len(args) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &args[0], nil
+	default:
+		return nil, cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
+	}
+}
+
+// limitValue is the value of --limit as the API's 32 bits.
+func limitValue(limit uint) (uint32, error) {
+	if limit > math.MaxUint32 {
+		return 0, cli.Usagef("--limit %d is too large", limit)
+	}
+	return uint32(limit), nil
+}
+
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // allSecrecyLevels is the default of --secrecy-levels for recall-raw and
@@ -233,23 +254,19 @@ func (r *root) recallRawCmd() *ff.Command {
 			"  memsvc recall-raw --session-id chat-42 --secrecy-levels public,sensitive",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 1 {
-				return cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
-			}
 			req := memory.DefaultRecallRawQueryRequest()
-			if len(args) == 1 {
-				req.Query = &args[0]
+			var err error
+			if req.Query, err = queryArg(args); err != nil {
+				return err
 			}
 			if *session != "" {
 				req.SessionID = session
 			}
-			if *limit > math.MaxUint32 {
-				return cli.Usagef("--limit %d is too large", *limit)
+			if req.Limit, err = limitValue(*limit); err != nil {
+				return err
 			}
-			req.Limit = uint32(*limit)
 			req.IncludePrivateScratch = *private
 			req.IncludeSealed = *sealed
-			var err error
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
