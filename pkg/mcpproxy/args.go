@@ -289,6 +289,21 @@ func (a args) timeRange() (start, end *time.Time, err error) {
 	return start, end, nil
 }
 
+// rawFilter reads the arguments that choose the raw journal entries a
+// call sees into the request's fields: include_private_scratch,
+// include_sealed and secrecy_levels (each field holds its default).
+func (a args) rawFilter(private, sealed *bool, levels *[]memory.SecrecyLevel) error {
+	var err error
+	if *private, err = a.boolean("include_private_scratch", *private); err != nil {
+		return err
+	}
+	if *sealed, err = a.boolean("include_sealed", *sealed); err != nil {
+		return err
+	}
+	*levels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels")
+	return err
+}
+
 // timestamp returns an optional RFC 3339 time.
 func (a args) timestamp(n string) (*time.Time, error) {
 	s, ok, err := a.str(n)

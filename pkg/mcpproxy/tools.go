@@ -601,6 +601,16 @@ func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*memory.EncodeBatchS
 	return p.svc.EncodeBatchRaw(ctx, req)
 }
 
+// converted is a tool's result made by convert from a service answer,
+// or the failed call's error.
+func converted[R, T any](resp R, err error, convert func(R) T) (T, error) {
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return convert(resp), nil
+}
+
 func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	req := memory.DefaultRecallQueryRequest()
 	var err error
@@ -622,10 +632,7 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	perfect := memory.ModePerfect
 	req.RecallMode = &perfect
 	resp, err := p.svc.RecallQuery(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return flattenRecall(resp), nil
+	return converted(resp, err, flattenRecall)
 }
 
 func (p *Proxy) recallRaw(ctx context.Context, a args) (*rawResult, error) {
@@ -652,20 +659,11 @@ func (p *Proxy) recallRaw(ctx context.Context, a args) (*rawResult, error) {
 	if err := a.count("limit", &req.Limit, 1, memory.MaxRawRecallLimit); err != nil {
 		return nil, err
 	}
-	if req.IncludePrivateScratch, err = a.boolean("include_private_scratch", req.IncludePrivateScratch); err != nil {
-		return nil, err
-	}
-	if req.IncludeSealed, err = a.boolean("include_sealed", req.IncludeSealed); err != nil {
-		return nil, err
-	}
-	if req.SecrecyLevels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels"); err != nil {
+	if err := a.rawFilter(&req.IncludePrivateScratch, &req.IncludeSealed, &req.SecrecyLevels); err != nil {
 		return nil, err
 	}
 	resp, err := p.svc.RecallRaw(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return flattenRaw(resp), nil
+	return converted(resp, err, flattenRaw)
 }
 
 func (p *Proxy) timeline(ctx context.Context, a args) (*timelineResult, error) {
@@ -696,10 +694,7 @@ func (p *Proxy) timeline(ctx context.Context, a args) (*timelineResult, error) {
 	n := uint32(limit)
 	req.Limit = &n
 	resp, err := p.svc.RecallTimeline(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return readableTimeline(resp), nil
+	return converted(resp, err, readableTimeline)
 }
 
 func (p *Proxy) associate(ctx context.Context, a args) (*associateResult, error) {
@@ -717,10 +712,7 @@ func (p *Proxy) associate(ctx context.Context, a args) (*associateResult, error)
 	// Every association counts, however weak, as in upstream's tool.
 	req.MinWeight = 0
 	resp, err := p.svc.RecallAssociate(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return readableAssociate(resp), nil
+	return converted(resp, err, readableAssociate)
 }
 
 func (p *Proxy) inspect(ctx context.Context, a args) (*recordView, error) {
@@ -796,13 +788,7 @@ func (p *Proxy) dreamTick(ctx context.Context, a args) (*memory.DreamTickRespons
 	if req.PromoteSemantic, err = a.boolean("promote_semantic", req.PromoteSemantic); err != nil {
 		return nil, err
 	}
-	if req.IncludePrivateScratch, err = a.boolean("include_private_scratch", req.IncludePrivateScratch); err != nil {
-		return nil, err
-	}
-	if req.IncludeSealed, err = a.boolean("include_sealed", req.IncludeSealed); err != nil {
-		return nil, err
-	}
-	if req.SecrecyLevels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels"); err != nil {
+	if err := a.rawFilter(&req.IncludePrivateScratch, &req.IncludeSealed, &req.SecrecyLevels); err != nil {
 		return nil, err
 	}
 	return p.svc.DreamTick(ctx, &req)
