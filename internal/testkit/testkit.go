@@ -72,3 +72,18 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Receive returns the next value on ch, waiting at most limit for it; when
+// none comes in time the test fails, saying what it waited for (what: "the
+// server to stop").
+func Receive[T any](t testing.TB, ch <-chan T, limit time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("waited %v for %s", limit, what)
+		var none T
+		return none
+	}
+}

@@ -48,6 +48,17 @@ func newFakeServer(t *testing.T) *fakeServer {
 	return f
 }
 
+// failCall is a fail function for fakeServer.setFail: the call-th call
+// fails with status (negative: stored, then failed), every other succeeds.
+func failCall(call, status int) func(int, *memory.EncodeBatchStoreRawRequest) int {
+	return func(c int, _ *memory.EncodeBatchStoreRawRequest) int {
+		if c == call {
+			return status
+		}
+		return 0
+	}
+}
+
 func (f *fakeServer) setFail(fn func(call int, req *memory.EncodeBatchStoreRawRequest) int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -99,13 +99,7 @@ func (r *watchRig) start(opts ...func(*WatchConfig)) {
 	}
 	r.stopFn = func() error {
 		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			r.t.Fatal("the watcher did not stop")
-			return nil
-		}
+		return testkit.Receive(r.t, done, 30*time.Second, "the watcher to stop")
 	}
 }
 
@@ -479,13 +473,8 @@ func TestWatchStopsWhenTheKeyIsRefused(t *testing.T) {
 	}
 	path := filepath.Join(root, "p", watchSession+".jsonl")
 	appendTo(t, path, claudeLine(1, "one"))
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "spooled") {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run went on after the key was refused")
+	if err := testkit.Receive(t, done, 30*time.Second, "Run to end after the key was refused"); err == nil || !strings.Contains(err.Error(), "spooled") {
+		t.Fatalf("Run: %v", err)
 	}
 	if pending, _ := d.Pending(); len(pending) != 1 {
 		t.Fatalf("pending %v", pending)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/config"
@@ -133,13 +134,7 @@ func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, 
 	}
 	return c, s, func() error {
 		cancel()
-		select {
-		case err := <-res:
-			return err
-		case <-time.After(20 * time.Second):
-			t.Fatal("server did not stop")
-			return nil
-		}
+		return testkit.Receive(t, res, 20*time.Second, "the server to stop")
 	}
 }
 
