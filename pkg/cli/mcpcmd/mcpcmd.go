@@ -18,7 +18,6 @@ import (
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/mcpproxy"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // EnvAPIKey is the environment variable that holds the server's API key.
@@ -26,7 +25,7 @@ const EnvAPIKey = "MEMSVC_SERVER_API_KEY"
 
 // EnvNamespace is the environment variable that names the namespace the
 // tools act in when --namespace does not.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // maxTimeoutSecs bounds --server-timeout-secs (a day).
 const maxTimeoutSecs = 24 * 60 * 60
@@ -153,16 +152,11 @@ func (f *Flags) Options(environ []string) (mcpproxy.Options, error) {
 		opts.Timeout = time.Duration(f.TimeoutSecs) * time.Second
 	}
 
-	ns, source := strings.TrimSpace(f.Namespace), "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(env(environ, EnvNamespace)), EnvNamespace
+	ns, err := cli.Namespace(f.Namespace, environ)
+	if err != nil {
+		return opts, err
 	}
-	if ns != "" {
-		if err := memory.ValidateNamespace(ns); err != nil {
-			return opts, cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
-		}
-		opts.Namespace = ns
-	}
+	opts.Namespace = ns
 
 	switch f.LogLevel {
 	case "trace", "debug", "info", "warn", "error":

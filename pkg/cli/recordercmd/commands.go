@@ -199,8 +199,8 @@ func (r *root) installHookCmd() *ff.Command {
 				return cli.Usagef("%v", err)
 			}
 			if ns := strings.TrimSpace(*nsFlag); ns != "" {
-				if err := memory.ValidateNamespace(ns); err != nil {
-					return cli.Usagef("--namespace: %s", strings.TrimPrefix(err.Error(), "namespace: "))
+				if err := cli.CheckNamespace("--namespace", ns); err != nil {
+					return err
 				}
 			}
 			url := r.serverURL(*serverURL)

@@ -23,7 +23,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // DefaultServerURL is where the recorder looks for the server when neither
@@ -134,23 +133,13 @@ func (r *root) spoolDir(flag string) (string, error) {
 
 // EnvNamespace names the namespace the recorder records into when no
 // --namespace flag does; the hook helper script sets it.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // namespace resolves --namespace, then MEMSVC_NAMESPACE; "" names none
 // (the server's default, or the only namespace the API key is bound to).
 // A malformed name is a usage error.
 func (r *root) namespace(flag string) (string, error) {
-	ns, source := strings.TrimSpace(flag), "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(r.getenv(EnvNamespace)), EnvNamespace
-	}
-	if ns == "" {
-		return "", nil
-	}
-	if err := memory.ValidateNamespace(ns); err != nil {
-		return "", cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
-	}
-	return ns, nil
+	return cli.Namespace(flag, r.environ)
 }
 
 func (r *root) logger() *slog.Logger {

@@ -99,8 +99,8 @@ func (r *root) namespaceDropCmd(parent *ff.FlagSet) *ff.Command {
 			if err != nil {
 				return err
 			}
-			if err := memory.ValidateNamespace(name); err != nil {
-				return cli.Usagef("NAME: %s", strings.TrimPrefix(err.Error(), "namespace: "))
+			if err := cli.CheckNamespace("NAME", name); err != nil {
+				return err
 			}
 			if !*confirm {
 				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name)); !ok {
@@ -128,8 +128,8 @@ func parseNamespaces(flag, v string) ([]string, error) {
 	for _, n := range strings.Split(v, ",") {
 		n = strings.TrimSpace(n)
 		if n != memory.AllNamespaces {
-			if err := memory.ValidateNamespace(n); err != nil {
-				return nil, cli.Usagef("%s: %s", flag, strings.TrimPrefix(err.Error(), "namespace: "))
+			if err := cli.CheckNamespace(flag, n); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, n)

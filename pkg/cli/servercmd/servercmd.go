@@ -152,22 +152,12 @@ func (r *root) serviceFor(ctx context.Context, create bool, fn func(context.Cont
 // else "" (none named: the default namespace, or the one the server's key
 // is bound to). A malformed name is a usage error.
 func (r *root) namespaceOf() (string, error) {
-	ns, source := r.namespace, "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(r.env(EnvNamespace)), EnvNamespace
-	}
-	if ns == "" {
-		return "", nil
-	}
-	if err := memory.ValidateNamespace(ns); err != nil {
-		return "", cli.Usagef("%s: %v", source, strings.TrimPrefix(err.Error(), "namespace: "))
-	}
-	return ns, nil
+	return cli.Namespace(r.namespace, r.environ)
 }
 
 // EnvNamespace names the namespace the data commands, the MCP proxy and
 // the recorder act in when no --namespace flag does.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // withLocal opens the data directory for fn and closes it afterwards.
 func (r *root) withLocal(ctx context.Context, create bool, fn func(*server.Local) error) error {
