@@ -13,6 +13,35 @@ import (
 	"time"
 )
 
+// buildBench builds memsvc-bench into a new temporary directory and
+// returns the directory and the binary.
+func buildBench(ctx context.Context, t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
+	}
+	return dir, filepath.Join(dir, "memsvc-bench")
+}
+
+// runBench runs the memsvc-bench binary bin with args and its temporary
+// files in dir, and returns its report (stdout); a failed run ends the
+// test with both outputs.
+func runBench(ctx context.Context, t *testing.T, dir, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("memsvc-bench %v: %v (after %v)\nstdout:\n%s\nstderr:\n%s", args, err, time.Since(start), stdout.String(), stderr.String())
+	}
+	t.Logf("memsvc-bench %s took %v", args[0], time.Since(start).Round(time.Millisecond))
+	return stdout.String()
+}
+
 // TestBenchDriver builds cmd/memsvc-bench and runs it the way CI can
 // afford (--quick, 1,000 records, memsvc-mcp but not the npm peer), then
 // checks that the report has a row for every section and the JSON agrees,
@@ -21,24 +50,11 @@ import (
 func TestBenchDriver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
-	}
+	dir, bench := buildBench(ctx, t)
 	jsonPath := filepath.Join(dir, "bench.json")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "memsvc-bench"), "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
+	out := runBench(ctx, t, dir, bench, "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
 		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
 		"--json", jsonPath, "--timeout", "140s")
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("memsvc-bench: %v (after %v)\nstdout:\n%s\nstderr:\n%s", err, time.Since(start), stdout.String(), stderr.String())
-	}
-	t.Logf("memsvc-bench --quick took %v", time.Since(start).Round(time.Millisecond))
-	out := stdout.String()
 
 	number := `[0-9][0-9.,]*`
 	for _, op := range []string{

@@ -44,15 +44,11 @@ func (r *root) decayTickCmd() *ff.Command {
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: *allowLong})
-				if err != nil {
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.DecayTickResponse) error {
+					_, err := fmt.Fprintf(w, "Decay tick completed:\n  records updated: %d\n  records below threshold: %d\n  records pruned: %d\n",
+						resp.RecordsUpdated, resp.RecordsBelowThreshold, resp.RecordsPruned)
 					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Decay tick completed:\n  records updated: %d\n  records below threshold: %d\n  records pruned: %d\n",
-					resp.RecordsUpdated, resp.RecordsBelowThreshold, resp.RecordsPruned)
-				return err
+				})
 			})
 		},
 	}
@@ -144,19 +140,15 @@ func (r *root) consolidateCmd() *ff.Command {
 			req.MinAgeHours, req.MinAccessCount, req.DryRun = uint32(*minAge), uint32(*minAccess), *dry
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Consolidate(ctx, &req)
-				if err != nil {
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.ConsolidateResponse) error {
+					note := ""
+					if req.DryRun {
+						note = " (dry run: nothing was changed)"
+					}
+					_, err := fmt.Fprintf(w, "Consolidated: processed=%d, migrated=%d, compressed=%d, pruned=%d, semantic_nodes_created=%d%s\n",
+						resp.RecordsProcessed, resp.RecordsMigrated, resp.RecordsCompressed, resp.RecordsPruned, resp.SemanticNodesCreated, note)
 					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				note := ""
-				if req.DryRun {
-					note = " (dry run: nothing was changed)"
-				}
-				_, err = fmt.Fprintf(r.stdout, "Consolidated: processed=%d, migrated=%d, compressed=%d, pruned=%d, semantic_nodes_created=%d%s\n",
-					resp.RecordsProcessed, resp.RecordsMigrated, resp.RecordsCompressed, resp.RecordsPruned, resp.SemanticNodesCreated, note)
-				return err
+				})
 			})
 		},
 	}
