@@ -151,3 +151,20 @@ func objectKeys(t *testing.T, b []byte) []string {
 	}
 	return keys
 }
+
+// BenchmarkUnmarshalRecallAnswer measures the decoding of the same answer,
+// the client's share of a recall request.
+func BenchmarkUnmarshalRecallAnswer(b *testing.B) {
+	data, err := json.Marshal(recallAnswer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var resp RecallQueryResponse
+		if err := json.Unmarshal(data, &resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
