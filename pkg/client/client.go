@@ -356,7 +356,7 @@ func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query 
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := decodeAnswer(data, out); err != nil {
 		return &memory.Error{Code: memory.CodeInternal, Message: fmt.Sprintf("decode answer of %s %s: %v", method, path, err)}
 	}
 	return nil
@@ -381,6 +381,15 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 	buf := make([]byte, n)
 	_, err := io.ReadFull(resp.Body, buf)
 	return buf, err
+}
+
+// decodeAnswer decodes a JSON answer into out; recall answers, the
+// largest and most frequent, with their own parser.
+func decodeAnswer(data []byte, out any) error {
+	if r, ok := out.(*memory.RecallQueryResponse); ok {
+		return memory.UnmarshalRecallQueryResponse(data, r)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // statusError turns a non-2xx answer into an error.
