@@ -177,3 +177,21 @@ func TestTargetsMCPAgainstStdioPeer(t *testing.T) {
 		t.Errorf("%+v: the text section did not run", v)
 	}
 }
+
+// TestConsolidationWithoutAnswers: a consolidation during which no recall
+// answered reports no latencies rather than zeros, and misses.
+func TestConsolidationWithoutAnswers(t *testing.T) {
+	sc := fullScale()
+	r := &targetsReport{Consolidation: &consolidationResult{Records: 40_000, BoundMs: 300_000, Unfinished: true, UnansweredMs: 299_999}}
+	r.Verdicts = r.verdicts(&sc)
+	md := r.markdown()
+	for _, want := range []string{
+		"| 40,000 | not finished after 300,000 ms | 0 | — | — | — | one recall still unanswered after 299,999 ms when the run gave up |",
+		"| no recall answered; one was still waiting after 299,999 ms | **missed** |",
+		"| full consolidation of 40,000 records under 1 minute | not finished after 300,000 ms | **missed** |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -160,8 +160,11 @@ func (r *targetsReport) markdown() string {
 		if c.UnansweredMs > 0 {
 			note = fmt.Sprintf("one recall still unanswered after %s ms when the run gave up", msf(c.UnansweredMs))
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s |\n", group(c.Records), c.took(), c.Recalls.Ops,
-			msf(c.Recalls.P50ms), msf(c.Recalls.P99ms), msf(c.MaxMs), note)
+		lat := "— | — | —" // no recall answered during it
+		if c.Recalls.Ops > 0 {
+			lat = fmt.Sprintf("%s | %s | %s", msf(c.Recalls.P50ms), msf(c.Recalls.P99ms), msf(c.MaxMs))
+		}
+		p("| %s | %s | %d | %s | %s |\n", group(c.Records), c.took(), c.Recalls.Ops, lat, note)
 	}
 	if c := r.Stores; c != nil {
 		p("\n### Concurrent stores\n\n")
@@ -261,7 +264,11 @@ func (r *targetsReport) verdicts(sc *targetScale) []budget {
 	default:
 		switch {
 		case c.UnansweredMs > 0:
-			add(name, fmt.Sprintf("%d recalls answered (p99 %s ms); one was still waiting after %s ms", c.Recalls.Ops, msf(c.Recalls.P99ms), msf(c.UnansweredMs)), verdict(false))
+			answered := "no recall answered"
+			if c.Recalls.Ops > 0 {
+				answered = fmt.Sprintf("%d recalls answered (p99 %s ms)", c.Recalls.Ops, msf(c.Recalls.P99ms))
+			}
+			add(name, fmt.Sprintf("%s; one was still waiting after %s ms", answered, msf(c.UnansweredMs)), verdict(false))
 		case c.Recalls.Ops == 0:
 			add(name, "no recall was issued during it", notMeasured)
 		default:
