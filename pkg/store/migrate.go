@@ -201,7 +201,7 @@ func (m *migration) space(ctx context.Context, ns NS) error {
 	if err != nil {
 		return fmt.Errorf("migrate raw journal: %w", err)
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		err := m.namespace(ctx, append(ns.key(kindCurated, 1), byte(st)), func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 			return db.migrateRecord(b, ns, st, k, v, c)
 		}, func(r *MigrationReport, c *chunkCounts) {

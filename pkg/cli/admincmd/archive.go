@@ -321,7 +321,7 @@ func timePtr(t time.Time) *time.Time {
 // (at least the file size and the detected format).
 func scanArchive(path string, passphrase []byte, progress func(int64)) (*scan, error) {
 	sc := &scan{stores: map[string]int{}, visibility: map[string]int{}, secrecy: map[string]int{}}
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		sc.stores[st.String()] = 0
 	}
 	for v := memory.VisibilityNormal; v.Valid(); v++ {
