@@ -134,6 +134,9 @@ type MigrateOptions struct {
 	// batch that records them elsewhere, such as an audit entry. An error
 	// stops the migration.
 	Committed func(unaudited MigrationReport) error
+	// Progress, when set, is called after every chunk with the counts of
+	// the run so far (Total: the values looked at), for a progress line.
+	Progress func(sofar MigrationReport)
 }
 
 // UnauditedMigrationKey is the meta key under which a migration with
@@ -247,6 +250,9 @@ func (m *migration) namespace(ctx context.Context, prefix []byte,
 			return err
 		}
 		line(m.rep, &c)
+		if m.opts.Progress != nil {
+			m.opts.Progress(*m.rep)
+		}
 		if unaudited != nil {
 			if err := m.opts.Committed(*unaudited); err != nil {
 				return err
