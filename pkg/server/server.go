@@ -278,6 +278,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		Gatherer:          reg,
 		Metrics:           t.met,
 		Ready:             local.Ready,
+		ReadyDetail:       local.ReadyDetail,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("http api: %w", err)
