@@ -20,7 +20,11 @@ func (l *Local) ReadyDetail() []string {
 			store.MiB(free), store.MiB(l.guard.floor)))
 	}
 	if n := l.db.QuarantinedCount(); n > 0 {
-		detail = append(detail, fmt.Sprintf("%d stored values quarantined as unreadable (damaged or not decryptable): left on disk, out of every index; the server log names them", n))
+		values := "values"
+		if n == 1 {
+			values = "value"
+		}
+		detail = append(detail, fmt.Sprintf("%d stored %s quarantined as unreadable (damaged or not decryptable): left on disk, out of every index; the server log names them", n, values))
 	}
 	return detail
 }

@@ -60,7 +60,7 @@ func TestReadyDetail(t *testing.T) {
 	if err := l.Ready(ctx); err != nil {
 		t.Fatalf("not ready with a quarantined record: %v", err)
 	}
-	if d := l.ReadyDetail(); len(d) != 1 || !strings.HasPrefix(d[0], "1 stored values quarantined as unreadable") {
+	if d := l.ReadyDetail(); len(d) != 1 || !strings.HasPrefix(d[0], "1 stored value quarantined as unreadable") {
 		t.Fatalf("detail with a damaged record: %q", d)
 	}
 }
