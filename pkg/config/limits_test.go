@@ -17,15 +17,23 @@ func TestLimitKeys(t *testing.T) {
 		h.IdleTimeoutSecs != 120 || h.MaxConnections != 1024 || c.Storage.MinFreeBytes != 256<<20 {
 		t.Fatalf("defaults: %+v %+v", h, c.Storage)
 	}
+	if g := c.GRPC; g.HandshakeTimeoutSecs != 10 || g.IdleTimeoutSecs != 120 || g.KeepaliveSecs != 60 ||
+		g.KeepaliveTimeoutSecs != 20 || g.MaxConnections != 1024 {
+		t.Fatalf("gRPC defaults: %+v", g)
+	}
 
-	file := writeFile(t, "[storage]\nmin_free_bytes = 0\n[http]\nbody_timeout_secs = 5\nmax_connections = 3\n")
-	c = mustLoad(t, LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__IDLE_TIMEOUT_SECS=7", "MEMSVC_HTTP__BODY_MIN_BYTES_PER_SEC=0"}})
+	file := writeFile(t, "[storage]\nmin_free_bytes = 0\n[http]\nbody_timeout_secs = 5\nmax_connections = 3\n[grpc]\nmax_connections = 4\n")
+	c = mustLoad(t, LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__IDLE_TIMEOUT_SECS=7", "MEMSVC_HTTP__BODY_MIN_BYTES_PER_SEC=0", "MEMSVC_GRPC__KEEPALIVE_SECS=9"}})
 	if c.Storage.MinFreeBytes != 0 || c.HTTP.BodyTimeoutSecs != 5 || c.HTTP.MaxConnections != 3 ||
 		c.HTTP.IdleTimeoutSecs != 7 || c.HTTP.BodyMinBytesPerSec != 0 {
 		t.Fatalf("loaded: %+v %+v", c.HTTP, c.Storage)
 	}
+	if c.GRPC.MaxConnections != 4 || c.GRPC.KeepaliveSecs != 9 {
+		t.Fatalf("loaded gRPC limits: %+v", c.GRPC)
+	}
 
-	for _, key := range []string{"http.read_header_timeout_secs", "http.body_timeout_secs", "http.idle_timeout_secs", "http.max_connections"} {
+	for _, key := range []string{"http.read_header_timeout_secs", "http.body_timeout_secs", "http.idle_timeout_secs", "http.max_connections",
+		"grpc.handshake_timeout_secs", "grpc.idle_timeout_secs", "grpc.keepalive_secs", "grpc.keepalive_timeout_secs", "grpc.max_connections"} {
 		_, err := Load(LoadOptions{Overrides: []Override{{Key: key, Value: "0", Flag: "--x"}}})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "at least 1") {
 			t.Errorf("%s = 0: %v", key, err)

@@ -234,7 +234,7 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 		queue = append(queue, item{*req.CenterID, 0})
 	} else {
 		// Seeds: the oldest records of each persistent store.
-		for _, st := range memory.PersistentStores {
+		for _, st := range memory.PersistentStores() {
 			var ids []memory.ID
 			for id, ent := range ns.st.entries {
 				if ent.store == st {

@@ -95,7 +95,7 @@ func (e *Engine) openIndex(ns *nsState, prefix []byte, fill func(textindex.AddFu
 }
 
 func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add textindex.AddFunc) error {
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -147,7 +147,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 	if p.minFid != nil && (math.IsNaN(*p.minFid) || *p.minFid < 0 || *p.minFid > 1) {
 		return nil, memory.Invalid("min_fidelity", "must be between 0 and 1 (got %v)", *p.minFid)
 	}
-	p.storeList = memory.AllStores
+	p.storeList = memory.AllStores()
 	if req.Stores != nil {
 		p.storeList = nil
 		for i, st := range req.Stores {
@@ -160,7 +160,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 			p.stores[st] = true
 		}
 	} else {
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			p.stores[st] = true
 		}
 	}
@@ -168,7 +168,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 		if !req.RecallMode.Valid() {
 			return nil, memory.Invalid("recall_mode", "want human or perfect")
 		}
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			p.modes[st] = *req.RecallMode
 		}
 	} else {

@@ -77,7 +77,7 @@ func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
 		for i := range recs {
 			c := memory.TextContent(gen.Document())
 			c.Blocks[0].Embedding = vec()
-			st := memory.PersistentStores[(from+i)%4]
+			st := memory.PersistentStores()[(from+i)%4]
 			recs[i] = memory.EncodeStoreRequest{Content: c, Store: &st}
 		}
 		if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: recs}); err != nil {

@@ -819,8 +819,8 @@ func (m EvolutionMetrics) MarshalJSON() ([]byte, error) {
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type plain Stats
 	p := plain(s)
-	by := make(map[StoreType]uint32, len(AllStores))
-	for _, st := range AllStores {
+	by := make(map[StoreType]uint32, len(AllStores()))
+	for _, st := range AllStores() {
 		by[st] = 0
 	}
 	for st, n := range s.RecordsByStore {

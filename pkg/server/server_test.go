@@ -330,7 +330,7 @@ func TestDecayDefaultsMatchEngine(t *testing.T) {
 	if opts.Decay.PruneBelow != 0 {
 		t.Errorf("default prune_below %v", opts.Decay.PruneBelow)
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if got, want := opts.Decay.StabilityDays[st], engine.DefaultStabilityDays()[st]; got != want {
 			t.Errorf("%s: configured default stability %v, engine default %v", st, got, want)
 		}

@@ -328,7 +328,7 @@ func (r *root) scanArg(args []string, passphrase func() ([]byte, error), label s
 // size and the detected format).
 func scanArchive(path string, passphrase []byte, bar *cli.Progress) (*scan, error) {
 	sc := &scan{stores: map[string]int{}, visibility: map[string]int{}, secrecy: map[string]int{}}
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		sc.stores[st.String()] = 0
 	}
 	for v := memory.VisibilityNormal; v.Valid(); v++ {

@@ -255,7 +255,7 @@ func printStats(w io.Writer, s *memory.Stats) error {
 	var b strings.Builder
 	const row = "%-12s %9s %13s\n"
 	fmt.Fprintf(&b, row, "STORE", "RECORDS", "AVG FIDELITY")
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		fid := "-"
 		if v, ok := s.AvgFidelityByStore[st]; ok && s.RecordsByStore[st] > 0 {
 			fid = num(v, 4)
