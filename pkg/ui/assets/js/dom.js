@@ -136,11 +136,14 @@ export function localInput(iso) {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
-// fromLocalInput turns a datetime-local value into RFC 3339 (UTC).
-export function fromLocalInput(v) {
+// fromLocalInput turns a datetime-local value into RFC 3339 (UTC): the
+// start of its minute, or with end set the last instant of that minute,
+// for the inclusive end of a range ("until 10:42" takes in 10:42:30).
+export function fromLocalInput(v, end) {
   if (!v) return '';
   const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+  if (Number.isNaN(d.getTime())) return '';
+  return end ? new Date(d.getTime() + 59999).toISOString().replace(/Z$/, '999999Z') : d.toISOString();
 }
 
 // routeHref builds a hash link: routeHref('timeline', {g: 'day'}).

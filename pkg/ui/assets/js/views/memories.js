@@ -56,7 +56,7 @@ function searchForm(p) {
       mode: f.get('mode'),
       stores: f.getAll('stores'),
       from: fromLocalInput(f.get('from')),
-      to: fromLocalInput(f.get('to')),
+      to: fromLocalInput(f.get('to'), true),
       dormant: f.get('dormant') ? '1' : '',
     });
   });

@@ -36,7 +36,7 @@ function controls(g, from, to) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const f = new FormData(form);
-    location.hash = routeHref('timeline', { g: f.get('g'), from: fromLocalInput(f.get('from')), to: fromLocalInput(f.get('to')) });
+    location.hash = routeHref('timeline', { g: f.get('g'), from: fromLocalInput(f.get('from')), to: fromLocalInput(f.get('to'), true) });
   });
   return form;
 }
