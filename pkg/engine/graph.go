@@ -116,6 +116,9 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		if !ent.store.Persistent() || !req.Range.Contains(ent.created) {
 			continue
 		}
+		if req.After != nil && req.After.Compare(ent.created, id) <= 0 {
+			continue // on an earlier page
+		}
 		if req.MinFidelity != nil && ent.score(c) < *req.MinFidelity {
 			continue
 		}

@@ -225,11 +225,11 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 		return resp, nil // a namespace that does not exist holds nothing
 	}
 	if query != "" && len(textindex.Tokenize(query)) > 0 {
-		return e.rawSearch(ctx, ns, query, rng, filter, int(req.Limit))
+		return e.rawSearch(ctx, ns, query, rng, filter, req.Before, int(req.Limit))
 	}
 	needle := strings.ToLower(query)
 	budget := memory.AnswerBudgetOf(ctx)
-	err := e.db.ScanRawNewest(ns.id, rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.scanRawNewest(ns, rng, req.Before, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
 		}
@@ -265,7 +265,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 // rawSearch answers a raw query with index terms from the raw index: the
 // filters run on the attributes stored with each posting, so only the
 // returned entries are read.
-func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng store.RawRange, filter rawFilter, limit int) (*memory.RecallRawQueryResponse, error) {
+func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng store.RawRange, filter rawFilter, before *memory.PageCursor, limit int) (*memory.RecallRawQueryResponse, error) {
 	type match struct {
 		id      memory.ID
 		created int64
@@ -290,6 +290,9 @@ func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng s
 		}
 		if rng.Session != nil && a.session != wantSession {
 			return false
+		}
+		if before != nil && before.Compare(time.Unix(0, a.created), doc) >= 0 {
+			return false // on an earlier page
 		}
 		matches = append(matches, match{doc, a.created})
 		return false // collected; no ranking needed

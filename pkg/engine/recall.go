@@ -43,6 +43,7 @@ type recallPlan struct {
 	stores    [memory.StoreWorking + 1]bool
 	storeList []memory.StoreType
 	temporal  *memory.TemporalRange
+	before    *memory.PageCursor
 	modes     [memory.StoreWorking + 1]memory.RecallMode
 	minFid    *float64
 	decayed   bool
@@ -116,7 +117,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 // exist) and works out its plan.
 func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recallPlan, error) {
 	p := &recallPlan{limit: int(req.Limit), depth: int(req.ActivationDepth), minFid: req.MinFidelity,
-		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal}
+		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal, before: req.Before}
 	if ns != nil {
 		p.clock = ns.clock()
 	}
@@ -290,6 +291,9 @@ func eligible(ns *nsState, p *recallPlan, id memory.ID) (*entry, bool) {
 	}
 	if p.temporal != nil && !p.temporal.Contains(ent.created) {
 		return nil, false
+	}
+	if p.before != nil && p.before.Compare(ent.created, id) >= 0 {
+		return nil, false // on an earlier page
 	}
 	// Dormant records do not take candidate slots in human mode.
 	if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {
