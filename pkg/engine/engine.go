@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,9 +62,12 @@ type Options struct {
 	// Audit, when set, receives one entry per committed state change
 	// (through an outbox in the store). The caller opens and closes it.
 	Audit *audit.Log
-	// PersistIndexes keeps the full-text indexes in the data directory.
-	// When false they live in memory and are rebuilt at every start, so no
-	// text derived from records reaches the disk outside the records.
+	// PersistIndexes allows snapshots of the full-text indexes (text
+	// derived from the records) in the data directory, so a start loads
+	// them instead of building them from the records. With store
+	// encryption they are written sealed whatever this says (no plaintext
+	// reaches the disk); without it and with this false, nothing derived
+	// is written and every start builds the indexes (snapshot.go).
 	PersistIndexes bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
@@ -95,7 +99,7 @@ type Options struct {
 //  8. vecMu, evo.mu: the vector indexes and a namespace's evolution
 //     observations; nothing is taken under them.
 //
-// textindex guards its statistics with a lock of its own under mu, and
+// searchindex guards each index with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
 // with -race a lockorder.Checker watches every acquisition and panics on
 // one that breaks this order.
@@ -121,7 +125,12 @@ type Engine struct {
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
-	idxDB *store.DB         // where the full-text indexes live: db, or an in-memory database
+
+	// Index snapshots (snapshot.go): one written at a time, and at most
+	// one in the background.
+	snapWrite   sync.Mutex
+	snapRunning atomic.Bool
+	snapWG      sync.WaitGroup
 
 	link    *linker
 	aud     *auditState
@@ -353,10 +362,9 @@ func (e *Engine) Close() error {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
 	err := b.Commit()
-	if e.idxDB != nil && e.idxDB != e.db {
-		if cerr := e.idxDB.Close(); err == nil {
-			err = cerr
-		}
+	if serr := e.saveSnapshots(); serr != nil {
+		// Only a faster next start is lost: it builds the indexes.
+		e.log.Warn("index snapshot not written at close", "err", serr)
 	}
 	return err
 }

@@ -2,9 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -14,40 +12,65 @@ import (
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// Key prefixes of a namespace's full-text indexes: 'c' (curated) and 'r'
-// (raw) after the namespace's derived prefix (store.DerivedPrefix), so in
-// the default namespace "x" 'c' and "x" 'r', as before namespaces.
-func curatedIndexPrefix(ns store.NS) []byte { return append(store.DerivedPrefix(ns), 'c') }
-func rawIndexPrefix(ns store.NS) []byte     { return append(store.DerivedPrefix(ns), 'r') }
+// The full-text indexes live in memory (package searchindex), one for
+// the curated records and one for the raw journal of each namespace.
+// Nothing of them is written with the records, so a crash can never
+// leave them disagreeing with the records: they are built from the
+// records at start, and every committed change is applied to them after
+// its batch is durable (txn.commit). Older versions kept postings in the
+// data directory under each namespace's derived prefix
+// (store.DerivedPrefix); openIndexes deletes them once.
 
-// openIndexes opens the full-text indexes of every namespace, rebuilding
-// them when they are kept in memory, when their format changed, or when
-// an interrupted rebuild left them stale.
+// indexField is the one field of both indexes: every text of a record.
+const indexField = "text"
+
+// indexConfig is the configuration of a namespace's indexes: one field,
+// Okapi BM25 with k1 = 1.2 and b = 0.75, the textindex tokenizer.
+func indexConfig(an *textindex.Analyzer) searchindex.Config {
+	return searchindex.Config{
+		Fields:          []searchindex.Field{{Name: indexField, Weight: 1, B: 0.75}},
+		K1:              1.2,
+		Analyzer:        an,
+		AnalyzerVersion: an.Version(),
+	}
+}
+
+// curatedDoc is the index document of a curated record: its texts, its
+// creation time and its store.
+func curatedDoc(rec *memory.MemoryRecord) *searchindex.Document {
+	d := &searchindex.Document{ID: rec.ID, Attrs: searchindex.Attrs{Time: rec.CreatedAt.UnixNano(), Tag: uint32(rec.Store)}}
+	d.Fields[0] = recordTexts(rec)
+	return d
+}
+
+// rawDoc is the index document of a raw journal entry; its attributes
+// carry what raw queries filter on (flags, creation time, session), so a
+// query never reads entries it will not return.
+func rawDoc(rec *memory.RawJournalRecord) *searchindex.Document {
+	d := &searchindex.Document{ID: rec.ID, Attrs: searchindex.Attrs{
+		Time:  rec.CreatedAt.UnixNano(),
+		Group: sessionHash(rec.SessionID),
+		Tag:   uint32(store.FlagsOf(rec)),
+	}}
+	d.Fields[0] = dreamgroup.Texts(rec)
+	return d
+}
+
+// openIndexes loads or builds the full-text indexes of every namespace,
+// after deleting the postings older versions kept in the database and
+// the snapshots that may not stay (snapshot.go).
 func (e *Engine) openIndexes(ctx context.Context) error {
-	e.idxDB = e.db
-	if !e.opts.PersistIndexes {
-		mem, err := store.OpenInMemory()
-		if err != nil {
-			return err
-		}
-		e.idxDB = mem
-		// Derived text must not stay on disk when indexes do not persist
-		// (for example after persistence was turned off).
-		b := e.db.NewBatch()
-		for _, ns := range e.spaces {
-			p := store.DerivedPrefix(ns.id)
-			b.DeleteRange(p, store.PrefixEnd(p))
-		}
-		err = b.Commit()
-		b.Close()
-		if err != nil {
-			return fmt.Errorf("remove persisted indexes: %w", err)
-		}
+	if err := e.dropPersistedPostings(); err != nil {
+		return err
+	}
+	if err := e.tidySnapshots(); err != nil {
+		return fmt.Errorf("index snapshots: %w", err)
 	}
 	for _, ns := range e.spaces {
 		if err := e.openNSIndexes(ctx, ns); err != nil {
@@ -57,50 +80,69 @@ func (e *Engine) openIndexes(ctx context.Context) error {
 	return nil
 }
 
-// openNSIndexes opens (or builds) the full-text indexes of one namespace.
-func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
-	var err error
-	if ns.text, err = e.openIndex(ns, curatedIndexPrefix(ns.id), func(add textindex.AddFunc) error { return e.fillCurated(ctx, ns, add) }); err != nil {
-		return fmt.Errorf("text index: %w", err)
+// dropPersistedPostings deletes the postings of every namespace that
+// older versions kept in the data directory. Once they are gone, a start
+// only looks for the first key of each prefix.
+func (e *Engine) dropPersistedPostings() error {
+	b := e.db.NewBatch()
+	defer b.Close()
+	for _, ns := range e.spaces {
+		p := store.DerivedPrefix(ns.id)
+		found := false
+		err := e.db.ScanPrefix(p, false, func(_, _ []byte) (bool, error) {
+			found = true
+			return false, nil
+		})
+		if err != nil {
+			return fmt.Errorf("look for persisted postings: %w", err)
+		}
+		if found {
+			b.DeleteRange(p, store.PrefixEnd(p))
+		}
 	}
-	if ns.rawText, err = e.openIndex(ns, rawIndexPrefix(ns.id), func(add textindex.AddFunc) error { return e.fillRaw(ctx, ns, add) }); err != nil {
-		return fmt.Errorf("raw text index: %w", err)
+	if b.Empty() {
+		return nil
 	}
-	if e.idxDB == e.db {
-		return e.dropOrphans(ns)
+	if err := b.Commit(); err != nil {
+		return fmt.Errorf("remove persisted postings: %w", err)
 	}
+	e.log.Info("removed the search index postings of an older version from the data directory")
 	return nil
 }
 
-func (e *Engine) openIndex(ns *nsState, prefix []byte, fill func(textindex.AddFunc) error) (*textindex.Index, error) {
-	if e.idxDB == e.db {
-		ix, err := textindex.Open(e.idxDB, prefix)
-		if err == nil {
-			return ix, nil
-		}
-		if !errors.Is(err, textindex.ErrStale) {
-			return nil, err
-		}
-		if len(ns.st.entries) > 0 || ns.raw.total > 0 {
-			e.log.Info("rebuilding a stale search index", "namespace", ns.name, "reason", err)
-		}
-	}
+// openNSIndexes loads the full-text indexes of one namespace from its
+// snapshot, or builds them from its records and raw entries.
+func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	start := time.Now()
-	ix, err := textindex.Rebuild(e.idxDB, prefix, fill)
-	if err != nil {
-		return nil, err
+	if err := e.loadChangeCounter(ns); err != nil {
+		return err
 	}
-	e.log.Debug("search index built", "namespace", ns.name, "documents", ix.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
-	return ix, nil
+	if e.snapshotsAllowed() && e.loadSnapshot(ns) {
+		e.log.Debug("search indexes loaded", "namespace", ns.name, "records", ns.text.Stats().Docs,
+			"raw_entries", ns.rawText.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
+	if err != nil {
+		return fmt.Errorf("text index: %w", err)
+	}
+	raw, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
+	if err != nil {
+		return fmt.Errorf("raw text index: %w", err)
+	}
+	ns.text, ns.rawText = text, raw
+	e.log.Debug("search indexes built", "namespace", ns.name, "records", text.Stats().Docs,
+		"raw_entries", raw.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
-func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add textindex.AddFunc) error {
+func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add searchindex.AddFunc) error {
 	for _, st := range memory.PersistentStores() {
 		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			return add(rec.ID, nil, recordTexts(rec)...)
+			return add(curatedDoc(rec))
 		})
 		if err != nil {
 			return err
@@ -109,46 +151,13 @@ func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add textindex.Add
 	return nil
 }
 
-func (e *Engine) fillRaw(ctx context.Context, ns *nsState, add textindex.AddFunc) error {
+func (e *Engine) fillRaw(ctx context.Context, ns *nsState, add searchindex.AddFunc) error {
 	return e.db.ScanRaw(ns.id, func(rec *memory.RawJournalRecord) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		return add(rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
+		return add(rawDoc(rec))
 	})
-}
-
-// dropOrphans removes index documents without a record: working-store
-// records do not survive a restart, but their postings do.
-func (e *Engine) dropOrphans(ns *nsState) error {
-	prefix := append(curatedIndexPrefix(ns.id), 'f')
-	var orphans []memory.ID
-	err := e.db.ScanPrefix(prefix, false, func(k, _ []byte) (bool, error) {
-		var id memory.ID
-		copy(id[:], k[len(prefix):])
-		if _, ok := ns.st.entries[id]; !ok {
-			orphans = append(orphans, id)
-		}
-		return true, nil
-	})
-	if err != nil || len(orphans) == 0 {
-		return err
-	}
-	b := e.db.NewBatch()
-	defer b.Close()
-	var c textindex.Change
-	for _, id := range orphans {
-		d, err := ns.text.Delete(b, id)
-		if err != nil {
-			return err
-		}
-		c = c.Merge(d)
-	}
-	if err := b.Commit(); err != nil {
-		return fmt.Errorf("drop orphaned index entries: %w", err)
-	}
-	ns.text.Apply(c)
-	return nil
 }
 
 // recordTexts is what the full-text index sees of a curated record: every
@@ -267,35 +276,6 @@ func flattenStructured(data []byte) (string, bool) {
 		return "", false
 	}
 	return strings.Join(lines, "\n"), true
-}
-
-// Raw postings carry the entry's filterable attributes so a raw query never
-// reads entries it will not return: flags (1 byte), creation time (8 bytes
-// Unix nanoseconds, big endian) and a 64-bit hash of the session id.
-const rawAttrsLen = 1 + 8 + 8
-
-func rawAttrs(rec *memory.RawJournalRecord) []byte {
-	b := make([]byte, 0, rawAttrsLen)
-	b = append(b, byte(store.FlagsOf(rec)))
-	b = binary.BigEndian.AppendUint64(b, uint64(rec.CreatedAt.UnixNano()))
-	return binary.BigEndian.AppendUint64(b, sessionHash(rec.SessionID))
-}
-
-type rawAttr struct {
-	flags   store.RawFlags
-	created int64
-	session uint64
-}
-
-func parseRawAttrs(b []byte) (rawAttr, bool) {
-	if len(b) != rawAttrsLen {
-		return rawAttr{}, false
-	}
-	return rawAttr{
-		flags:   store.RawFlags(b[0]),
-		created: int64(binary.BigEndian.Uint64(b[1:])),
-		session: binary.BigEndian.Uint64(b[9:]),
-	}, true
 }
 
 func sessionHash(s string) uint64 {

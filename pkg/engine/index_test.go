@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -46,7 +47,8 @@ func filesContain(t *testing.T, dir string, needle []byte) bool {
 // index term reaches the data directory. The record says "Zyxquuxing"; only
 // the index holds its lower-case stem "zyxquux", so finding that stem in a
 // file means derived text was written. The same run with persistence on
-// must find it, which shows the check can fail.
+// must find it (in the index snapshot written at close), which shows the
+// check can fail; the database itself holds no index keys either way.
 func TestNoIndexedTermsOnDisk(t *testing.T) {
 	stem := textindex.Tokenize("Zyxquuxing")
 	if len(stem) != 1 || stem[0] != "zyxquux" {
@@ -83,7 +85,7 @@ func TestNoIndexedTermsOnDisk(t *testing.T) {
 				t.Fatal(err)
 			}
 			db.Close()
-			if (derived > 0) != persist {
+			if derived > 0 {
 				t.Fatalf("%d derived keys with persist=%v", derived, persist)
 			}
 			// Reopening rebuilds the in-memory index from the records.
@@ -142,34 +144,37 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	if len(records) < 20*50 {
 		t.Fatalf("only %d records after %d acknowledged batches", len(records), acked)
 	}
-	forward := append(curatedIndexPrefix(store.DefaultNS), 'f')
-	indexed := map[memory.ID]bool{}
-	if err := db.ScanPrefix(forward, false, func(k, _ []byte) (bool, error) {
-		var id memory.ID
-		copy(id[:], k[len(forward):])
-		indexed[id] = true
+	// Nothing of the index is kept with the records any more: the index
+	// built at start agrees with them by construction.
+	derived := 0
+	if err := db.ScanPrefix(store.DerivedPrefix(store.DefaultNS), false, func(_, _ []byte) (bool, error) {
+		derived++
 		return true, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	for id := range records {
-		if !indexed[id] {
-			t.Fatalf("record %s is not indexed", id)
-		}
+	if derived != 0 {
+		t.Fatalf("%d index keys in the database", derived)
 	}
-	for id := range indexed {
-		if !records[id] {
-			t.Fatalf("index document %s has no record", id)
-		}
-	}
-	// And the index answers: every batch wrote the word "batchword".
-	ix, err := textindex.Open(db, curatedIndexPrefix(store.DefaultNS))
+	e, err := Open(context.Background(), db, Options{PersistIndexes: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ix.Search(textindex.Query{Text: "batchword"})
-	if err != nil || res.Total != len(records) {
-		t.Fatalf("search found %d of %d records (%v)", res.Total, len(records), err)
+	defer e.Close()
+	ix := e.defaultSpace().text
+	if docs := ix.Stats().Docs; docs != len(records) {
+		t.Fatalf("index holds %d documents, the store %d records", docs, len(records))
+	}
+	// And the index answers: every batch wrote the word "batchword".
+	err = ix.Match(searchindex.Query{Terms: ix.QueryTerms("batchword")}, func(id memory.ID, _ searchindex.Attrs) bool {
+		if !records[id] {
+			t.Fatalf("index document %s has no record", id)
+		}
+		delete(records, id)
+		return true
+	})
+	if err != nil || len(records) != 0 {
+		t.Fatalf("%d records not found by the index (%v)", len(records), err)
 	}
 }
 
@@ -196,5 +201,91 @@ func crashChild(dir string) {
 			os.Exit(1)
 		}
 		fmt.Println("batch", i)
+	}
+}
+
+// TestOldPostingsRemoved: postings an older version kept in the data
+// directory are deleted at the first start, in every namespace, and the
+// records they indexed are still found (through the index built from
+// the records).
+func TestOldPostingsRemoved(t *testing.T) {
+	w := newNSWorld(t, "alpha")
+	ctx := context.Background()
+	id := w.h.store("Zyxquuxing kept across the upgrade", memory.StoreEpisodic)
+	w.h.close()
+	db, err := store.Open(w.h.dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spaces := db.Namespaces()
+	if len(spaces) < 2 {
+		t.Fatalf("namespaces %v: want the default one and alpha", spaces)
+	}
+	b := db.NewBatch()
+	for _, ns := range spaces {
+		b.Set(append(store.DerivedPrefix(ns.ID), "cfold posting"...), []byte("zyxquux"))
+		b.Set(append(store.DerivedPrefix(ns.ID), "rfold posting"...), []byte("zyxquux"))
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w.h.open()
+	for _, ns := range spaces {
+		n := 0
+		if err := w.h.db.ScanPrefix(store.DerivedPrefix(ns.ID), false, func(_, _ []byte) (bool, error) {
+			n++
+			return true, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if n != 0 {
+			t.Errorf("namespace %s: %d old index keys left", ns.Name, n)
+		}
+	}
+	resp, err := w.h.e.RecallQuery(ctx, ptr(textQuery("zyxquux")))
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Record.ID != id {
+		t.Fatalf("recall after the upgrade: %+v, %v", resp, err)
+	}
+}
+
+// TestSimilarLinksUseBoundedCandidates: a record with an embedding is
+// compared with the text matches of its distinctive terms and the newest
+// records only. An old record that shares its terms is linked; an old
+// record whose embedding is as close but shares no term is not (a scan
+// of every vector would have linked it); a recent one is.
+func TestSimilarLinksUseBoundedCandidates(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: 3})
+	ctx := context.Background()
+	v := []float32{1, 0.1, 0}
+	sharesTerms := vecRecord(h, "zebra crossing protocol review", v)
+	noTerms := vecRecord(h, "lunch plans for friday", v)
+	fillers := make([]memory.EncodeStoreRequest, similarRecent+20)
+	for i := range fillers {
+		fillers[i] = memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("filler note number %d", i)), Store: ptr(memory.StoreEpisodic)}
+	}
+	if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: fillers}); err != nil {
+		t.Fatal(err)
+	}
+	recent := vecRecord(h, "gardening schedule", v)
+	// Linking runs in the background: let the earlier records link
+	// before the new one exists, or they would link to it themselves.
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	id := vecRecord(h, "zebra crossing protocol notes", []float32{1, 0.12, 0})
+	if err := h.e.syncLinks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	linked := map[memory.ID]bool{}
+	for _, a := range h.record(id).Associations {
+		linked[a.TargetID] = true
+	}
+	if !linked[sharesTerms] || !linked[recent] || linked[noTerms] {
+		t.Fatalf("links %v: want the old record sharing terms (%v) and the recent one (%v), not the old one sharing none (%v)",
+			linked, linked[sharesTerms], linked[recent], linked[noTerms])
 	}
 }

@@ -78,9 +78,6 @@ func (e *Engine) DropNamespace(ctx context.Context, req *memory.DropNamespaceReq
 		}
 		t.clear(ns.text)
 		t.clear(ns.rawText)
-	} else if t.ib != t.b {
-		p := store.DerivedPrefix(ns.id)
-		t.ib.DeleteRange(p, store.PrefixEnd(p))
 	}
 	t.audit(audit.OpNamespaceDrop, nil, nil, map[string]any{
 		"records_deleted": resp.RecordsDeleted, "raw_entries_deleted": resp.RawEntriesDeleted,
@@ -97,6 +94,16 @@ func (e *Engine) DropNamespace(ctx context.Context, req *memory.DropNamespaceReq
 		delete(e.spaces, ns.name)
 	}
 	e.mu.Unlock()
+	if ns.id != store.DefaultNS {
+		// Under snapWrite: a background snapshot of ns either finished
+		// writing or will see the namespace dropped.
+		e.snapWrite.Lock()
+		err := e.db.RemoveDerived(snapshotName(ns.id))
+		e.snapWrite.Unlock()
+		if err != nil {
+			e.log.Warn("remove index snapshot", "namespace", ns.name, "err", err)
+		}
+	}
 	e.log.Info("namespace dropped", "namespace", ns.name, "records", resp.RecordsDeleted, "raw_entries", resp.RawEntriesDeleted)
 	return &resp, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -48,12 +49,14 @@ type nsState struct {
 	lastDream time.Time // wall time of the last dream tick (zero: never)
 	dropped   bool      // the namespace was dropped; late background work skips it
 
-	// The full-text indexes guard their own statistics; the vector index
-	// is guarded by Engine.vecMu. All three are replaced only while
-	// Engine.big is held exclusively.
-	text    *textindex.Index
-	rawText *textindex.Index
-	vectors *vecindex.Index
+	// The full-text indexes (curated records, raw journal) guard
+	// themselves; the vector index is guarded by Engine.vecMu. All three
+	// are replaced only while Engine.big is held exclusively.
+	indexConfig searchindex.Config
+	text        *searchindex.Index
+	rawText     *searchindex.Index
+	vectors     *vecindex.Index
+	snap        snapState // the full-text indexes' change counter and snapshots
 
 	offset  atomic.Uint64 // decay-clock offset in seconds, as float64 bits
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
@@ -64,6 +67,8 @@ type nsState struct {
 // separately (openNSIndexes).
 func (e *Engine) newNS(id store.NS, name string) *nsState {
 	ns := &nsState{e: e, id: id, name: name, st: newState(), working: newWorkingStore(e.opts.WorkingCapacity)}
+	ns.indexConfig = indexConfig(textindex.NewAnalyzer())
+	ns.snap.saved.Store(noSnapshot)
 	ns.vectors = vecindex.New(&e.vecMu)
 	ns.evo.mu.Init(e.order, "evo.mu", rankLeaf)
 	ns.resetSettings()

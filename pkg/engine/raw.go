@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -283,20 +284,19 @@ func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng s
 	if !rng.End.IsZero() {
 		end = rng.End.UnixNano()
 	}
-	_, err := ns.rawText.Search(textindex.Query{Text: query, All: true, Filter: func(doc memory.ID, attrs []byte) bool {
-		a, ok := parseRawAttrs(attrs)
-		if !ok || !filter.allows(a.flags) || a.created < start || a.created > end {
+	q := searchindex.Query{Terms: ns.rawText.QueryTerms(query), All: true, Filter: func(id memory.ID, a searchindex.Attrs) bool {
+		if !filter.allows(store.RawFlags(a.Tag)) || a.Time < start || a.Time > end {
 			return false
 		}
-		if rng.Session != nil && a.session != wantSession {
+		if rng.Session != nil && a.Group != wantSession {
 			return false
 		}
-		if before != nil && before.Compare(time.Unix(0, a.created), doc) >= 0 {
-			return false // on an earlier page
-		}
-		matches = append(matches, match{doc, a.created})
-		return false // collected; no ranking needed
-	}})
+		return before == nil || before.Compare(time.Unix(0, a.Time), id) < 0 // else on an earlier page
+	}}
+	err := ns.rawText.Match(q, func(id memory.ID, a searchindex.Attrs) bool {
+		matches = append(matches, match{id, a.Time})
+		return true
+	})
 	if err != nil {
 		return nil, fmt.Errorf("raw search: %w", err)
 	}

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/pkg/audit"
-	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -321,17 +321,17 @@ func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, fo
 	if p.text == "" {
 		return nil
 	}
-	res, err := ns.text.Search(textindex.Query{Text: p.text, Limit: k, Filter: func(id memory.ID, _ []byte) bool {
+	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(p.text), Limit: k, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
 		_, ok := eligible(ns, p, id)
 		return ok
 	}})
 	if err != nil {
 		return fmt.Errorf("text search: %w", err)
 	}
-	if len(res.Hits) > 0 {
-		top := res.Hits[0].Score
-		for _, h := range res.Hits {
-			found.add(h.Doc, w*h.Score/top)
+	if len(hits) > 0 {
+		top := hits[0].Score
+		for _, h := range hits {
+			found.add(h.ID, w*h.Score/top)
 		}
 	}
 	return nil
@@ -376,64 +376,19 @@ func byScoreThenID(as, bs float64, a, b memory.ID) int {
 	return compareIDs(a, b)
 }
 
-// recentLocked lists up to k eligible records, newest first, keeping only
-// the best k in a heap while it scans.
+// recentLocked lists up to k eligible records, newest first, from the
+// namespace's recency order (it reads the newest entries only).
 func recentLocked(ns *nsState, p *recallPlan, k int) []memory.ID {
 	if k <= 0 {
 		return nil
 	}
-	type item struct {
-		id      memory.ID
-		created int64
-	}
-	// newer orders records by creation time, then id; the heap's top is
-	// the oldest of the k kept.
-	newer := func(a, b item) bool {
-		return a.created > b.created || a.created == b.created && compareIDs(b.id, a.id) < 0
-	}
-	h := make([]item, 0, k)
-	down := func(i int) {
-		for {
-			l, m := 2*i+1, i
-			if l < len(h) && newer(h[m], h[l]) {
-				m = l
-			}
-			if r := l + 1; r < len(h) && newer(h[m], h[r]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+	out := make([]memory.ID, 0, k)
+	ns.st.recent.newest(ns.st, func(id memory.ID) bool {
+		if _, ok := eligible(ns, p, id); ok {
+			out = append(out, id)
 		}
-	}
-	for id, ent := range ns.st.entries {
-		if _, ok := eligible(ns, p, id); !ok {
-			continue
-		}
-		c := item{id: id, created: ent.created.UnixNano()}
-		switch {
-		case len(h) < k:
-			h = append(h, c)
-			for i := len(h) - 1; i > 0 && newer(h[(i-1)/2], h[i]); i = (i - 1) / 2 {
-				h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
-			}
-		case newer(c, h[0]):
-			h[0] = c
-			down(0)
-		}
-	}
-	slices.SortFunc(h, func(a, b item) int {
-		if newer(a, b) {
-			return -1
-		}
-		return 1
+		return len(out) < k
 	})
-	out := make([]memory.ID, len(h))
-	for i, c := range h {
-		out[i] = c.id
-	}
 	return out
 }
 

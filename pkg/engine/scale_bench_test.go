@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -49,12 +50,19 @@ func loadScale(b *testing.B, n int) *scaleEnv {
 // second namespace.
 func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
 	b.Helper()
+	return loadScaleWith(b, ctx, n, other, store.Options{}, true)
+}
+
+// loadScaleWith is loadScaleIn with the given store options (a
+// passphrase) and index persistence.
+func loadScaleWith(b *testing.B, ctx context.Context, n, other int, sopts store.Options, persist bool) *scaleEnv {
+	b.Helper()
 	env := &scaleEnv{dir: b.TempDir()}
-	db, err := store.Open(env.dir, store.Options{})
+	db, err := store.Open(env.dir, sopts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1})
+	e, err := Open(context.Background(), db, Options{PersistIndexes: persist, SimilarLinks: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +123,12 @@ func loadScaleIn(b *testing.B, ctx context.Context, n, other int) *scaleEnv {
 		env.queries = append(env.queries, gen.Query(1+i%4))
 		env.vectors = append(env.vectors, vec())
 	}
-	b.Cleanup(func() { _ = env.e.Close(); _ = env.db.Close() })
+	b.Cleanup(func() {
+		if env.e != nil {
+			_ = env.e.Close()
+			_ = env.db.Close()
+		}
+	})
 	return env
 }
 
@@ -144,7 +157,7 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 }
 
 func BenchmarkScale(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
+	for _, n := range []int{2_000, 10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			env := loadScale(b, n)
 			ctx := context.Background()
@@ -184,7 +197,41 @@ func BenchmarkScale(b *testing.B) {
 			b.Run("recall-recent", func(b *testing.B) { latencies(b, recall(false, false)) })
 			b.Run("raw-text-index-only", func(b *testing.B) {
 				latencies(b, func(i int) {
-					if _, err := env.e.defaultSpace().text.Search(textindex.Query{Text: env.queries[i%len(env.queries)], Limit: 50}); err != nil {
+					ix := env.e.defaultSpace().text
+					if _, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(env.queries[i%len(env.queries)]), Limit: 50}); err != nil {
+						b.Fatal(err)
+					}
+				})
+			})
+			// A store as a server makes it: synced, with similarity
+			// linking on, which runs in the background after the store
+			// returns (the next store competes with it for the CPU).
+			storeReq := func(i int) *memory.EncodeStoreRequest {
+				c := memory.TextContent(env.queries[i%len(env.queries)] + " stored for linking")
+				c.Blocks[0].Embedding = env.vectors[i%len(env.vectors)]
+				return &memory.EncodeStoreRequest{Content: c}
+			}
+			b.Run("store", func(b *testing.B) {
+				env.e.opts.SimilarLinks = 3
+				defer func() { env.e.opts.SimilarLinks = -1 }()
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+				})
+				if err := env.e.syncLinks(ctx); err != nil {
+					b.Fatal(err)
+				}
+			})
+			// A store and its linking, until both are done.
+			b.Run("store-linked", func(b *testing.B) {
+				env.e.opts.SimilarLinks = 3
+				defer func() { env.e.opts.SimilarLinks = -1 }()
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+					if err := env.e.syncLinks(ctx); err != nil {
 						b.Fatal(err)
 					}
 				})
@@ -231,36 +278,103 @@ func BenchmarkScale(b *testing.B) {
 	}
 }
 
-// BenchmarkScaleStartup measures opening a loaded data directory: with
-// persisted indexes (a normal restart) and rebuilding the indexes in memory
-// (what every start does while store encryption is on).
+// BenchmarkScaleStartup measures opening a loaded data directory (engine
+// open and close; the store stays open): loading the search indexes from
+// the snapshot the previous close wrote, and building them from the
+// records (what a start does without a usable snapshot, or with
+// persistence off and no store encryption). Besides wall-time
+// percentiles it reports the process CPU time per start, which a shared
+// machine does not inflate.
 func BenchmarkScaleStartup(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			env := loadScale(b, n)
 			ctx := context.Background()
-			_ = env.e.Close()
-			b.Run("persisted", func(b *testing.B) {
+			_ = env.e.Close() // writes the snapshot
+			start := func(b *testing.B, persist bool) {
+				cpu := processCPU()
 				latencies(b, func(int) {
-					e, err := Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
+					e, err := Open(ctx, env.db, Options{PersistIndexes: persist, SimilarLinks: -1})
 					if err != nil {
 						b.Fatal(err)
 					}
-					_ = e.Close()
-				})
-			})
-			b.Run("index-build-in-memory", func(b *testing.B) {
-				latencies(b, func(int) {
-					e, err := Open(ctx, env.db, Options{PersistIndexes: false, SimilarLinks: -1})
-					if err != nil {
-						b.Fatal(err)
+					if loaded := e.defaultSpace().snap.saved.Load() != noSnapshot; loaded != persist {
+						b.Fatalf("snapshot loaded %v with persistence %v", loaded, persist)
 					}
 					_ = e.Close()
 				})
-			})
+				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/start")
+			}
+			b.Run("snapshot", func(b *testing.B) { start(b, true) })
+			b.Run("rebuild", func(b *testing.B) { start(b, false) })
 			env.e, _ = Open(ctx, env.db, Options{PersistIndexes: true, SimilarLinks: -1})
 		})
 	}
+}
+
+// BenchmarkScaleCommand measures what an embedded command of the CLI
+// costs in process at 20,000 records: open the data directory (with store
+// encryption, deriving the key from the passphrase), open the engine with
+// the indexes persisted as the configuration's default says (yes without
+// encryption, no with it), read one record, close. It reports the p50 of
+// each and their ratio:
+//
+//	go test -run '^$' -bench ScaleCommand -benchtime 10x -timeout 60m ./pkg/engine/
+func BenchmarkScaleCommand(b *testing.B) {
+	const n = 20_000
+	passphrase := []byte("correct horse battery staple")
+	plain := loadScaleWith(b, context.Background(), n, 0, store.Options{}, true)
+	sealed := loadScaleWith(b, context.Background(), n, 0, store.Options{Passphrase: passphrase}, false)
+	ids := map[*scaleEnv]memory.ID{}
+	for _, env := range []*scaleEnv{plain, sealed} {
+		req := memory.DefaultRecallQueryRequest()
+		req.Limit = 1
+		resp, err := env.e.RecallQuery(context.Background(), &req)
+		if err != nil || len(resp.Memories) != 1 {
+			b.Fatalf("no record to read: %v", err)
+		}
+		ids[env] = resp.Memories[0].Record.ID
+		_ = env.e.Close()
+		_ = env.db.Close()
+		env.e, env.db = nil, nil
+	}
+	command := func(env *scaleEnv, sopts store.Options, persist bool) time.Duration {
+		ctx := context.Background()
+		t := time.Now()
+		db, err := store.Open(env.dir, sopts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		e, err := Open(ctx, db, Options{PersistIndexes: persist, SimilarLinks: -1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: ids[env]}); err != nil {
+			b.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			b.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(t)
+	}
+	var d [2][]time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		d[0] = append(d[0], command(plain, store.Options{}, true))
+		d[1] = append(d[1], command(sealed, store.Options{Passphrase: passphrase}, false))
+	}
+	b.StopTimer()
+	p50 := func(d []time.Duration) float64 {
+		slices.Sort(d)
+		return float64(d[len(d)/2]) / 1e6
+	}
+	a, s := p50(d[0]), p50(d[1])
+	b.ReportMetric(a, "plain-p50-ms")
+	b.ReportMetric(s, "encrypted-p50-ms")
+	b.ReportMetric(s/a, "ratio")
 }
 
 // BenchmarkScaleNamespaces measures recall in a namespace of 10,000

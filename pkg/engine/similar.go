@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -16,7 +17,8 @@ import (
 
 // Similarity associations: a stored record is linked both ways, with type
 // semantic, to the few most similar records already stored. With an
-// embedding, similarity is the cosine of the embeddings; without one it is
+// embedding, similarity is the cosine of the embeddings, over a bounded
+// candidate set (similarCandidates); without one it is
 // the Jaccard overlap of the records' index terms among the best text
 // matches, and at least similarShared terms must be shared (two one-word
 // notes are not similar because they share one word).
@@ -26,6 +28,8 @@ const (
 	similarShared       = 2
 	similarTextSearched = 8
 	similarQueryTerms   = 12
+	similarVectorText   = 64
+	similarRecent       = 256
 )
 
 type link struct {
@@ -42,9 +46,9 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	}
 	n := e.opts.SimilarLinks
 	if v := rec.Content.Embedding(); v != nil {
-		// Background work: one core, and the engine's lock only a chunk
-		// of rows at a time, so stores never wait for a whole scan.
-		hits := ns.vectors.Search(vecindex.Query{Vector: v, K: n, MinScore: similarCosine, Filter: persistentOnly, Lock: e.mu.RLocker(), Serial: true})
+		// A bounded candidate set, whatever the size of the store.
+		ids := e.similarCandidates(ns, rec, persistentOnly)
+		hits := ns.vectors.Rank(vecindex.Query{Vector: v, K: n, MinScore: similarCosine}, ids)
 		out := make([]link, len(hits))
 		for i, h := range hits {
 			out[i] = link{h.ID, h.Score}
@@ -61,7 +65,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	}
 	query := similarityQuery(mine)
 	e.mu.RLock()
-	res, err := ns.text.Search(textindex.Query{Text: query, Limit: similarTextSearched, Filter: func(id memory.ID, _ []byte) bool {
+	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(query), Limit: similarTextSearched, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
 		return persistentOnly(id)
 	}})
 	e.mu.RUnlock()
@@ -70,20 +74,56 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		return nil
 	}
 	var out []link
-	for _, h := range res.Hits {
-		other, err := e.get(ns, h.Doc)
+	for _, h := range hits {
+		other, err := e.get(ns, h.ID)
 		if err != nil {
 			continue
 		}
 		j, shared := jaccard(mine, termSet(strings.Join(recordTexts(other), "\n")))
 		if j >= similarJaccard && shared >= similarShared {
-			out = append(out, link{h.Doc, j})
+			out = append(out, link{h.ID, j})
 			if len(out) == n {
 				break
 			}
 		}
 	}
 	return out
+}
+
+// similarCandidates are the records a record with an embedding is
+// compared with: the best text matches of its most distinctive terms
+// (similarVectorText) and the newest records of the namespace
+// (similarRecent), so linking costs the same at any store size. A record
+// whose embedding is close but which shares no term and is not recent is
+// not linked.
+func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persistentOnly func(memory.ID) bool) []memory.ID {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	ids := make([]memory.ID, 0, similarVectorText+similarRecent)
+	if texts := recordTexts(rec); len(texts) > 0 {
+		if mine := termSet(strings.Join(texts, "\n")); len(mine) > 0 {
+			q := searchindex.Query{Terms: ns.text.QueryTerms(similarityQuery(mine)), Limit: similarVectorText,
+				Filter: func(id memory.ID, _ searchindex.Attrs) bool { return persistentOnly(id) }}
+			hits, err := ns.text.Search(q)
+			if err != nil {
+				e.log.Warn("similarity search", "err", err)
+			}
+			for _, h := range hits {
+				ids = append(ids, h.ID)
+			}
+		}
+	}
+	text, walked := len(ids), 0
+	ns.st.recent.newest(ns.st, func(id memory.ID) bool {
+		if !persistentOnly(id) {
+			return true
+		}
+		if walked++; !slices.Contains(ids[:text], id) {
+			ids = append(ids, id)
+		}
+		return walked < similarRecent
+	})
+	return ids
 }
 
 // similarityQuery picks the record's most distinctive terms to search

@@ -68,6 +68,9 @@ type state struct {
 	// deleted, recomputed lazily.
 	oldest, newest time.Time
 	extremesStale  bool
+
+	// recent orders the entries by creation time (recency.go).
+	recent recency
 }
 
 // rawState counts the raw journal.
@@ -120,10 +123,13 @@ func entryOf(rec *memory.MemoryRecord) *entry {
 
 // put adds or replaces the entry of rec.
 func (s *state) put(rec *memory.MemoryRecord) {
+	e := entryOf(rec)
+	var oldCreated *int64
 	if old, ok := s.entries[rec.ID]; ok {
 		s.remove(rec.ID, old)
+		oldCreated = ptrTo(old.created.UnixNano())
 	}
-	e := entryOf(rec)
+	s.recent.put(rec.ID, e.created.UnixNano(), oldCreated)
 	s.version++
 	s.entries[rec.ID] = e
 	s.count[e.store]++
@@ -158,8 +164,11 @@ func (s *state) delete(id memory.ID) {
 		s.version++
 		s.remove(id, e)
 		delete(s.entries, id)
+		s.recent.deleted(s)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 func (s *state) remove(id memory.ID, e *entry) {
 	s.count[e.store]--

@@ -3,18 +3,15 @@ package engine
 import (
 	"fmt"
 
-	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
-	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// txn collects one state change: record writes and deletions, the index
-// postings that go with them, and what to change in memory once the change
-// is durable. Records and postings share one batch when the indexes live
-// in the data directory, so a crash can never separate them; when indexes
-// are kept in memory only, postings go to a second batch applied right
-// after the records (and are rebuilt at start anyway).
+// txn collects one state change: record writes and deletions, and what to
+// change in memory once the change is durable, the full-text indexes
+// included (they are built from the records at start, so nothing of them
+// is written with the records).
 //
 // Writes go to namespace ns; an import that writes several namespaces
 // switches it between writes.
@@ -22,9 +19,8 @@ type txn struct {
 	e  *Engine
 	ns *nsState
 	b  *store.Batch // records
-	ib *store.Batch // index postings; == b when indexes persist
 
-	changes []pendingChange
+	changes []indexChange
 	puts    []nsRecord
 	touched []nsRecord // written with content, text and vector unchanged
 	dels    []nsID
@@ -53,32 +49,43 @@ type nsRaw struct {
 }
 
 // clear empties a full-text index within the change.
-func (t *txn) clear(ix *textindex.Index) {
-	t.changes = append(t.changes, pendingChange{ix, ix.Clear(t.ib)})
+func (t *txn) clear(ix *searchindex.Index) {
+	t.changes = append(t.changes, indexChange{ns: t.ns, ix: ix, clear: true, durable: true})
 }
 
-type pendingChange struct {
-	ix *textindex.Index
-	c  textindex.Change
+// indexChange is one change of a full-text index of namespace ns,
+// applied once the change is durable: add (or replace) doc, delete del,
+// or clear. durable is false for the records of the working store, which
+// are indexed but not written.
+type indexChange struct {
+	ns      *nsState
+	ix      *searchindex.Index
+	doc     *searchindex.Document
+	del     memory.ID
+	clear   bool
+	durable bool
+}
+
+func (c *indexChange) apply() error {
+	switch {
+	case c.clear:
+		c.ix.Clear()
+	case c.doc != nil:
+		return c.ix.Add(c.doc)
+	default:
+		c.ix.Delete(c.del)
+	}
+	return nil
 }
 
 // begin starts a change of namespace ns (nil for a change that belongs to
 // no namespace, such as an engine-wide decay tick).
 func (e *Engine) begin(ns *nsState) *txn {
-	t := &txn{e: e, ns: ns, b: e.db.NewBatch()}
-	if e.idxDB == e.db {
-		t.ib = t.b
-	} else {
-		t.ib = e.idxDB.NewBatch()
-	}
-	return t
+	return &txn{e: e, ns: ns, b: e.db.NewBatch()}
 }
 
 func (t *txn) close() {
 	t.b.Close()
-	if t.ib != t.b {
-		t.ib.Close()
-	}
 }
 
 // putRecord writes a new or changed curated record and its postings.
@@ -87,25 +94,17 @@ func (t *txn) putRecord(rec *memory.MemoryRecord) error {
 }
 
 // putNewRecord is putRecord for a record whose id the engine has just
-// generated: it is not indexed yet, so the index skips looking it up.
+// generated.
 func (t *txn) putNewRecord(rec *memory.MemoryRecord) error {
 	return t.writeRecord(rec, true)
 }
 
-func (t *txn) writeRecord(rec *memory.MemoryRecord, fresh bool) error {
+func (t *txn) writeRecord(rec *memory.MemoryRecord, _ bool) error {
 	ns := t.ns
 	if rec.Store != memory.StoreWorking {
 		t.b.PutRecord(ns.id, rec)
 	}
-	put := ns.text.Put
-	if fresh {
-		put = ns.text.PutNew
-	}
-	c, err := put(t.ib, rec.ID, nil, recordTexts(rec)...)
-	if err != nil {
-		return fmt.Errorf("index record %s: %w", rec.ID, err)
-	}
-	t.changes = append(t.changes, pendingChange{ns.text, c})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.text, doc: curatedDoc(rec), durable: rec.Store != memory.StoreWorking})
 	t.puts = append(t.puts, nsRecord{ns, rec})
 	return nil
 }
@@ -135,11 +134,7 @@ func (t *txn) deleteRecord(id memory.ID, st memory.StoreType) error {
 	if st != memory.StoreWorking {
 		t.b.DeleteRecord(ns.id, st, id)
 	}
-	c, err := ns.text.Delete(t.ib, id)
-	if err != nil {
-		return fmt.Errorf("unindex record %s: %w", id, err)
-	}
-	t.changes = append(t.changes, pendingChange{ns.text, c})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.text, del: id, durable: st != memory.StoreWorking})
 	t.dels = append(t.dels, nsID{ns, id})
 	return nil
 }
@@ -156,18 +151,10 @@ func (t *txn) putNewRaw(rec *memory.RawJournalRecord) error {
 	return t.writeRaw(rec, nil, true)
 }
 
-func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, fresh bool) error {
+func (t *txn) writeRaw(rec, old *memory.RawJournalRecord, _ bool) error {
 	ns := t.ns
 	t.b.PutRaw(ns.id, rec, old)
-	put := ns.rawText.Put
-	if fresh {
-		put = ns.rawText.PutNew
-	}
-	c, err := put(t.ib, rec.ID, rawAttrs(rec), dreamgroup.Texts(rec)...)
-	if err != nil {
-		return fmt.Errorf("index raw record %s: %w", rec.ID, err)
-	}
-	t.changes = append(t.changes, pendingChange{ns.rawText, c})
+	t.changes = append(t.changes, indexChange{ns: ns, ix: ns.rawText, doc: rawDoc(rec), durable: true})
 	t.raws = append(t.raws, nsRaw{ns, rec})
 	if old != nil {
 		if t.rawOld == nil {
@@ -190,6 +177,7 @@ func (t *txn) empty() {
 
 // commit makes the change durable, then updates the in-memory state.
 func (t *txn) commit() error {
+	defer t.stampIndexes()()
 	switch {
 	case t.e.aud != nil && t.event != nil:
 		if err := t.commitAudited(); err != nil {
@@ -200,15 +188,12 @@ func (t *txn) commit() error {
 			return fmt.Errorf("commit: %w", err)
 		}
 	}
-	if t.ib != t.b && !t.ib.Empty() {
-		if err := t.ib.CommitNoSync(); err != nil {
-			// The records are durable; the in-memory index is rebuilt
-			// at the next start. Search may miss these records until then.
-			t.e.log.Error("in-memory index update lost", "err", err)
+	for i := range t.changes {
+		if err := t.changes[i].apply(); err != nil {
+			// The records are durable; the index is rebuilt from them at
+			// the next start. Search may miss this change until then.
+			t.e.log.Error("search index update lost", "err", err)
 		}
-	}
-	for _, pc := range t.changes {
-		pc.ix.Apply(pc.c)
 	}
 	e := t.e
 	e.mu.Lock()

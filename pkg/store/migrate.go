@@ -398,6 +398,9 @@ func (db *DB) purgePlaintext(ctx context.Context) error {
 	if err := b.Commit(); err != nil {
 		return fmt.Errorf("delete plaintext indexes: %w", err)
 	}
+	if err := db.tidyDerived(); err != nil {
+		return err
+	}
 	db.plainSessions.Store(false)
 	if err := db.pdb.Flush(); err != nil {
 		return fmt.Errorf("flush: %w", err)

@@ -248,6 +248,7 @@ type DB struct {
 	pdb  *pebble.DB
 	lock *pebble.Lock
 	dir  string
+	fs   vfs.FS
 	log  *slog.Logger
 
 	// keys is nil without a passphrase; hasHeader is set when the
@@ -409,7 +410,7 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database in %s: %w", dir, err)
 	}
-	db := &DB{pdb: pdb, lock: lock, dir: dir, log: log, manifests: manifests, space: newSpaceGuard(dir, o)}
+	db := &DB{pdb: pdb, lock: lock, dir: dir, fs: fs, log: log, manifests: manifests, space: newSpaceGuard(dir, o)}
 	if err := db.checkLayout(); err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -421,6 +422,10 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 	if err := db.setupEncryption(o); err != nil {
 		_ = pdb.Close()
 		return nil, err
+	}
+	if err := db.tidyDerived(); err != nil {
+		_ = pdb.Close()
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
 	}
 	return db, nil
 }

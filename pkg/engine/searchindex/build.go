@@ -39,7 +39,6 @@ func Build(cfg Config, fill func(add AddFunc) error) (*Index, error) {
 	}
 	var (
 		c       = ix.c
-		nf      = len(ix.cfg.Fields)
 		an      = ix.cfg.Analyzer
 		workers = runtime.GOMAXPROCS(0)
 		work    = make(chan buildJob, workers)
@@ -56,7 +55,7 @@ func Build(cfg Config, fill func(add AddFunc) error) (*Index, error) {
 				res := buildResult{seq: job.seq, docs: make([]analysed, len(job.docs))}
 				spans := make([]int, len(job.docs)+1)
 				for i := range job.docs {
-					analyse(an, nf, &job.docs[i], &scratch)
+					analyse(an, ix.cfg.Fields, &job.docs[i], &scratch)
 					res.terms = append(res.terms, scratch.terms...)
 					spans[i+1] = len(res.terms)
 					a := scratch

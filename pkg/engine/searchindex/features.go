@@ -63,6 +63,65 @@ func (ix *Index) ScoreDocs(q Query, ids []memory.ID) ([]float64, error) {
 	return out, nil
 }
 
+// ScoreAdded returns the score q would give doc if doc were added to the
+// index: the statistics count it as Add would (one more document, its
+// field lengths, one more document for each of its terms), the index
+// itself is not changed. It scores documents kept elsewhere (a small
+// index of volatile documents, say) on this index's scale, so their
+// scores compare with those of Search. q.All, q.Limit and q.Filter are
+// ignored; a document without terms scores 0.
+func (ix *Index) ScoreAdded(q Query, doc *Document) (float64, error) {
+	var a analysed
+	analyse(ix.cfg.Analyzer, ix.cfg.Fields, doc, &a)
+	q.Limit, q.All, q.Filter = 0, false, nil
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	c := ix.c
+	p, err := ix.prepare(c, &q)
+	if err != nil || a.total == 0 {
+		return 0, err
+	}
+	// The document's frequencies of each query term, per field.
+	tfs := make([][MaxFields]uint32, len(p.terms))
+	f, left := 0, a.lens[0]
+	for _, t := range a.terms {
+		if t == "" {
+			continue
+		}
+		for left == 0 && f < MaxFields-1 {
+			f++
+			left = a.lens[f]
+		}
+		left--
+		for qi := range p.terms {
+			if p.terms[qi].text == t {
+				tfs[qi][f]++
+			}
+		}
+	}
+	n := float64(c.live + 1)
+	for f := range c.nf {
+		p.nl[f] = 0
+		if total := c.lens[f] + int64(a.lens[f]); total > 0 {
+			p.nl[f] = c.b[f] / (float64(total) / n)
+		}
+	}
+	score := 0.0
+	for qi := range p.terms {
+		t := &p.terms[qi]
+		if tfs[qi] == ([MaxFields]uint32{}) {
+			continue
+		}
+		df := 1.0
+		if t.id != 0 {
+			df += float64(c.terms[t.id].df)
+		}
+		w := t.weight * math.Log(1+(n-df+0.5)/(df+0.5))
+		score += p.termScore(w, p.tfNorm(&tfs[qi], a.lens[:]))
+	}
+	return score, nil
+}
+
 // scoreDoc scores document n from its term sequence.
 func (p *prepared) scoreDoc(n uint32) float64 {
 	tfs := p.docTF(n)

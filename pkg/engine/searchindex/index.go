@@ -45,6 +45,11 @@ type Field struct {
 	// B is the field's length normalisation, from 0 (none) to 1 (full);
 	// 0.75 is the usual choice.
 	B float64
+	// Verbatim fields are not analysed: each text is one term as given
+	// (empty texts are ignored). For terms the caller derives itself,
+	// such as a date's forms; a prefix the analyzer never produces keeps
+	// them apart from the terms of analysed fields.
+	Verbatim bool
 }
 
 // Config describes an index. The fields, K1 and AnalyzerVersion are
@@ -161,19 +166,23 @@ type analysed struct {
 }
 
 // analyse fills a from d, reusing a.terms.
-func analyse(an Analyzer, nf int, d *Document, a *analysed) {
+func analyse(an Analyzer, fields []Field, d *Document, a *analysed) {
 	a.id, a.attrs = d.ID, d.Attrs
 	a.terms = a.terms[:0]
 	a.total = 0
 	for f := range MaxFields {
 		start := len(a.terms)
-		if f < nf {
+		if f < len(fields) {
 			for _, text := range d.Fields[f] {
 				mark := len(a.terms)
 				if mark > start {
 					a.terms = append(a.terms, "")
 				}
-				a.terms = an.AppendTerms(a.terms, text)
+				if fields[f].Verbatim {
+					a.terms = append(a.terms, text)
+				} else {
+					a.terms = an.AppendTerms(a.terms, text)
+				}
 				// Drop empty terms the analyzer may have produced.
 				kept := a.terms[:mark]
 				if mark > start {
@@ -207,7 +216,7 @@ func analyse(an Analyzer, nf int, d *Document, a *analysed) {
 // or not at all.
 func (ix *Index) Add(doc *Document) error {
 	var a analysed
-	analyse(ix.cfg.Analyzer, len(ix.cfg.Fields), doc, &a)
+	analyse(ix.cfg.Analyzer, ix.cfg.Fields, doc, &a)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	if a.total == 0 {
@@ -234,6 +243,34 @@ func (ix *Index) Delete(id memory.ID) bool {
 	}
 	ix.maybeCompactLocked()
 	return true
+}
+
+// Clear deletes every document, at once (a running compaction finishes
+// first). Searches already running finish on the documents they started
+// with.
+func (ix *Index) Clear() {
+	ix.compactMu.Lock()
+	defer ix.compactMu.Unlock()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.c = ix.c.empty()
+}
+
+// Documents calls fn with the id and attributes of every indexed
+// document, in the order they were added, until fn returns false. It
+// runs without the lock, on the documents indexed when it started (a
+// document deleted meanwhile may be skipped); fn may call the index.
+func (ix *Index) Documents(fn func(id memory.ID, a Attrs) bool) {
+	ix.mu.RLock()
+	c := ix.c
+	docs := c.docs[:len(c.docs):len(c.docs)]
+	dead := c.dead[:len(c.dead):len(c.dead)]
+	ix.mu.RUnlock()
+	for i := range docs {
+		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs) {
+			return
+		}
+	}
 }
 
 // Has reports whether a document with id is indexed.

@@ -591,3 +591,175 @@ func TestSearchDoesNotHoldTheLock(t *testing.T) {
 		t.Errorf("count %d, want %d", n, 10+next-100)
 	}
 }
+
+// TestVerbatimField checks that a verbatim field takes its texts as terms
+// (not analysed, empty ones dropped), that its terms meet query terms only
+// by equality, and that snapshots record the field's kind.
+func TestVerbatimField(t *testing.T) {
+	cfg := testConfig(2)
+	cfg.Fields[1].Verbatim = true
+	ix, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := []*Document{
+		{ID: testID(1), Fields: [MaxFields][]string{{"may we meet"}, {"#may 2023", "", "#sunday"}}},
+		{ID: testID(2), Fields: [MaxFields][]string{{"in may"}, {"#june 2023"}}},
+	}
+	for _, d := range docs {
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	terms, _ := ix.TermsOf(testID(1))
+	if !slices.Equal(terms[1], []string{"#may 2023", "#sunday"}) {
+		t.Errorf("verbatim terms %q", terms[1])
+	}
+	hits, err := ix.Search(Query{Terms: []QueryTerm{{Term: "#may 2023", Weight: 1}}, Limit: 5})
+	if err != nil || len(hits) != 1 || hits[0].ID != testID(1) {
+		t.Errorf("verbatim term search: %v, %v", hits, err)
+	}
+	hits, err = ix.Search(Query{Terms: ix.QueryTerms("may"), Limit: 5})
+	if err != nil || len(hits) != 2 {
+		t.Errorf("analysed term search: %v, %v", hits, err)
+	}
+	data := ix.Snapshot().AppendTo(nil, nil)
+	if _, _, err := LoadSnapshot(testConfig(2), data); !errors.Is(err, ErrStale) {
+		t.Errorf("a verbatim field loaded as an analysed one: %v", err)
+	}
+	again, _, err := LoadSnapshot(cfg, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if terms, _ := again.TermsOf(testID(1)); !slices.Equal(terms[1], []string{"#may 2023", "#sunday"}) {
+		t.Errorf("verbatim terms after loading %q", terms[1])
+	}
+}
+
+// TestScoreAdded checks that a document scored without being added gets
+// exactly the score Search gives it once it is added.
+func TestScoreAdded(t *testing.T) {
+	for nf := 1; nf <= 3; nf++ {
+		g := newRandCorpus(uint64(20+nf), nf, 60)
+		ix, err := New(testConfig(nf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 300 {
+			if err := ix.Add(g.doc(testID(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range 40 {
+			d := g.doc(testID(1000 + i))
+			q := g.query(ix)
+			if i%2 == 0 {
+				q.FieldWeights = nil // the document's term counts in field 0 then
+			}
+			q.Terms = append(q.Terms, QueryTerm{Term: "unseen-" + fmt.Sprint(i), Weight: 1})
+			d.Fields[0] = append(d.Fields[0], "unseen-"+fmt.Sprint(i))
+			want, err := ix.ScoreAdded(q, d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := ix.Add(d); err != nil {
+				t.Fatal(err)
+			}
+			got, err := ix.ScoreDocs(q, []memory.ID{d.ID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0] != want || want == 0 && q.FieldWeights == nil {
+				t.Fatalf("%d fields, document %d: ScoreAdded %v, after Add %v", nf, i, want, got[0])
+			}
+			ix.Delete(d.ID)
+		}
+	}
+}
+
+// TestClear: a cleared index holds nothing, scores as an empty one, and
+// takes documents again, also while a compaction has work to do.
+func TestClear(t *testing.T) {
+	g := newRandCorpus(31, 1, 40)
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 600 {
+		if err := ix.Add(g.doc(testID(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 400 {
+		ix.Delete(testID(i)) // enough deletions to start a compaction
+	}
+	ix.Clear()
+	if s := ix.Stats(); s.Docs != 0 || s.FieldLengths[0] != 0 || ix.Has(testID(500)) {
+		t.Fatalf("after Clear: %+v", s)
+	}
+	q := g.query(ix)
+	if hits, err := ix.Search(q); err != nil || len(hits) != 0 {
+		t.Fatalf("search after Clear: %d hits, %v", len(hits), err)
+	}
+	fresh, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1000; i < 1100; i++ {
+		d := g.doc(testID(i))
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := fresh.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		q := g.query(ix)
+		q.Limit = 10
+		a, err1 := ix.Search(q)
+		b, err2 := fresh.Search(q)
+		if err1 != nil || err2 != nil || !slices.Equal(a, b) {
+			t.Fatalf("cleared index and fresh one differ: %v %v (%v %v)", a, b, err1, err2)
+		}
+	}
+}
+
+// TestDocuments: Documents lists the live documents with their
+// attributes, in the order they were added, and stops when asked to.
+func TestDocuments(t *testing.T) {
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []memory.ID
+	for i := range 200 {
+		d := &Document{ID: testID(i), Attrs: Attrs{Time: int64(i), Tag: uint32(i % 3)}}
+		d.Fields[0] = []string{fmt.Sprintf("common word%d", i)}
+		if err := ix.Add(d); err != nil {
+			t.Fatal(err)
+		}
+		if i%5 != 0 {
+			want = append(want, testID(i))
+		}
+	}
+	for i := 0; i < 200; i += 5 {
+		ix.Delete(testID(i))
+	}
+	var got []memory.ID
+	ix.Documents(func(id memory.ID, a Attrs) bool {
+		if a.Tag != uint32(a.Time%3) || testID(int(a.Time)) != id {
+			t.Fatalf("document %s has attributes %+v", id, a)
+		}
+		got = append(got, id)
+		return true
+	})
+	if !slices.Equal(got, want) {
+		t.Fatalf("Documents listed %d ids, want %d", len(got), len(want))
+	}
+	n := 0
+	ix.Documents(func(memory.ID, Attrs) bool { n++; return n < 7 })
+	if n != 7 {
+		t.Fatalf("Documents went on after false: %d calls", n)
+	}
+}

@@ -15,7 +15,7 @@ const snapshotMagic = "msvcsidx"
 
 // snapshotVersion is the snapshot format version. Bump it whenever the
 // format changes; LoadSnapshot refuses other versions with ErrStale.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // Snapshot errors.
 var (
@@ -56,6 +56,7 @@ func (ix *Index) Snapshot() *Snapshot {
 //
 //	magic "msvcsidx", version, analyzer version, k1 (float64),
 //	field count, then per field: name, weight (float64), b (float64),
+//	  flags (1 verbatim),
 //	label,
 //	term count, then every term (term ids are 1, 2, ... in this order),
 //	document count, then per document: id (16 bytes), Attrs.Tag,
@@ -79,6 +80,7 @@ func (s *Snapshot) AppendTo(dst, label []byte) []byte {
 		dst = appendString(dst, f.Name)
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f.Weight))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f.B))
+		dst = binary.AppendUvarint(dst, fieldFlags(f))
 	}
 	dst = appendString(dst, string(label))
 
@@ -138,6 +140,16 @@ func (s *Snapshot) Docs() int {
 		}
 	}
 	return n
+}
+
+// flagVerbatim marks a verbatim field in a snapshot's configuration.
+const flagVerbatim = 1
+
+func fieldFlags(f Field) uint64 {
+	if f.Verbatim {
+		return flagVerbatim
+	}
+	return 0
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -253,12 +265,14 @@ func (d *decoder) checkConfig(cfg *Config) error {
 	}
 	for _, want := range cfg.Fields {
 		f := Field{Name: d.string(), Weight: d.float(), B: d.float()}
+		flags := d.uvarint()
+		f.Verbatim = flags&flagVerbatim != 0
 		if d.err != nil {
 			return d.err
 		}
-		if f != want {
-			return fmt.Errorf("%w: field %.40q (weight %v, b %v), want %.40q (weight %v, b %v)",
-				ErrStale, f.Name, f.Weight, f.B, want.Name, want.Weight, want.B)
+		if f != want || flags&^flagVerbatim != 0 {
+			return fmt.Errorf("%w: field %.40q (weight %v, b %v, flags %d), want %.40q (weight %v, b %v, flags %d)",
+				ErrStale, f.Name, f.Weight, f.B, flags, want.Name, want.Weight, want.B, fieldFlags(want))
 		}
 	}
 	return nil

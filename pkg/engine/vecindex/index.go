@@ -21,6 +21,7 @@ import (
 	"container/heap"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -329,4 +330,121 @@ func (h *vecHeap) Pop() any {
 	v := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return v
+}
+
+// Rank returns the records among ids whose vectors (of the query's
+// dimension) are more similar to q.Vector than q.MinScore, best first and
+// at most q.K of them, with the same scores and order as Search would
+// give them: a search over a candidate set instead of every row. Ids
+// without a vector are skipped; q.Lock, q.Filter and q.Serial are
+// ignored. It reads one row per candidate, under the index's read lock.
+func (x *Index) Rank(q Query, ids []memory.ID) []Hit {
+	v := Normalize(q.Vector)
+	if v == nil || q.K <= 0 {
+		return nil
+	}
+	h := make(vecHeap, 0, q.K)
+	x.mu.RLock()
+	if m := x.byDim[len(v)]; m != nil {
+		for _, id := range ids {
+			r, ok := m.row[id]
+			if !ok {
+				continue
+			}
+			s := float64(dot(v, m.data[r*m.dim:(r+1)*m.dim]))
+			if s > q.MinScore {
+				push(&h, Hit{id, s}, q.K)
+			}
+		}
+	}
+	x.mu.RUnlock()
+	out := make([]Hit, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&h).(Hit)
+	}
+	return out
+}
+
+// Dims returns the dimensions the index holds vectors of, ascending.
+func (x *Index) Dims() []int {
+	x.mu.RLock()
+	out := make([]int, 0, len(x.byDim))
+	for d, m := range x.byDim {
+		if len(m.ids) > m.dead {
+			out = append(out, d)
+		}
+	}
+	x.mu.RUnlock()
+	slices.Sort(out)
+	return out
+}
+
+// Len returns the number of vectors of dimension dim.
+func (x *Index) Len(dim int) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if m := x.byDim[dim]; m != nil {
+		return len(m.ids) - m.dead
+	}
+	return 0
+}
+
+// Rows calls fn with the live rows of dimension dim (normalised), a chunk
+// at a time: their ids and their values, dim per row. It holds the lock
+// for one chunk at a time, so writers are not held up behind a copy of
+// the whole matrix; a row changed meanwhile may be seen before or after
+// the change. fn must not keep the slices, and must not call the index.
+func (x *Index) Rows(dim int, fn func(ids []memory.ID, rows []float32) error) error {
+	x.mu.RLock()
+	m := x.byDim[dim]
+	n := 0
+	if m != nil {
+		n = len(m.ids)
+	}
+	x.mu.RUnlock()
+	ids := make([]memory.ID, 0, scanChunk)
+	rows := make([]float32, 0, scanChunk*dim)
+	for c := 0; c < n; c += scanChunk {
+		ids, rows = ids[:0], rows[:0]
+		x.mu.RLock()
+		for r := c; r < min(c+scanChunk, n); r++ {
+			if id := m.ids[r]; !id.IsNil() {
+				ids = append(ids, id)
+				rows = append(rows, m.data[r*dim:(r+1)*dim]...)
+			}
+		}
+		x.mu.RUnlock()
+		if len(ids) == 0 {
+			continue
+		}
+		if err := fn(ids, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PutRows adds rows of dimension dim that Rows returned (normalised
+// already) for ids that have no vector yet, without normalising them
+// again: for loading a saved copy of the index.
+func (x *Index) PutRows(dim int, ids []memory.ID, rows []float32) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	m := x.byDim[dim]
+	if m == nil {
+		m = &matrix{dim: dim, row: make(map[memory.ID]int, len(ids))}
+		x.byDim[dim] = m
+	}
+	m.data = slices.Grow(m.data, len(rows))
+	m.ids = slices.Grow(m.ids, len(ids))
+	for i, id := range ids {
+		if _, ok := x.where[id]; ok {
+			x.removeLocked(id)
+			m = x.byDim[dim]
+		}
+		m.row[id] = len(m.ids)
+		m.ids = append(m.ids, id)
+		m.data = append(m.data, rows[i*dim:(i+1)*dim]...)
+		x.where[id] = dim
+	}
 }

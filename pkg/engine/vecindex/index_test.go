@@ -265,3 +265,81 @@ func benchDot(b *testing.B, dot func(a, b []float32) float32) {
 		b.Fatal("no work done")
 	}
 }
+
+// TestRankMatchesSearch: ranking a candidate set gives the scores and the
+// order a full search gives the same records.
+func TestRankMatchesSearch(t *testing.T) {
+	x := New(nil)
+	rng := rand.New(rand.NewPCG(5, 6))
+	vec := func() []float32 {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(rng.IntN(3))
+		}
+		return v
+	}
+	var ids []memory.ID
+	for i := range 3000 {
+		x.Put(testID(i), vec())
+		if i%3 == 0 {
+			ids = append(ids, testID(i))
+		}
+	}
+	ids = append(ids, testID(99999)) // no vector: skipped
+	inSet := map[memory.ID]bool{}
+	for _, id := range ids {
+		inSet[id] = true
+	}
+	for range 20 {
+		q := Query{Vector: vec(), K: 1 + rng.IntN(40), MinScore: rng.Float64() * 0.8}
+		got := x.Rank(q, ids)
+		q.Filter = func(id memory.ID) bool { return inSet[id] }
+		if want := x.Search(q); !slices.Equal(got, want) {
+			t.Fatalf("Rank %v\nSearch %v", got[:min(3, len(got))], want[:min(3, len(want))])
+		}
+	}
+}
+
+// TestRowsRoundTrip: the rows of an index put into another give the same
+// searches, also when rows were removed and replaced meanwhile.
+func TestRowsRoundTrip(t *testing.T) {
+	x := New(nil)
+	rng := rand.New(rand.NewPCG(7, 8))
+	vec := func(dim int) []float32 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	for i := range 2500 {
+		x.Put(testID(i), vec(16+i%2*8))
+	}
+	for i := 0; i < 2500; i += 4 {
+		x.Remove(testID(i))
+	}
+	y := New(nil)
+	for _, dim := range x.Dims() {
+		err := x.Rows(dim, func(ids []memory.ID, rows []float32) error {
+			y.PutRows(dim, slices.Clone(ids), slices.Clone(rows))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x.Len(dim) != y.Len(dim) {
+			t.Fatalf("dimension %d: %d rows, copied %d", dim, x.Len(dim), y.Len(dim))
+		}
+	}
+	if !slices.Equal(x.Dims(), []int{16, 24}) || !slices.Equal(y.Dims(), x.Dims()) {
+		t.Fatalf("dimensions %v and %v", x.Dims(), y.Dims())
+	}
+	for range 10 {
+		for _, dim := range []int{16, 24} {
+			q := Query{Vector: vec(dim), K: 20}
+			if a, b := x.Search(q), y.Search(q); !slices.Equal(a, b) {
+				t.Fatalf("dimension %d: searches differ after the copy", dim)
+			}
+		}
+	}
+}
