@@ -98,10 +98,10 @@ func populateEverything(t *testing.T, c *client.Client) []memory.ID {
 	t.Helper()
 	ctx := t.Context()
 	var ids []memory.ID
-	for i, st := range memory.PersistentStores {
+	for i, st := range memory.PersistentStores() {
 		content := memory.TextContent(fmt.Sprintf("note %d kept in the %s store", i, st))
 		// Orthogonal embeddings: no similarity links appear behind the test's back.
-		vec := make([]float32, len(memory.PersistentStores))
+		vec := make([]float32, len(memory.PersistentStores()))
 		vec[i] = 1
 		content.Blocks[0].Embedding = vec
 		intent := "check the round trip"

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,35 @@ import (
 	"time"
 )
 
+// buildBench builds memsvc-bench into a new temporary directory and
+// returns the directory and the binary.
+func buildBench(ctx context.Context, t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir = t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
+	}
+	return dir, filepath.Join(dir, "memsvc-bench")
+}
+
+// runBench runs the memsvc-bench binary bin with args and its temporary
+// files in dir, and returns its report (stdout); a failed run ends the
+// test with both outputs.
+func runBench(ctx context.Context, t *testing.T, dir, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("memsvc-bench %v: %v (after %v)\nstdout:\n%s\nstderr:\n%s", args, err, time.Since(start), stdout.String(), stderr.String())
+	}
+	t.Logf("memsvc-bench %s took %v", args[0], time.Since(start).Round(time.Millisecond))
+	return stdout.String()
+}
+
 // TestBenchDriver builds cmd/memsvc-bench and runs it the way CI can
 // afford (--quick, 1,000 records, memsvc-mcp but not the npm peer), then
 // checks that the report has a row for every section and the JSON agrees,
@@ -21,24 +51,11 @@ import (
 func TestBenchDriver(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
-	}
+	dir, bench := buildBench(ctx, t)
 	jsonPath := filepath.Join(dir, "bench.json")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "memsvc-bench"), "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
+	out := runBench(ctx, t, dir, bench, "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
 		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
 		"--json", jsonPath, "--timeout", "140s")
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("memsvc-bench: %v (after %v)\nstdout:\n%s\nstderr:\n%s", err, time.Since(start), stdout.String(), stderr.String())
-	}
-	t.Logf("memsvc-bench --quick took %v", time.Since(start).Round(time.Millisecond))
-	out := stdout.String()
 
 	number := `[0-9][0-9.,]*`
 	for _, op := range []string{
@@ -108,6 +125,116 @@ func TestBenchDriver(t *testing.T) {
 		t.Errorf("budgets: %+v", rep.Budgets)
 	}
 	// Nothing is left behind in the scratch area.
+	left, err := filepath.Glob(filepath.Join(dir, "memsvc-bench-*"))
+	if err != nil || len(left) != 0 {
+		t.Errorf("scratch directories left behind: %v %v", left, err)
+	}
+}
+
+// TestBenchTargets runs `memsvc-bench targets --quick` (small corpora,
+// memsvc-mcp without the npm peer) through the built binaries and checks
+// that every section reports its rows and every target of the issue has
+// a line in the verdict table, measured or said not to be, and that the
+// JSON agrees: the documented targets command keeps working.
+func TestBenchTargets(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
+	}
+	jsonPath := filepath.Join(dir, "targets.json")
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "memsvc-bench"), "targets", "--quick", "--skip-peer",
+		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
+		"--json", jsonPath, "--timeout", "140s")
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("memsvc-bench targets: %v (after %v)\nstdout:\n%s\nstderr:\n%s", err, time.Since(start), stdout.String(), stderr.String())
+	}
+	t.Logf("memsvc-bench targets --quick took %v", time.Since(start).Round(time.Millisecond))
+	out := stdout.String()
+
+	number := `[0-9][0-9.,]*`
+	for _, x := range []struct{ op, records string }{
+		{"store (single, synced)", "200"}, {"store (single, synced)", "1,000"},
+		{"recall (text)", "500"}, {"recall (text)", "1,000"},
+		{"recall (text, reconsolidate=false)", "1,000"}, {"recall (no query)", "1,000"},
+		{"recall (hybrid, 64 dims)", "500"}, {"recall (hybrid, 384 dims)", "500"},
+	} {
+		re := regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(x.op) + ` \| ` + x.records + ` \| 20 \| ` +
+			number + ` \| ` + number + ` \| ` + number + ` \| ` + number + ` \| ` + number + `× \| `)
+		if !re.MatchString(out) {
+			t.Errorf("no row for %s at %s records in the report:\n%s", x.op, x.records, out)
+		}
+	}
+	verdicts := regexp.MustCompile(`(?m)^\| (.+) \| (.+) \| (met|\*\*missed\*\*|not measured) \|$`).FindAllStringSubmatch(out, -1)
+	measured := map[string]bool{}
+	for _, v := range verdicts {
+		measured[v[1]] = v[3] != "not measured"
+	}
+	for _, target := range []string{
+		"text recall p50 at 500 records at most 3× GET /health", "text recall p50 at 1,000 records at most 3× GET /health",
+		"hybrid recall, 64 dims, p50 at 500 records at most 5× GET /health", "hybrid recall, 384 dims, p50 at 500 records at most 5× GET /health",
+		"recall without a query p50 at 1,000 records at most 3× GET /health",
+		"store p50 at 1,000 records at most 1.5× the p50 at 200",
+		"48 concurrent recall clients over 1,000 records: p99 under 50 ms",
+		"recall during a full consolidation of 1,000 records within 50 ms (p99)",
+		"full consolidation of 1,000 records under 1 minute",
+		"16 concurrent clients store at least 5× the single-client rate",
+		"cold start at 1,000 records under 1 s",
+	} {
+		if m, ok := measured[target]; !ok || !m {
+			t.Errorf("target %q: listed %v, measured %v:\n%s", target, ok, m, out)
+		}
+	}
+	for _, target := range []string{
+		"MCP search p50 at 100 notes at least 10× faster than server-memory",
+		"MCP search p50 at 300 notes at least 30× faster than server-memory",
+	} {
+		if m, ok := measured[target]; !ok || m {
+			t.Errorf("target %q: listed %v, measured %v (the peer was skipped):\n%s", target, ok, m, out)
+		}
+	}
+	if len(verdicts) != 14 {
+		t.Errorf("%d verdict lines, want 14:\n%s", len(verdicts), out)
+	}
+	for _, want := range []string{"| 100 | ", "| 300 | ", "The peer did not run: skipped with --skip-peer.", "| 48 | 1,000 | 96 of 96 | "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+
+	var rep struct {
+		Rows []struct {
+			Operation string
+			Ratio     float64 `json:"ratio_to_health"`
+			Health    float64 `json:"health_p50_ms"`
+			P50ms     float64 `json:"p50_ms"`
+		}
+		Stores struct {
+			Ratio float64
+		}
+		Verdicts []struct{ Budget, Verdict string }
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, data)
+	}
+	if len(rep.Rows) != 10 || len(rep.Verdicts) != 14 || rep.Stores.Ratio <= 0 {
+		t.Fatalf("JSON: %d rows, %d verdicts, stores %+v", len(rep.Rows), len(rep.Verdicts), rep.Stores)
+	}
+	for _, r := range rep.Rows {
+		if r.P50ms <= 0 || r.Health <= 0 || math.Abs(r.Ratio-r.P50ms/r.Health) > 1e-9*r.Ratio {
+			t.Errorf("implausible row %+v", r)
+		}
+	}
 	left, err := filepath.Glob(filepath.Join(dir, "memsvc-bench-*"))
 	if err != nil || len(left) != 0 {
 		t.Errorf("scratch directories left behind: %v %v", left, err)

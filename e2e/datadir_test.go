@@ -7,24 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// listDir returns the names in dir, or nil when it does not exist.
-func listDir(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
+	"memsvc.dev/memsvc/internal/testkit"
+)
 
 // readOnlyCommands read data and never create a data directory.
 var readOnlyCommands = [][]string{
@@ -61,7 +46,7 @@ func TestMissingDataDirRefused(t *testing.T) {
 		if r.stdout != "" {
 			t.Errorf("%s on a missing directory printed %q", args[0], r.stdout)
 		}
-		if names := listDir(t, root); len(names) != 0 {
+		if names := testkit.DirNames(t, root); len(names) != 0 {
 			t.Fatalf("%s on a missing directory created %v", args[0], names)
 		}
 	}
@@ -111,7 +96,7 @@ func TestForeignDataDirRefused(t *testing.T) {
 			t.Errorf("%s in a foreign directory: exit %d, stderr %q", args[0], r.code, r.stderr)
 		}
 	}
-	if names := listDir(t, project); !slices.Equal(names, []string{"go.mod", "main.go", "notes.txt"}) {
+	if names := testkit.DirNames(t, project); !slices.Equal(names, []string{"go.mod", "main.go", "notes.txt"}) {
 		t.Fatalf("the foreign directory now holds %v", names)
 	}
 }

@@ -3,11 +3,12 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // outputSchemas compiles the outputSchema of every tool of a tools/list
@@ -23,20 +24,7 @@ func outputSchemas(t testing.TB, tools []map[string]any) map[string][]*jsonschem
 		if !ok {
 			t.Fatalf("tool %s has no outputSchema", name)
 		}
-		for _, draft := range []*jsonschema.Draft{jsonschema.Draft7, jsonschema.Draft2020} {
-			c := jsonschema.NewCompiler()
-			c.DefaultDraft(draft)
-			c.AssertFormat()
-			url := fmt.Sprintf("mem:///%s/%v.json", name, draft)
-			if err := c.AddResource(url, schema); err != nil {
-				t.Fatalf("%s: outputSchema: %v", name, err)
-			}
-			s, err := c.Compile(url)
-			if err != nil {
-				t.Fatalf("%s: outputSchema does not compile as %v: %v", name, draft, err)
-			}
-			out[name] = append(out[name], s)
-		}
+		out[name] = testkit.CompileOutputSchema(t, name, schema)
 	}
 	return out
 }

@@ -31,6 +31,7 @@ import (
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/internal/testtls"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -94,44 +95,8 @@ type answer struct {
 // header; body is JSON-encoded unless it is []byte (sent as an archive).
 func (s *nsServer) do(t *testing.T, method, path, key, ns string, body any) answer {
 	t.Helper()
-	var r io.Reader
-	ct := ""
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		r, ct = bytes.NewReader(b), wire.ContentTypeArchive
-	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, ct = bytes.NewReader(data), wire.ContentTypeJSON
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, s.srv.url(path), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ct != "" {
-		req.Header.Set("Content-Type", ct)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if ns != "" {
-		req.Header.Set(wire.HeaderNamespace, ns)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	return answer{resp.StatusCode, resp.Header, data}
+	a := testkit.Do(t, testkit.Request{Method: method, URL: s.srv.url(path), Body: body, Key: key, Namespace: ns})
+	return answer{a.Status, a.Header, a.Body}
 }
 
 // ok sends a request with keyAll in namespace ns, requires a 2xx answer

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,12 +73,7 @@ type recallGroup struct {
 func TestRecallQualityHarness(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
-	}
-	bench := filepath.Join(dir, "memsvc-bench")
+	dir, bench := buildBench(ctx, t)
 	dataset, err := filepath.Abs(filepath.Join("testdata", "recall", "dialogue.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,15 +83,7 @@ func TestRecallQualityHarness(t *testing.T) {
 		jsonPath := filepath.Join(t.TempDir(), "recall.json")
 		args = append([]string{"recall-quality", "--dataset", dataset, "--conversations", "c2", "--max-questions", "40",
 			"--json", jsonPath, "--timeout", "40s"}, args...)
-		cmd := exec.CommandContext(ctx, bench, args...)
-		cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("memsvc-bench %v: %v\nstdout:\n%s\nstderr:\n%s", args, err, stdout.String(), stderr.String())
-		}
-		t.Logf("recall-quality took %v", time.Since(start).Round(time.Millisecond))
+		out := runBench(ctx, t, dir, bench, args...)
 		var rep recallReport
 		data, err := os.ReadFile(jsonPath)
 		if err != nil {
@@ -106,7 +92,7 @@ func TestRecallQualityHarness(t *testing.T) {
 		if err := json.Unmarshal(data, &rep); err != nil {
 			t.Fatalf("--json output: %v\n%s", err, data)
 		}
-		return rep, stdout.String()
+		return rep, out
 	}
 	memsvcBin := filepath.Join(binDir, "memsvc")
 	check := func(t *testing.T, rep recallReport, out string, passes int) {

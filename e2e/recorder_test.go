@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -64,32 +65,15 @@ func recRecallRaw(t *testing.T, baseURL, key, session string) []recEntry {
 // default namespace).
 func recRecallRawIn(t *testing.T, baseURL, key, ns, session string) []recEntry {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{
+	a := testkit.Do(t, testkit.Request{Method: "POST", URL: baseURL + "/v1/recall/raw", Key: key, Namespace: ns, Body: map[string]any{
 		"session_id": session, "limit": 1000, "include_private_scratch": true, "include_sealed": true,
 		"secrecy_levels": []string{"public", "sensitive", "secret"},
-	})
-	req, err := http.NewRequestWithContext(t.Context(), "POST", baseURL+"/v1/recall/raw", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if ns != "" {
-		req.Header.Set("X-Memsvc-Namespace", ns)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
-		t.Fatalf("recall raw: %d %s", resp.StatusCode, data)
+	}})
+	if a.Status != 200 {
+		t.Fatalf("recall raw: %d %s", a.Status, a.Body)
 	}
 	var out memory.RecallRawQueryResponse
-	if err := json.Unmarshal(data, &out); err != nil {
+	if err := json.Unmarshal(a.Body, &out); err != nil {
 		t.Fatal(err)
 	}
 	var entries []recEntry

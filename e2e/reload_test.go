@@ -1,9 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/internal/testtls"
 )
 
@@ -63,36 +61,7 @@ func statusWithKey(t *testing.T, srv *server, key string) int {
 // statusWithKeyIn is statusWithKey in namespace ns ("" names none).
 func statusWithKeyIn(t *testing.T, srv *server, key, ns string) int {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.url("/v1/introspect/stats"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if ns != "" {
-		req.Header.Set("X-Memsvc-Namespace", ns)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// peerCertificate is the certificate a new TLS connection to addr sees.
-func peerCertificate(t *testing.T, addr string) *x509.Certificate {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.(*tls.Conn).ConnectionState().PeerCertificates[0]
+	return testkit.Do(t, testkit.Request{Method: http.MethodGet, URL: srv.url("/v1/introspect/stats"), Key: key, Namespace: ns}).Status
 }
 
 // waitFor polls cond every 10 ms until it holds or limit passes, and
@@ -166,7 +135,7 @@ func TestLiveConfiguration(t *testing.T) {
 	}
 
 	// Renewed certificate files at the same paths.
-	before := peerCertificate(t, gaddr)
+	before := testtls.PeerCertificate(t, gaddr)
 	newCert, newKey, _ := testtls.SelfSigned(t, t.TempDir())
 	for from, to := range map[string]string{newKey: keyFile, newCert: certFile} {
 		b, err := os.ReadFile(from)
@@ -176,7 +145,7 @@ func TestLiveConfiguration(t *testing.T) {
 		writeReplacing(t, to, b)
 	}
 	waitFor(t, srv, 10*time.Second, "a new handshake seeing the new certificate", func() bool {
-		return !peerCertificate(t, gaddr).Equal(before)
+		return !testtls.PeerCertificate(t, gaddr).Equal(before)
 	})
 
 	// A key that cannot change live.

@@ -2,10 +2,8 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -22,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -72,36 +71,13 @@ func (s *server) stop(sig os.Signal) error {
 // call sends a JSON request and decodes the JSON answer into out.
 func call(t *testing.T, method, url string, body any, out any) int {
 	t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, url, r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out != nil && len(data) > 0 {
-		if err := json.Unmarshal(data, out); err != nil {
-			t.Fatalf("%s %s: %v\n%s", method, url, err, data)
+	a := testkit.Do(t, testkit.Request{Method: method, URL: url, Body: body, ContentType: "application/json"})
+	if out != nil && len(a.Body) > 0 {
+		if err := json.Unmarshal(a.Body, out); err != nil {
+			t.Fatalf("%s %s: %v\n%s", method, url, err, a.Body)
 		}
 	}
-	return resp.StatusCode
+	return a.Status
 }
 
 func TestServeEndToEnd(t *testing.T) {

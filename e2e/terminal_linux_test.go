@@ -12,10 +12,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // openPTY opens a pseudo-terminal pair: the controlling side for the test
@@ -46,11 +49,17 @@ func openPTY(t *testing.T) (ctl, tty *os.File) {
 // screen and the exit code.
 func terminalRun(t *testing.T, answers map[string]string, name string, args ...string) (string, int) {
 	t.Helper()
+	return terminalRunEnv(t, nil, answers, name, args...)
+}
+
+// terminalRunEnv is terminalRun with more environment variables.
+func terminalRunEnv(t *testing.T, env []string, answers map[string]string, name string, args ...string) (string, int) {
+	t.Helper()
 	ctl, tty := openPTY(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TERM=dumb"}
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -142,5 +151,64 @@ func TestTerminal(t *testing.T) {
 	}
 	if r := memsvc("--data-dir", dst, "recall", "--mode", "perfect"); !strings.Contains(r.stdout, "the archived note") || strings.Contains(r.stdout, "destination") {
 		t.Fatalf("after the replace: %+v", r)
+	}
+}
+
+// TestTerminalLongWork: dream-tick over a backlog of many groups and
+// migrate-store-encryption draw a progress line with counts on a
+// terminal, none without one, none with --quiet, and do the same work
+// either way.
+func TestTerminalLongWork(t *testing.T) {
+	const sessions = 60 // one dream group each
+	dir := t.TempDir()
+	srv := startServer(t, dir, "MEMSVC_DREAM__BACKGROUND_INTERVAL_SECS=86400")
+	req := memory.EncodeBatchStoreRawRequest{}
+	for i := range 2 * sessions {
+		r := memory.DefaultEncodeStoreRawRequest()
+		r.SessionID = fmt.Sprint("session-", i%sessions)
+		r.Content = memory.TextContent(fmt.Sprintf("turn %d of session %d about the deployment plan", i/sessions, i%sessions))
+		req.Records = append(req.Records, r)
+	}
+	if code := call(t, "POST", srv.url("/v1/encode/raw/batch"), req, nil); code != 200 {
+		t.Fatalf("raw batch: %d", code)
+	}
+	if err := srv.stop(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+
+	// A dry run without a terminal: the whole backlog, no progress.
+	r := runBin(t, 60*time.Second, nil, "memsvc", "--data-dir", dir, "dream-tick", "--dry-run", "--max-groups", "1000")
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("groups processed: %d\n", sessions)) || strings.Contains(r.stderr, "dream-tick") {
+		t.Fatalf("dream-tick --dry-run without a terminal: %+v", r)
+	}
+	if screen, code := terminalRun(t, nil, "memsvc", "--data-dir", dir, "dream-tick", "--dry-run", "--quiet"); code != 0 || strings.Contains(screen, "\rdream-tick") {
+		t.Fatalf("dream-tick --quiet on a terminal: exit %d, screen %q", code, screen)
+	}
+	// On a terminal: a bar counting groups, and every group processed
+	// (in several requests of at most 10 groups).
+	screen, code := terminalRun(t, nil, "memsvc", "--data-dir", dir, "dream-tick", "--max-groups", "100", "--promote-semantic=false")
+	if code != 0 || !strings.Contains(screen, "\rdream-tick [") || !strings.Contains(screen, fmt.Sprintf("%d/100 groups", sessions)) ||
+		!strings.Contains(screen, fmt.Sprintf("groups processed: %d\r\n", sessions)) || !strings.Contains(screen, fmt.Sprintf("raw entries processed: %d\r\n", 2*sessions)) {
+		t.Fatalf("dream-tick on a terminal: exit %d, screen %q", code, screen)
+	}
+	if r := runBin(t, 60*time.Second, nil, "memsvc", "--data-dir", dir, "dream-tick", "--max-groups", "1000"); r.code != 0 || !strings.Contains(r.stdout, "groups processed: 0\n") {
+		t.Fatalf("a second dream-tick found work left: %+v", r)
+	}
+
+	// Migration: raw entries plus the summaries the dream wrote (one per
+	// group; no semantic memories).
+	env := []string{"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple"}
+	values := 2*sessions + sessions
+	screen, code = terminalRunEnv(t, env, nil, "memsvc", "--data-dir", dir, "migrate-store-encryption", "--confirm")
+	if code != 0 || !strings.Contains(screen, "\rmigrate [") || !strings.Contains(screen, fmt.Sprintf("%d/%d records", values, values)) ||
+		!strings.Contains(screen, fmt.Sprintf("raw_journal: total=%d, migrated=%d", 2*sessions, 2*sessions)) {
+		t.Fatalf("migrate-store-encryption on a terminal: exit %d, screen %q", code, screen)
+	}
+	if screen, code := terminalRunEnv(t, env, nil, "memsvc", "--data-dir", dir, "migrate-store-encryption", "--confirm", "--quiet"); code != 0 || strings.Contains(screen, "\rmigrate") {
+		t.Fatalf("migrate-store-encryption --quiet on a terminal: exit %d, screen %q", code, screen)
+	}
+	r = runBin(t, 60*time.Second, env, "memsvc", "--data-dir", dir, "migrate-store-encryption", "--confirm")
+	if r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("raw_journal: total=%d, migrated=0, already_encrypted=%d", 2*sessions, 2*sessions)) || strings.Contains(r.stderr, "migrate") {
+		t.Fatalf("migrate-store-encryption without a terminal: %+v", r)
 	}
 }

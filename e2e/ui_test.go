@@ -401,8 +401,9 @@ func seedInspector(t *testing.T, base, key string, fillers int) inspectorData {
 // TestInspectorInBrowser drives the inspector in headless Chromium over a
 // server holding 323 memories: the newest page and the next, a search, a
 // record with its forecast, emotion and associations, the graph around it
-// and a click on a node, the timeline and its second page, the journal
-// with and without its filters, the dashboard, and the keyboard path. It
+// and a click on a node, the timeline and its second page, by day and by
+// week, the journal with and without its filters, the dashboard, the
+// store and time filters of the search form, and the keyboard path. It
 // checks the rendered text, that the page asked nothing of another origin
 // and reported no error or CSP violation, and that looking at memories
 // did not reinforce them. Screenshots go to the artifact directory.
@@ -564,6 +565,24 @@ func TestInspectorInBrowser(t *testing.T) {
 		}
 	}
 
+	// Bars per week: the same window in one week, also truncated.
+	b.do("bars per week",
+		chromedp.SetValue(chromedp.ID("t-g"), "week"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+	)
+	// (The day view's second page says "continuing"; the week view's first does not.)
+	b.wait("the week view", `location.hash.includes('g=week') && document.getElementById('main').dataset.ready === 'true' && !!document.getElementById('timeline-summary') && !document.getElementById('timeline-summary').textContent.includes('continuing')`)
+	if got := b.text("#timeline-summary"); !strings.HasPrefix(got, "300 memories in 1 week.") {
+		t.Errorf("week timeline summary %q", got)
+	}
+	if got := b.texts(".bucket h2"); len(got) != 1 || !strings.HasPrefix(got[0], "Week of ") || !strings.HasSuffix(got[0], "— 300 memories") {
+		t.Errorf("week timeline buckets %q", got)
+	}
+	if n := eval[int](b, `document.querySelectorAll('svg.chart rect.bar').length`); n < 5 || n > 6 {
+		t.Errorf("the week timeline draws %d bars, want one per week of the 30-day window", n)
+	}
+	b.shot("timeline-week", false)
+
 	// The journal: by default normal, public and sensitive entries only.
 	b.do("open the journal", chromedp.Click(chromedp.CSS(`#nav a[data-view="journal"]`)))
 	b.waitView("journal", "Raw journal")
@@ -626,6 +645,55 @@ func TestInspectorInBrowser(t *testing.T) {
 	b.shot("dashboard-dark", false)
 	scheme("light")
 
+	// The store and time filters of the search form: two stores, created
+	// since 2000, list the two records of those stores; created until
+	// 2000 lists none.
+	b.do("the newest page again", chromedp.Navigate(base+"/ui/#/"))
+	b.waitView("memories", "Newest memories")
+	b.do("filter by store and time",
+		chromedp.Click(chromedp.ID("st-semantic")),
+		chromedp.Click(chromedp.ID("st-procedural")),
+		chromedp.SetValue(chromedp.ID("from"), "2000-01-01T00:00"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+	)
+	b.wait("the filtered list", `location.hash.includes('stores=semantic%2Cprocedural') && location.hash.includes('from=') && document.getElementById('main').dataset.ready === 'true' && document.getElementById('result-summary').textContent === '2 memories, newest first'`)
+	if got := b.texts(".result-title"); !slices.Equal(got, []string{"Database choices", deployText}) {
+		t.Errorf("semantic and procedural memories since 2000: %q", got)
+	}
+	if got := b.texts(`.result .badge[class*="store-"]`); !slices.Equal(got, []string{"semantic", "procedural"}) {
+		t.Errorf("store badges %q", got)
+	}
+	b.shot("search-filters", false)
+	b.do("created until 2000",
+		chromedp.Click(chromedp.ID("st-semantic")),
+		chromedp.Click(chromedp.ID("st-procedural")),
+		chromedp.SetValue(chromedp.ID("from"), ""),
+		chromedp.SetValue(chromedp.ID("to"), "2000-01-01T00:00"),
+		chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)),
+	)
+	b.wait("the empty list", `location.hash.includes('to=') && !location.hash.includes('stores=') && document.getElementById('main').dataset.ready === 'true' && document.getElementById('result-summary').textContent === '0 memories, newest first'`)
+	if n := eval[int](b, `document.querySelectorAll('.result').length`); n != 0 {
+		t.Errorf("%d memories created until 2000", n)
+	}
+	if got := b.text(".empty"); got != "No memories here yet." {
+		t.Errorf("the empty list says %q", got)
+	}
+	// "Until" a minute takes in the whole minute: until the minute the
+	// newest memory was created in lists it.
+	var newest memory.MemoryRecord
+	if code := apiCall(t, "GET", base+"/v1/introspect/record/"+d.db.String(), "", nil, &newest); code != 200 {
+		t.Fatalf("inspect: %d", code)
+	}
+	at := newest.CreatedAt.Format(time.RFC3339Nano)
+	eval[bool](b, fmt.Sprintf(`(() => { const d = new Date(%q); const p = (n) => String(n).padStart(2, '0');
+		document.getElementById('to').value = d.getFullYear() + '-' + p(d.getMonth() + 1) + '-' + p(d.getDate()) + 'T' + p(d.getHours()) + ':' + p(d.getMinutes());
+		return true; })()`, at))
+	b.do("created until the newest memory's minute", chromedp.Click(chromedp.CSS(`form.filters button[type="submit"]`)))
+	b.wait("the list until that minute", `!location.hash.includes('to=2000') && document.getElementById('main').dataset.ready === 'true' && !!document.querySelector('.result')`)
+	if got := b.texts(".result-title"); len(got) == 0 || got[0] != "Database choices" {
+		t.Errorf("until the minute of %s the list starts with %q", at, got[:min(1, len(got))])
+	}
+
 	// Keyboard: the skip link comes first and moves focus to the content;
 	// a result link opens with Enter and focus moves to the new heading.
 	b.do("load the first page afresh", chromedp.Navigate(base+"/ui/#/"), chromedp.Reload())
@@ -687,22 +755,20 @@ func TestInspectorNeedsKey(t *testing.T) {
 	if n := eval[int](b, `document.querySelectorAll('.result').length`); n != 0 {
 		t.Errorf("%d memories shown without a key", n)
 	}
-	// A server without namespaces answers 404 for GET /v1/namespaces,
-	// before authentication (as for any unknown route); the page then
-	// shows the default namespace only. No route answers data without a
-	// key.
-	noRoute := func(r seenRequest) bool { return strings.HasSuffix(r.url, "/v1/namespaces") && r.status == 404 }
-	api401 := 0
+	// Without a key every API call answers 401, the namespace list
+	// included: no route answers data, or even names a namespace.
+	api401, nsAsked := 0, false
 	for _, r := range b.seen() {
-		if strings.Contains(r.url, "/v1/") && !noRoute(r) {
+		if strings.Contains(r.url, "/v1/") {
 			if r.status != 401 || r.auth != "" {
 				t.Errorf("before the key: %s answered %d (auth %q), want 401 without a key", r.url, r.status, r.auth)
 			}
 			api401++
+			nsAsked = nsAsked || strings.HasSuffix(r.url, "/v1/namespaces")
 		}
 	}
-	if api401 == 0 {
-		t.Error("the page made no API call before asking for the key")
+	if api401 == 0 || !nsAsked {
+		t.Errorf("before asking for the key the page made %d API calls (namespace list asked: %v), want the namespace list among them", api401, nsAsked)
 	}
 	b.shot("key-form", false)
 
@@ -723,7 +789,7 @@ func TestInspectorNeedsKey(t *testing.T) {
 	b.shot("with-key", false)
 	ok := 0
 	for _, r := range b.seen() {
-		if !strings.Contains(r.url, "/v1/") || noRoute(r) {
+		if !strings.Contains(r.url, "/v1/") {
 			continue
 		}
 		switch {

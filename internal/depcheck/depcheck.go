@@ -2,7 +2,10 @@
 // checks a module's whole package graph against a layering file
 // (docs/layering.txt; TestLayering runs it on this module). The helpers
 // OnlyImports, Reaches and NeverReaches state one rule about one package
-// from that package's own test. Both ask the go tool about packages as
+// from that package's own test. CheckSource holds every package of a
+// module to two source rules: a package comment, and no exported
+// package-level state but error sentinels (TestSource runs it on the
+// module, e2e/ and tools/). All ask the go tool about packages as
 // they are built into a binary, so test files are left out.
 package depcheck
 

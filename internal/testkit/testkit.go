@@ -1,6 +1,7 @@
 // Package testkit holds the fixtures the transport and proxy tests share:
-// an engine on an in-memory store, a clock moved by hand and a log sink
-// safe for concurrent writers.
+// an engine on an in-memory store, a clock moved by hand, a log sink
+// safe for concurrent writers and one way to send an HTTP request to a
+// server under test.
 package testkit
 
 import (
@@ -70,4 +71,19 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Receive returns the next value on ch, waiting at most limit for it; when
+// none comes in time the test fails, saying what it waited for (what: "the
+// server to stop").
+func Receive[T any](t testing.TB, ch <-chan T, limit time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(limit):
+		t.Fatalf("waited %v for %s", limit, what)
+		var none T
+		return none
+	}
 }

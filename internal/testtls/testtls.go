@@ -4,9 +4,11 @@
 package testtls
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -63,4 +65,20 @@ func SelfSigned(t testing.TB, dir string) (certFile, keyFile string, pool *x509.
 	pool = x509.NewCertPool()
 	pool.AddCert(cert)
 	return certFile, keyFile, pool
+}
+
+// PeerCertificate returns the leaf certificate a new TLS connection to
+// addr (offering h2) is shown, without verifying it: tests compare it to
+// see which certificate a server serves. Failures end the test.
+func PeerCertificate(t testing.TB, addr string) *x509.Certificate {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	return c.(*tls.Conn).ConnectionState().PeerCertificates[0]
 }

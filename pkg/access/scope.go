@@ -133,8 +133,8 @@ func (s Scope) Visible(list []memory.NamespaceInfo) []memory.NamespaceInfo {
 	}
 	for _, n := range s.names {
 		if !slices.ContainsFunc(out, func(i memory.NamespaceInfo) bool { return i.Name == n }) {
-			empty := memory.NamespaceInfo{Name: n, RecordsByStore: make(map[string]uint32, len(memory.AllStores))}
-			for _, st := range memory.AllStores {
+			empty := memory.NamespaceInfo{Name: n, RecordsByStore: make(map[string]uint32, len(memory.AllStores()))}
+			for _, st := range memory.AllStores() {
 				empty.RecordsByStore[st.String()] = 0
 			}
 			out = append(out, empty)

@@ -113,7 +113,7 @@ func TestScopeVisible(t *testing.T) {
 	if got[0].TotalRecords != 1 || got[2].TotalRecords != 7 {
 		t.Errorf("counts changed: %+v", got)
 	}
-	if got[1].TotalRecords != 0 || len(got[1].RecordsByStore) != len(memory.AllStores) {
+	if got[1].TotalRecords != 0 || len(got[1].RecordsByStore) != len(memory.AllStores()) {
 		t.Errorf("an empty bound namespace: %+v", got[1])
 	}
 }

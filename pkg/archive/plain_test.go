@@ -386,7 +386,7 @@ func TestWriterMisuse(t *testing.T) {
 			t.Errorf("invalid record = %v", err)
 		}
 		noID := goldenRecord()
-		noID.ID = memory.NilID
+		noID.ID = memory.ID{}
 		if err := w.WriteRecord(noID); err == nil || !strings.Contains(err.Error(), "nil UUID") {
 			t.Errorf("nil id = %v", err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -91,19 +92,6 @@ func goodExporter(t *testing.T, n int, pass string) *fakeExporter {
 	}}
 }
 
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func touch(t *testing.T, path string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
@@ -178,7 +166,7 @@ func TestCreate(t *testing.T) {
 					t.Errorf("%s has mode %v, want no group or other access", p, perm)
 				}
 			}
-			if names := dirNames(t, dir); !slices.Equal(names, []string{"memsvc-20261101T020000Z.cma"}) {
+			if names := testkit.DirNames(t, dir); !slices.Equal(names, []string{"memsvc-20261101T020000Z.cma"}) {
 				t.Errorf("directory holds %q", names)
 			}
 		})
@@ -228,7 +216,7 @@ func TestCreateFailures(t *testing.T) {
 			old := filepath.Join(dir, "memsvc-20261031T020000Z.cma")
 			touch(t, old)
 			touch(t, filepath.Join(dir, "notes.txt"))
-			before := dirNames(t, dir)
+			before := testkit.DirNames(t, dir)
 			exp := goodExporter(t, 4, "")
 			req := memory.DefaultExportRequest()
 			ctx, cancel := context.WithCancel(t.Context())
@@ -247,7 +235,7 @@ func TestCreateFailures(t *testing.T) {
 			if res.Path != "" || res.ArchiveID != "" {
 				t.Errorf("failed run reports a backup: %+v", res)
 			}
-			if after := dirNames(t, dir); !slices.Equal(after, before) {
+			if after := testkit.DirNames(t, dir); !slices.Equal(after, before) {
 				t.Errorf("directory changed from %q to %q", before, after)
 			}
 		})
@@ -321,7 +309,7 @@ func TestLeftoversAndCollisions(t *testing.T) {
 	if !slices.Equal(res.Leftovers, []string{leftover}) {
 		t.Errorf("leftovers %q", res.Leftovers)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"memsvc-20261101T020000Z.cma", "someone-else.part"}) {
+	if names := testkit.DirNames(t, dir); !slices.Equal(names, []string{"memsvc-20261101T020000Z.cma", "someone-else.part"}) {
 		t.Errorf("directory holds %q", names)
 	}
 	// The same second again: the existing backup is not replaced.

@@ -17,9 +17,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 	"github.com/peterbourgon/ff/v4/ffhelp"
@@ -47,6 +49,32 @@ func (e *UsageError) Unwrap() error { return e.Err }
 // Usagef returns a UsageError with a formatted message.
 func Usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// Main runs a command tree's Run with the process's arguments, streams
+// and environment, under a context that SIGINT and SIGTERM cancel, and
+// returns its exit code: the whole main of every memsvc binary.
+func Main(run func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
+}
+
+// RootExec is the Exec of a command tree's root, which does nothing of
+// its own: with version set (--version) it prints "name Version" to
+// stdout; an argument names an unknown command, a usage error; otherwise
+// it shows the help. version may be nil for a tree without --version.
+func RootExec(name string, version *bool, stdout io.Writer) func(context.Context, []string) error {
+	return func(_ context.Context, args []string) error {
+		if version != nil && *version {
+			_, err := fmt.Fprintf(stdout, "%s %s\n", name, Version)
+			return err
+		}
+		if len(args) > 0 {
+			return Usagef("unknown command %q", args[0])
+		}
+		return ff.ErrHelp
+	}
 }
 
 // Run parses args against root (reordering flags that follow positional

@@ -352,14 +352,44 @@ func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	data, err := io.ReadAll(resp.Body)
+	data, err := readAnswer(resp)
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := decodeAnswer(data, out); err != nil {
 		return &memory.Error{Code: memory.CodeInternal, Message: fmt.Sprintf("decode answer of %s %s: %v", method, path, err)}
 	}
 	return nil
+}
+
+// maxPresize bounds the buffer allocated up front for an answer from its
+// Content-Length, so that a wrong header cannot make the client allocate
+// much before a byte has arrived.
+const maxPresize = 16 << 20
+
+// readAnswer reads the whole body of resp into one buffer sized from its
+// Content-Length when the server sent one: a recall answer is tens to
+// hundreds of kilobytes, and growing a buffer to that size copies it
+// about ten times.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	n := resp.ContentLength
+	if n <= 0 || n > maxPresize {
+		return io.ReadAll(resp.Body)
+	}
+	// net/http ends such a body after exactly n bytes, and reports a
+	// shorter one as io.ErrUnexpectedEOF.
+	buf := make([]byte, n)
+	_, err := io.ReadFull(resp.Body, buf)
+	return buf, err
+}
+
+// decodeAnswer decodes a JSON answer into out; recall answers, the
+// largest and most frequent, with their own parser.
+func decodeAnswer(data []byte, out any) error {
+	if r, ok := out.(*memory.RecallQueryResponse); ok {
+		return memory.UnmarshalRecallQueryResponse(data, r)
+	}
+	return json.Unmarshal(data, out)
 }
 
 // statusError turns a non-2xx answer into an error.

@@ -87,11 +87,25 @@ type HTTP struct {
 	UIEnabled *bool
 }
 
-// GRPC is the [grpc] table. Nil fields are unset.
+// GRPC is the [grpc] table. Nil pointer fields are unset.
 type GRPC struct {
 	Port        *uint16
 	TLSCertPath *string
 	TLSKeyPath  *string
+	// HandshakeTimeoutSecs bounds the TLS and HTTP/2 handshake of a new
+	// connection.
+	HandshakeTimeoutSecs uint32
+	// IdleTimeoutSecs closes a connection without a call in progress for
+	// that long.
+	IdleTimeoutSecs uint32
+	// KeepaliveSecs and KeepaliveTimeoutSecs: a connection silent for
+	// KeepaliveSecs is pinged, and closed when the ping goes unanswered
+	// for KeepaliveTimeoutSecs (a vanished peer).
+	KeepaliveSecs        uint32
+	KeepaliveTimeoutSecs uint32
+	// MaxConnections caps the open gRPC connections; more wait to be
+	// accepted.
+	MaxConnections uint32
 }
 
 // Auth is the [auth] table.

@@ -57,10 +57,7 @@ func TestExampleFile(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	c, err := Load(LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, LoadOptions{})
 	if c.DataDir != "./data" || c.HTTP.Port != 8420 || c.HTTP.BindAddress != "127.0.0.1" ||
 		c.HTTP.MetricsEnabled || !c.Security.AuditLogEnabled || c.LLM.Provider != "none" ||
 		c.Decay.BackgroundIntervalSecs != 3600 || c.Dream.BackgroundIntervalSecs != 86400 ||
@@ -76,6 +73,16 @@ func TestDefaults(t *testing.T) {
 	if !c.PersistSearchIndexes() {
 		t.Error("search indexes should persist without store encryption")
 	}
+}
+
+// mustLoad loads opts, which must succeed.
+func mustLoad(t *testing.T, opts LoadOptions) *Config {
+	t.Helper()
+	c, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func writeFile(t *testing.T, body string) string {
@@ -96,16 +103,13 @@ bind_address = "::1"
 [log]
 level = "debug"
 `)
-	c, err := Load(LoadOptions{
+	c := mustLoad(t, LoadOptions{
 		File:    file,
 		Environ: []string{"MEMSVC_HTTP__PORT=9002", "MEMSVC_LOG__FORMAT=json", "PATH=/bin"},
 		Overrides: []Override{
 			{Key: "http.port", Value: "9003", Flag: "--port"},
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if c.DataDir != "/from/file" || c.HTTP.BindAddress != "::1" || c.Log.Level != "debug" {
 		t.Errorf("file values lost: %+v", c)
 	}
@@ -119,17 +123,14 @@ level = "debug"
 		t.Errorf("sources: %v", c.Sources)
 	}
 
-	c, err = Load(LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__PORT=9002"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c = mustLoad(t, LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__PORT=9002"}})
 	if c.HTTP.Port != 9002 {
 		t.Errorf("env did not beat file: %d", c.HTTP.Port)
 	}
 }
 
 func TestEnvironment(t *testing.T) {
-	c, err := Load(LoadOptions{Environ: []string{
+	c := mustLoad(t, LoadOptions{Environ: []string{
 		"MEMSVC_AUTH__ENABLED=true",
 		"MEMSVC_AUTH_API_KEYS= k1 , k2,",
 		"MEMSVC_HTTP_TRUSTED_PROXY_CIDRS=10.0.0.0/8, fd00::/8",
@@ -140,9 +141,6 @@ func TestEnvironment(t *testing.T) {
 		"MEMSVC_DATA_DIR=/srv/memsvc",
 		"MEMSVC_SERVER_URL=http://127.0.0.1:1", // a client variable, not config
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if !c.Auth.Enabled || !reflect.DeepEqual(c.Auth.APIKeys, []string{"k1", "k2"}) {
 		t.Errorf("auth: %+v", c.Auth)
 	}
@@ -173,14 +171,11 @@ prune_below = 0.01
 episodic = 2
 semantic = 45.5
 `)
-	c, err := Load(LoadOptions{File: file, Environ: []string{
+	c := mustLoad(t, LoadOptions{File: file, Environ: []string{
 		"MEMSVC_DECAY__STABILITY_DAYS__EPISODIC=0.5",
 		"MEMSVC_DECAY__STABILITY_DAYS__EMOTIONAL= 7 ",
 		"MEMSVC_DECAY__PRUNE_BELOW=0.05",
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := Decay{BackgroundIntervalSecs: 3600, PruneBelow: 0.05,
 		StabilityDays: StabilityDays{Episodic: 0.5, Semantic: 45.5, Procedural: 90, Emotional: 7}}
 	if c.Decay != want {
@@ -192,10 +187,7 @@ semantic = 45.5
 }
 
 func TestHomeExpansion(t *testing.T) {
-	c, err := Load(LoadOptions{Environ: []string{"HOME=/home/ada", "MEMSVC_DATA_DIR=~/memsvc"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, LoadOptions{Environ: []string{"HOME=/home/ada", "MEMSVC_DATA_DIR=~/memsvc"}})
 	if c.DataDir != "/home/ada/memsvc" {
 		t.Errorf("data dir %q", c.DataDir)
 	}
@@ -249,21 +241,27 @@ func TestErrors(t *testing.T) {
 		{"stability single underscore", LoadOptions{Environ: []string{"MEMSVC_DECAY_STABILITY_DAYS_EMOTIONAL=3"}}, []string{"did you mean MEMSVC_DECAY__STABILITY_DAYS__EMOTIONAL"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Load(tt.opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not match ErrInvalid", err)
-			}
-			for _, want := range tt.wantAll {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %q", err, want)
-				}
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { loadInvalid(t, tt.opts, tt.wantAll) })
 	}
+}
+
+// loadInvalid loads opts, which must fail with ErrInvalid and an error
+// that mentions every string of wantAll, and returns the error.
+func loadInvalid(t *testing.T, opts LoadOptions, wantAll []string) error {
+	t.Helper()
+	_, err := Load(opts)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !errors.Is(err, ErrInvalid) {
+		t.Errorf("error %v does not match ErrInvalid", err)
+	}
+	for _, want := range wantAll {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	return err
 }
 
 func TestSecretsNotEchoed(t *testing.T) {

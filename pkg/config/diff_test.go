@@ -1,9 +1,9 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -11,22 +11,7 @@ import (
 // TestDiff: Diff names each changed key once, in table order, says
 // whether serve applies it live, shows plain values and never a secret.
 func TestDiff(t *testing.T) {
-	dir := t.TempDir()
-	write := func(body string) string {
-		path := filepath.Join(dir, "memsvc.toml")
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return path
-	}
-	load := func(body string, env ...string) *Config {
-		c, err := Load(LoadOptions{File: write(body), Environ: env})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	old := load(`
+	const oldBody = `
 data_dir = "/srv/a"
 [auth]
 enabled = true
@@ -35,19 +20,15 @@ api_keys = ["first-secret-key-0001", "second-secret-key-002"]
 burst = 50
 [log]
 level = "info"
-`)
-	if got := Diff(old, load(`
-data_dir = "/srv/a"
-[auth]
-enabled = true
-api_keys = ["first-secret-key-0001", "second-secret-key-002"]
-[rate_limit]
-burst = 50
-`)); len(got) != 0 {
+`
+	old := loadBody(t, oldBody)
+	// The same file without the log level, which is the default.
+	sameBody := strings.Replace(oldBody, "[log]\nlevel = \"info\"\n", "", 1)
+	if got := Diff(old, loadBody(t, sameBody)); len(got) != 0 {
 		t.Fatalf("same values (one of them now the default): %+v, want no change", got)
 	}
 
-	newer := load(`
+	newer := loadBody(t, `
 data_dir = "/srv/b"
 [auth]
 enabled = true
@@ -79,14 +60,8 @@ level = "debug"
 	}
 
 	// A reordered key list is a change the log can name without values.
-	reordered := load(`
-data_dir = "/srv/a"
-[auth]
-enabled = true
-api_keys = ["second-secret-key-002", "first-secret-key-0001"]
-[rate_limit]
-burst = 50
-`)
+	reordered := loadBody(t, strings.Replace(sameBody,
+		`["first-secret-key-0001", "second-secret-key-002"]`, `["second-secret-key-002", "first-secret-key-0001"]`, 1))
 	if got := Diff(old, reordered); len(got) != 1 || got[0].Detail != "reordered (2 now)" {
 		t.Fatalf("reordered keys: %+v", got)
 	}
@@ -94,86 +69,53 @@ burst = 50
 	// The environment keeps its precedence: an edit of the file under it
 	// changes nothing.
 	env := "MEMSVC_RATE_LIMIT__BURST=7"
-	if got := Diff(load("[rate_limit]\nburst = 50\n", env), load("[rate_limit]\nburst = 60\n", env)); len(got) != 0 {
+	if got := Diff(loadBody(t, "[rate_limit]\nburst = 50\n", env), loadBody(t, "[rate_limit]\nburst = 60\n", env)); len(got) != 0 {
 		t.Fatalf("an edit under an environment variable: %+v, want no change", got)
 	}
+}
+
+// loadBody loads a configuration file holding body, with the environment
+// env.
+func loadBody(t *testing.T, body string, env ...string) *Config {
+	t.Helper()
+	return mustLoad(t, LoadOptions{File: writeFile(t, body), Environ: env})
+}
+
+// keysTOML is a configuration with authentication on and an auth.keys
+// entry for each binding: its key, then its namespaces.
+func keysTOML(bindings ...[]string) string {
+	var b strings.Builder
+	b.WriteString("[auth]\nenabled = true\n")
+	for _, kb := range bindings {
+		ns := make([]string, len(kb)-1)
+		for i, n := range kb[1:] {
+			ns[i] = strconv.Quote(n)
+		}
+		fmt.Fprintf(&b, "[[auth.keys]]\nkey = %q\nnamespaces = [%s]\n", kb[0], strings.Join(ns, ", "))
+	}
+	return b.String()
 }
 
 // TestDiffKeyBindings: auth.keys entries compare by key and namespaces
 // (a struct with a list, which == cannot compare), and the detail counts
 // keys that came, went or changed namespaces without showing any key.
 func TestDiffKeyBindings(t *testing.T) {
-	load := func(body string) *Config {
-		t.Helper()
-		path := filepath.Join(t.TempDir(), "memsvc.toml")
-		if err := os.WriteFile(path, []byte("[auth]\nenabled = true\n"+body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		c, err := Load(LoadOptions{File: path})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	base := load(`
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-a"]
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared"]
-`)
-	same := load(`
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-a"]
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared"]
-`)
-	if got := Diff(base, same); len(got) != 0 {
+	a := []string{"key-of-project-a-0001", "project-a"}
+	b := []string{"key-of-project-b-0002", "project-b", "shared"}
+	base := loadBody(t, keysTOML(a, b))
+	if got := Diff(base, loadBody(t, keysTOML(a, b))); len(got) != 0 {
 		t.Fatalf("same bindings: %+v, want no change", got)
 	}
+	aRebound := []string{"key-of-project-a-0001", "project-c"}
 	for _, tc := range []struct {
 		name, body, detail string
 	}{
-		{"rebound", `
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-c"]
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared"]
-`, "1 with other namespaces (2 now)"},
-		{"one namespace more", `
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-a"]
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared", "project-c"]
-`, "1 with other namespaces (2 now)"},
-		{"replaced and added", `
-[[auth.keys]]
-key = "key-of-project-c-0003"
-namespaces = ["project-a"]
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared"]
-[[auth.keys]]
-key = "key-of-everything-04"
-namespaces = ["*"]
-`, "2 added, 1 removed (3 now)"},
-		{"reordered", `
-[[auth.keys]]
-key = "key-of-project-b-0002"
-namespaces = ["project-b", "shared"]
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-a"]
-`, "reordered (2 now)"},
+		{"rebound", keysTOML(aRebound, b), "1 with other namespaces (2 now)"},
+		{"one namespace more", keysTOML(a, []string{"key-of-project-b-0002", "project-b", "shared", "project-c"}), "1 with other namespaces (2 now)"},
+		{"replaced and added", keysTOML([]string{"key-of-project-c-0003", "project-a"}, b, []string{"key-of-everything-04", "*"}), "2 added, 1 removed (3 now)"},
+		{"reordered", keysTOML(b, a), "reordered (2 now)"},
 	} {
-		got := Diff(base, load(tc.body))
+		got := Diff(base, loadBody(t, tc.body))
 		want := []Change{{Key: "auth.keys", Live: true, Detail: tc.detail}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, want)
@@ -184,11 +126,7 @@ namespaces = ["project-a"]
 			}
 		}
 	}
-	if next := WithLive(base, load(`
-[[auth.keys]]
-key = "key-of-project-a-0001"
-namespaces = ["project-c"]
-`)); len(next.Auth.Keys) != 1 || !reflect.DeepEqual(next.Auth.Keys[0].Namespaces, []string{"project-c"}) {
+	if next := WithLive(base, loadBody(t, keysTOML(aRebound))); len(next.Auth.Keys) != 1 || !reflect.DeepEqual(next.Auth.Keys[0].Namespaces, []string{"project-c"}) {
 		t.Fatalf("WithLive kept auth.keys %+v", next.Auth.Keys)
 	}
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -43,10 +42,7 @@ func TestKeyBindings(t *testing.T) {
 	}
 
 	// A key may hold '=' (base64 padding): the namespaces follow the last.
-	c, err := Load(LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_API_KEYS=every-namespace-key", "MEMSVC_AUTH_KEYS=YWJjZA===proj.x"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_API_KEYS=every-namespace-key", "MEMSVC_AUTH_KEYS=YWJjZA===proj.x"}})
 	keys, err := c.AccessKeys()
 	if err != nil {
 		t.Fatal(err)
@@ -86,18 +82,7 @@ func TestKeyBindingErrors(t *testing.T) {
 		{"env bad TOML", LoadOptions{Environ: []string{"MEMSVC_AUTH_KEYS=[{key=\"" + secret + "\""}}, []string{"auth.keys", "does not parse as TOML"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(tc.opts)
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if !errors.Is(err, ErrInvalid) {
-				t.Errorf("error %v does not match ErrInvalid", err)
-			}
-			for _, want := range tc.wantAll {
-				if !strings.Contains(err.Error(), want) {
-					t.Errorf("error %q does not mention %q", err, want)
-				}
-			}
+			err := loadInvalid(t, tc.opts, tc.wantAll)
 			if strings.Contains(err.Error(), "hunter2") {
 				t.Errorf("error shows a key: %v", err)
 			}
@@ -108,10 +93,7 @@ func TestKeyBindingErrors(t *testing.T) {
 // TestAuthWithBoundKeysOnly: auth.keys alone is enough to turn
 // authentication on.
 func TestAuthWithBoundKeysOnly(t *testing.T) {
-	c, err := Load(LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_KEYS=k=a"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_KEYS=k=a"}})
 	if len(c.Auth.APIKeys) != 0 || len(c.Auth.Keys) != 1 {
 		t.Errorf("auth = %+v", c.Auth)
 	}

@@ -254,6 +254,53 @@ var keys = []key{
 		check:   func(c *Config) string { return optNotBlank(c.GRPC.TLSKeyPath) },
 	},
 	{
+		name:  "grpc.handshake_timeout_secs",
+		doc:   "A new gRPC connection must finish its TLS and HTTP/2 handshake within this many seconds.",
+		field: func(c *Config) any { return &c.GRPC.HandshakeTimeoutSecs },
+		def:   uint32(10),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.GRPC.HandshakeTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "grpc.idle_timeout_secs",
+		doc:   "A gRPC connection with no call in progress for this many seconds is closed (the client reconnects when it next calls).",
+		field: func(c *Config) any { return &c.GRPC.IdleTimeoutSecs },
+		def:   uint32(120),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.GRPC.IdleTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name: "grpc.keepalive_secs",
+		doc: "A gRPC connection silent for this many seconds is pinged; one whose ping goes unanswered for " +
+			"grpc.keepalive_timeout_secs is closed, so a vanished client does not hold it.",
+		field: func(c *Config) any { return &c.GRPC.KeepaliveSecs },
+		def:   uint32(60),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.GRPC.KeepaliveSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name:  "grpc.keepalive_timeout_secs",
+		doc:   "How long a keepalive ping (see grpc.keepalive_secs) may go unanswered before the connection is closed.",
+		field: func(c *Config) any { return &c.GRPC.KeepaliveTimeoutSecs },
+		def:   uint32(20),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.GRPC.KeepaliveTimeoutSecs), "a number of seconds of at least 1")
+		},
+	},
+	{
+		name: "grpc.max_connections",
+		doc: "Most gRPC connections open at once; further clients wait in the listen queue until one closes. " +
+			"Each connection carries any number of calls.",
+		field: func(c *Config) any { return &c.GRPC.MaxConnections },
+		def:   uint32(1024),
+		check: func(c *Config) string {
+			return nonZero(uint64(c.GRPC.MaxConnections), "a number of connections of at least 1")
+		},
+	},
+	{
 		name:  "auth.enabled",
 		doc:   "Require `Authorization: Bearer <key>` on the API (not on /health and /readiness).",
 		field: func(c *Config) any { return &c.Auth.Enabled },

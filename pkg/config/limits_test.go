@@ -2,8 +2,6 @@ package config
 
 import (
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -13,30 +11,29 @@ import (
 // environment, and refuse values that would turn a protection off by
 // accident.
 func TestLimitKeys(t *testing.T) {
-	c, err := Load(LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustLoad(t, LoadOptions{})
 	h := c.HTTP
 	if h.ReadHeaderTimeoutSecs != 10 || h.BodyTimeoutSecs != 30 || h.BodyMinBytesPerSec != 16<<10 ||
 		h.IdleTimeoutSecs != 120 || h.MaxConnections != 1024 || c.Storage.MinFreeBytes != 256<<20 {
 		t.Fatalf("defaults: %+v %+v", h, c.Storage)
 	}
+	if g := c.GRPC; g.HandshakeTimeoutSecs != 10 || g.IdleTimeoutSecs != 120 || g.KeepaliveSecs != 60 ||
+		g.KeepaliveTimeoutSecs != 20 || g.MaxConnections != 1024 {
+		t.Fatalf("gRPC defaults: %+v", g)
+	}
 
-	file := filepath.Join(t.TempDir(), "memsvc.toml")
-	if err := os.WriteFile(file, []byte("[storage]\nmin_free_bytes = 0\n[http]\nbody_timeout_secs = 5\nmax_connections = 3\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c, err = Load(LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__IDLE_TIMEOUT_SECS=7", "MEMSVC_HTTP__BODY_MIN_BYTES_PER_SEC=0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := writeFile(t, "[storage]\nmin_free_bytes = 0\n[http]\nbody_timeout_secs = 5\nmax_connections = 3\n[grpc]\nmax_connections = 4\n")
+	c = mustLoad(t, LoadOptions{File: file, Environ: []string{"MEMSVC_HTTP__IDLE_TIMEOUT_SECS=7", "MEMSVC_HTTP__BODY_MIN_BYTES_PER_SEC=0", "MEMSVC_GRPC__KEEPALIVE_SECS=9"}})
 	if c.Storage.MinFreeBytes != 0 || c.HTTP.BodyTimeoutSecs != 5 || c.HTTP.MaxConnections != 3 ||
 		c.HTTP.IdleTimeoutSecs != 7 || c.HTTP.BodyMinBytesPerSec != 0 {
 		t.Fatalf("loaded: %+v %+v", c.HTTP, c.Storage)
 	}
+	if c.GRPC.MaxConnections != 4 || c.GRPC.KeepaliveSecs != 9 {
+		t.Fatalf("loaded gRPC limits: %+v", c.GRPC)
+	}
 
-	for _, key := range []string{"http.read_header_timeout_secs", "http.body_timeout_secs", "http.idle_timeout_secs", "http.max_connections"} {
+	for _, key := range []string{"http.read_header_timeout_secs", "http.body_timeout_secs", "http.idle_timeout_secs", "http.max_connections",
+		"grpc.handshake_timeout_secs", "grpc.idle_timeout_secs", "grpc.keepalive_secs", "grpc.keepalive_timeout_secs", "grpc.max_connections"} {
 		_, err := Load(LoadOptions{Overrides: []Override{{Key: key, Value: "0", Flag: "--x"}}})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "at least 1") {
 			t.Errorf("%s = 0: %v", key, err)

@@ -235,7 +235,7 @@ type ExportCommitter interface {
 // store.
 func exportStores(req *memory.ExportRequest) ([]memory.StoreType, error) {
 	if req.Stores == nil {
-		return memory.AllStores, nil
+		return memory.AllStores(), nil
 	}
 	if len(req.Stores) == 0 && !req.IncludeRawJournal {
 		return nil, memory.Invalid("stores", "an empty list exports no curated records and include_raw_journal is false, "+

@@ -54,7 +54,7 @@ func TestExportStoreFilter(t *testing.T) {
 	h := newHarness(t, Options{SimilarLinks: -1})
 	ctx := context.Background()
 	byStore := map[memory.StoreType][]memory.ID{}
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		for _, text := range []string{"first " + st.String() + " note", "second " + st.String() + " note"} {
 			byStore[st] = append(byStore[st], h.store(text, st))
 		}
@@ -116,7 +116,7 @@ func TestExportStoreFilter(t *testing.T) {
 	// Without a list: every store, working included, in the canonical order.
 	data, _ := exportBytes(t, h, memory.ExportRequest{Format: "cma"})
 	curated, _ := archiveEntries(t, data)
-	if got := storesOf(curated); !slices.Equal(got, memory.AllStores) || len(curated) != 2*len(memory.AllStores) {
+	if got := storesOf(curated); !slices.Equal(got, memory.AllStores()) || len(curated) != 2*len(memory.AllStores()) {
 		t.Errorf("unfiltered export: %d records from stores %v", len(curated), got)
 	}
 

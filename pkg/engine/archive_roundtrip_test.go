@@ -118,7 +118,7 @@ func populateEveryKind(t *testing.T, h *harness) {
 func curatedRecords(t *testing.T, h *harness) map[memory.ID]*memory.MemoryRecord {
 	t.Helper()
 	var ids []memory.ID
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if err := h.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error { ids = append(ids, rec.ID); return nil }); err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func TestArchiveRoundTripIdentity(t *testing.T) {
 			derived++
 		}
 	}
-	if len(stores) != len(memory.AllStores) || assocs == 0 || embeddings == 0 || metas == 0 || emotions == 0 || decayed == 0 ||
+	if len(stores) != len(memory.AllStores()) || assocs == 0 || embeddings == 0 || metas == 0 || emotions == 0 || decayed == 0 ||
 		sealed == 0 || secret < 2 || derived == 0 {
 		t.Fatalf("fixture does not cover every kind: stores %v, associations %d, embeddings %d, meta %d, emotion %d, decayed %d, sealed %d, secret %d, dreamt %d",
 			stores, assocs, embeddings, metas, emotions, decayed, sealed, secret, derived)

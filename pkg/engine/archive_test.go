@@ -89,7 +89,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 			t.Fatalf("record changed in the round trip:\n%s\n%s", ja, jb)
 		}
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if err := src.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error { check(rec.ID); return nil }); err != nil {
 			t.Fatal(err)
 		}

@@ -82,7 +82,7 @@ func TestFidelityNeverRisesWithoutReinforcement(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var ids []memory.ID
 	for i := 0; i < 20; i++ {
-		st := memory.PersistentStores[i%4]
+		st := memory.PersistentStores()[i%4]
 		emo := memory.EmotionVector{Intensity: rng.Float64()}
 		resp, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("note ", i)), Store: &st, Emotion: &emo})
 		if err != nil {
@@ -337,7 +337,7 @@ func TestForecastMatchesTicks(t *testing.T) {
 	ctx := context.Background()
 	emo := memory.EmotionVector{Intensity: 0.4}
 	var ids []memory.ID
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		resp, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(st.String()), Store: &st, Emotion: &emo})
 		if err != nil {
 			t.Fatal(err)

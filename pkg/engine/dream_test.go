@@ -66,7 +66,7 @@ func dreamReq() *memory.DreamTickRequest {
 func summaries(t *testing.T, h *harness) map[memory.StoreType][]*memory.MemoryRecord {
 	t.Helper()
 	out := map[memory.StoreType][]*memory.MemoryRecord{}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if err := h.db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			out[st] = append(out[st], rec)
 			return nil

@@ -460,7 +460,7 @@ func TestRawClientIDs(t *testing.T) {
 	over := make([]memory.EncodeStoreRawRequest, memory.MaxBatchRecords+1)
 	_, err = h.e.EncodeBatchRaw(ctx, &memory.EncodeBatchStoreRawRequest{Records: over})
 	wantCode(t, err, memory.CodeValidation, "exceeds the maximum of 1000")
-	nilID := memory.NilID
+	nilID := memory.ID{}
 	bad = rawReq("s", "x")
 	bad.RecordID = &nilID
 	_, err = h.e.EncodeStoreRaw(ctx, &bad)
@@ -636,7 +636,7 @@ func TestConcurrentWriters(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				st := memory.PersistentStores[i%4]
+				st := memory.PersistentStores()[i%4]
 				if _, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint(w, i)), Store: &st}); err != nil {
 					errs <- err
 				}

@@ -182,7 +182,7 @@ func (ev *evolution) evaluate(st memory.StoreType) bool {
 
 func (ev *evolution) marshal() []byte {
 	s := evolutionState{Factors: map[string]float64{}, Reasons: map[string]string{}}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if ev.factor[st] != 1 {
 			s.Factors[st.String()] = ev.factor[st]
 			s.Reasons[st.String()] = ev.reason[st]
@@ -221,7 +221,7 @@ func (e *Engine) evolutionMetrics(ns *nsState) *memory.EvolutionMetrics {
 	ev := &ns.evo
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		base := e.opts.Decay.StabilityDays[st]
 		if ev.factor[st] != 1 {
 			m.ParameterAdjustments = append(m.ParameterAdjustments, memory.ParameterAdjustment{

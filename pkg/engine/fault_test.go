@@ -421,7 +421,7 @@ func (fx *faultFixture) baseIDs(t *testing.T, e *engine.Engine) []memory.ID {
 }
 
 func (fx *faultFixture) textRecall(word string) *memory.RecallQueryRequest {
-	req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &word}, Stores: memory.PersistentStores,
+	req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &word}, Stores: memory.PersistentStores(),
 		Limit: 50, IncludeDecayed: true, RecallMode: ptr(memory.ModePerfect)}
 	return req
 }
@@ -695,7 +695,7 @@ func (fx *faultFixture) observe(e *engine.Engine) (string, []string) {
 	if int(st.TotalRecords) != len(recs) {
 		fail("stats count %d records, the store holds %d", st.TotalRecords, len(recs))
 	}
-	for _, s := range memory.PersistentStores {
+	for _, s := range memory.PersistentStores() {
 		if st.RecordsByStore[s] != byStore[s] {
 			fail("stats count %d %s records, the store holds %d", st.RecordsByStore[s], s, byStore[s])
 		}
@@ -721,7 +721,7 @@ func (fx *faultFixture) observe(e *engine.Engine) (string, []string) {
 			fail("record %s reads %q, the store holds %q", rec.ID, a, b)
 		}
 		if vec := rec.Content.Embedding(); vec != nil {
-			req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Embedding: vec}, Stores: memory.PersistentStores,
+			req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Embedding: vec}, Stores: memory.PersistentStores(),
 				Limit: 50, IncludeDecayed: true, RecallMode: ptr(memory.ModePerfect)}
 			resp, err := e.RecallQuery(ctx, req)
 			switch {

@@ -116,6 +116,9 @@ func (e *Engine) RecallTimeline(ctx context.Context, req *memory.RecallTimelineR
 		if !ent.store.Persistent() || !req.Range.Contains(ent.created) {
 			continue
 		}
+		if req.After != nil && req.After.Compare(ent.created, id) <= 0 {
+			continue // on an earlier page
+		}
 		if req.MinFidelity != nil && ent.score(c) < *req.MinFidelity {
 			continue
 		}
@@ -234,7 +237,7 @@ func (e *Engine) RecallGraph(ctx context.Context, req *memory.RecallGraphRequest
 		queue = append(queue, item{*req.CenterID, 0})
 	} else {
 		// Seeds: the oldest records of each persistent store.
-		for _, st := range memory.PersistentStores {
+		for _, st := range memory.PersistentStores() {
 			var ids []memory.ID
 			for id, ent := range ns.st.entries {
 				if ent.store == st {

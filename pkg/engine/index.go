@@ -137,7 +137,7 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 }
 
 func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add searchindex.AddFunc) error {
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err

@@ -133,7 +133,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	}
 	defer db.Close()
 	records := map[memory.ID]bool{}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if err := db.ScanRecords(store.DefaultNS, st, func(rec *memory.MemoryRecord) error {
 			records[rec.ID] = true
 			return nil

@@ -51,13 +51,13 @@ func (e *Engine) StatsAll(ctx context.Context) (*memory.Stats, error) {
 // newStats is the answer of Stats before any namespace was added.
 func (e *Engine) newStats() *memory.Stats {
 	s := &memory.Stats{
-		RecordsByStore:         make(map[memory.StoreType]uint32, len(memory.AllStores)),
-		AvgFidelityByStore:     make(map[memory.StoreType]float64, len(memory.AllStores)),
+		RecordsByStore:         make(map[memory.StoreType]uint32, len(memory.AllStores())),
+		AvgFidelityByStore:     make(map[memory.StoreType]float64, len(memory.AllStores())),
 		BackgroundDecayEnabled: e.bgDecay.Load(),
 		BackgroundDreamEnabled: e.bgDream.Load(),
 		VectorSearchBackend:    VectorBackend,
 	}
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		s.RecordsByStore[st] = 0
 	}
 	return s
@@ -78,7 +78,7 @@ func (e *Engine) addStatsLocked(s *memory.Stats, ns *nsState) {
 	sums := st.sums(ns.clock())
 	before := s.TotalRecords
 	sum := s.AvgFidelity * float64(before)
-	for _, store := range memory.AllStores {
+	for _, store := range memory.AllStores() {
 		n := st.count[store]
 		if n == 0 {
 			continue

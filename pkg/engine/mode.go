@@ -41,7 +41,7 @@ func (e *Engine) loadModes(ns *nsState) error {
 func (e *Engine) modes(ns *nsState) [memory.StoreWorking + 1]memory.RecallMode {
 	if ns == nil {
 		var out [memory.StoreWorking + 1]memory.RecallMode
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			out[st] = memory.ModeHuman
 		}
 		return out
@@ -62,7 +62,7 @@ func (e *Engine) SetMode(ctx context.Context, req *memory.SetModeRequest) error 
 	}
 	scope := req.Scope
 	if len(scope) == 0 {
-		scope = memory.AllStores
+		scope = memory.AllStores()
 	}
 	for i, st := range scope {
 		if !st.Valid() {

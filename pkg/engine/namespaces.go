@@ -22,8 +22,8 @@ func (e *Engine) Namespaces(ctx context.Context) (*memory.NamespacesResponse, er
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	for _, ns := range spaces {
-		info := memory.NamespaceInfo{Name: ns.name, RecordsByStore: make(map[string]uint32, len(memory.AllStores)), RawJournalRecords: ns.raw.total}
-		for _, st := range memory.AllStores {
+		info := memory.NamespaceInfo{Name: ns.name, RecordsByStore: make(map[string]uint32, len(memory.AllStores())), RawJournalRecords: ns.raw.total}
+		for _, st := range memory.AllStores() {
 			n := ns.st.count[st]
 			info.RecordsByStore[st.String()] = n
 			info.TotalRecords += n
@@ -58,7 +58,7 @@ func (e *Engine) DropNamespace(ctx context.Context, req *memory.DropNamespaceReq
 	var resp memory.DropNamespaceResponse
 	if ns != nil {
 		resp = memory.DropNamespaceResponse{Name: ns.name, RawEntriesDeleted: ns.raw.total}
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			resp.RecordsDeleted += ns.st.count[st]
 		}
 	}

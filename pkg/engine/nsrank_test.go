@@ -43,7 +43,7 @@ func TestRankingUnaffectedByOtherNamespaces(t *testing.T) {
 			for i := range recs {
 				c := memory.TextContent(doc(done + i))
 				c.Blocks[0].Embedding = vec()
-				st := memory.PersistentStores[(done+i)%4]
+				st := memory.PersistentStores()[(done+i)%4]
 				recs[i] = memory.EncodeStoreRequest{Content: c, Store: &st}
 			}
 			must(e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: recs}))(t)

@@ -77,7 +77,7 @@ func (e *Engine) newNS(id store.NS, name string) *nsState {
 
 // resetSettings puts the namespace's settings back to their defaults.
 func (ns *nsState) resetSettings() {
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		ns.mode[st] = memory.ModeHuman
 	}
 	ns.lastTick, ns.lastDream = time.Time{}, time.Time{}
@@ -185,7 +185,7 @@ func (e *Engine) loadSpaces(ctx context.Context) error {
 
 // loadRecords fills the namespace's in-memory state from the store.
 func (e *Engine) loadRecords(ctx context.Context, ns *nsState) error {
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 			if err := ctx.Err(); err != nil {
 				return err

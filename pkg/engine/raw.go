@@ -226,11 +226,11 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 		return resp, nil // a namespace that does not exist holds nothing
 	}
 	if query != "" && len(textindex.Tokenize(query)) > 0 {
-		return e.rawSearch(ctx, ns, query, rng, filter, int(req.Limit))
+		return e.rawSearch(ctx, ns, query, rng, filter, req.Before, int(req.Limit))
 	}
 	needle := strings.ToLower(query)
 	budget := memory.AnswerBudgetOf(ctx)
-	err := e.db.ScanRawNewest(ns.id, rng, func(id memory.ID, fl store.RawFlags) (bool, error) {
+	err := e.scanRawNewest(ns, rng, req.Before, func(id memory.ID, fl store.RawFlags) (bool, error) {
 		if !filter.allows(fl) {
 			return true, nil
 		}
@@ -266,7 +266,7 @@ func (e *Engine) RecallRaw(ctx context.Context, req *memory.RecallRawQueryReques
 // rawSearch answers a raw query with index terms from the raw index: the
 // filters run on the attributes stored with each posting, so only the
 // returned entries are read.
-func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng store.RawRange, filter rawFilter, limit int) (*memory.RecallRawQueryResponse, error) {
+func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng store.RawRange, filter rawFilter, before *memory.PageCursor, limit int) (*memory.RecallRawQueryResponse, error) {
 	type match struct {
 		id      memory.ID
 		created int64
@@ -284,11 +284,14 @@ func (e *Engine) rawSearch(ctx context.Context, ns *nsState, query string, rng s
 	if !rng.End.IsZero() {
 		end = rng.End.UnixNano()
 	}
-	q := searchindex.Query{Terms: ns.rawText.QueryTerms(query), All: true, Filter: func(_ memory.ID, a searchindex.Attrs) bool {
+	q := searchindex.Query{Terms: ns.rawText.QueryTerms(query), All: true, Filter: func(id memory.ID, a searchindex.Attrs) bool {
 		if !filter.allows(store.RawFlags(a.Tag)) || a.Time < start || a.Time > end {
 			return false
 		}
-		return rng.Session == nil || a.Group == wantSession
+		if rng.Session != nil && a.Group != wantSession {
+			return false
+		}
+		return before == nil || before.Compare(time.Unix(0, a.Time), id) < 0 // else on an earlier page
 	}}
 	err := ns.rawText.Match(q, func(id memory.ID, a searchindex.Attrs) bool {
 		matches = append(matches, match{id, a.Time})

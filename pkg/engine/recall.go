@@ -52,6 +52,7 @@ type recallPlan struct {
 	stores    [memory.StoreWorking + 1]bool
 	storeList []memory.StoreType
 	temporal  *memory.TemporalRange
+	before    *memory.PageCursor
 	modes     [memory.StoreWorking + 1]memory.RecallMode
 	minFid    *float64
 	decayed   bool
@@ -129,7 +130,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 // exist) and works out its plan.
 func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recallPlan, error) {
 	p := &recallPlan{limit: int(req.Limit), depth: int(req.ActivationDepth), minFid: req.MinFidelity,
-		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal}
+		decayed: req.IncludeDecayed, temporal: req.Cue.Temporal, before: req.Before}
 	if ns != nil {
 		p.clock = ns.clock()
 	}
@@ -160,7 +161,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 	if p.minFid != nil && (math.IsNaN(*p.minFid) || *p.minFid < 0 || *p.minFid > 1) {
 		return nil, memory.Invalid("min_fidelity", "must be between 0 and 1 (got %v)", *p.minFid)
 	}
-	p.storeList = memory.AllStores
+	p.storeList = memory.AllStores()
 	if req.Stores != nil {
 		p.storeList = nil
 		for i, st := range req.Stores {
@@ -173,7 +174,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 			p.stores[st] = true
 		}
 	} else {
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			p.stores[st] = true
 		}
 	}
@@ -181,7 +182,7 @@ func (e *Engine) planRecall(ns *nsState, req *memory.RecallQueryRequest) (*recal
 		if !req.RecallMode.Valid() {
 			return nil, memory.Invalid("recall_mode", "want human or perfect")
 		}
-		for _, st := range memory.AllStores {
+		for _, st := range memory.AllStores() {
 			p.modes[st] = *req.RecallMode
 		}
 	} else {
@@ -303,6 +304,9 @@ func eligible(ns *nsState, p *recallPlan, id memory.ID) (*entry, bool) {
 	}
 	if p.temporal != nil && !p.temporal.Contains(ent.created) {
 		return nil, false
+	}
+	if p.before != nil && p.before.Compare(ent.created, id) >= 0 {
+		return nil, false // on an earlier page
 	}
 	// Dormant records do not take candidate slots in human mode.
 	if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {

@@ -85,7 +85,7 @@ func loadScaleWith(b *testing.B, ctx context.Context, n, other int, sopts store.
 		for i := range recs {
 			c := memory.TextContent(gen.Document())
 			c.Blocks[0].Embedding = vec()
-			st := memory.PersistentStores[(from+i)%4]
+			st := memory.PersistentStores()[(from+i)%4]
 			recs[i] = memory.EncodeStoreRequest{Content: c, Store: &st}
 		}
 		if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: recs}); err != nil {

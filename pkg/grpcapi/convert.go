@@ -74,7 +74,7 @@ func (e *encoder) fail(err error) {
 func (d *decoder) id(f, s string) memory.ID {
 	if s == "" {
 		d.fail(f, "required: a UUID")
-		return memory.NilID
+		return memory.ID{}
 	}
 	id, err := memory.ParseID(s)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -33,6 +34,11 @@ const (
 	// Options.MaxResponseBytes says otherwise.
 	DefaultMaxResponseBytes = 64 << 20
 	DefaultShutdownTimeout  = 10 * time.Second
+	// Connection limits (see Options.Limits).
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultIdleTimeout      = 2 * time.Minute
+	DefaultKeepalive        = time.Minute
+	DefaultKeepaliveTimeout = 20 * time.Second
 )
 
 // ServiceName is the full name of the CMP service, as health checks and
@@ -89,9 +95,47 @@ type Options struct {
 	// running then are cut off. 0 selects 10 s.
 	ShutdownTimeout time.Duration
 
+	// Limits bound what a connection may hold, as the HTTP server's
+	// timeouts do; zero fields select the defaults.
+	Limits Limits
+
 	// Now is the clock of the limiter built from RateLimit; nil selects
 	// time.Now.
 	Now func() time.Time
+}
+
+// Limits keep slow, idle and vanished clients from holding connections.
+// (The number of connections is capped by the listener Serve is given.)
+type Limits struct {
+	// HandshakeTimeout bounds the TLS and HTTP/2 handshake of a new
+	// connection; DefaultHandshakeTimeout when 0.
+	HandshakeTimeout time.Duration
+	// IdleTimeout closes, with a GOAWAY, a connection that has had no
+	// call in progress for that long; DefaultIdleTimeout when 0.
+	IdleTimeout time.Duration
+	// Keepalive pings a connection silent for that long, and
+	// KeepaliveTimeout closes it when the ping goes unanswered that long;
+	// DefaultKeepalive and DefaultKeepaliveTimeout when 0.
+	Keepalive        time.Duration
+	KeepaliveTimeout time.Duration
+}
+
+// options returns the server options that apply l.
+func (l Limits) options() []grpc.ServerOption {
+	or := func(d, def time.Duration) time.Duration {
+		if d <= 0 {
+			return def
+		}
+		return d
+	}
+	return []grpc.ServerOption{
+		grpc.ConnectionTimeout(or(l.HandshakeTimeout, DefaultHandshakeTimeout)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionIdle: or(l.IdleTimeout, DefaultIdleTimeout),
+			Time:              or(l.Keepalive, DefaultKeepalive),
+			Timeout:           or(l.KeepaliveTimeout, DefaultKeepaliveTimeout),
+		}),
+	}
 }
 
 // RateLimit is a token bucket per client: Burst calls at once, refilled at
@@ -163,6 +207,7 @@ func NewServer(svc memory.Service, opts Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(s.unaryInterceptor),
 		grpc.ChainStreamInterceptor(s.streamInterceptor),
 	}
+	serverOpts = append(serverOpts, opts.Limits.options()...)
 	switch {
 	case opts.TLSCertFile != "" && opts.TLSKeyFile != "":
 		cert, err := loadKeyPair(opts.TLSCertFile, opts.TLSKeyFile)

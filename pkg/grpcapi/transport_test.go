@@ -132,7 +132,7 @@ func TestErrorTable(t *testing.T) {
 			t.Errorf("%s, a service answering nothing: %v", rpc.rpc, err)
 		}
 	}
-	for _, c := range memory.Codes {
+	for _, c := range memory.Codes() {
 		if !covered[c] {
 			t.Errorf("code %s has no case", c)
 		}

@@ -277,8 +277,11 @@ func (s *Server) readiness(w http.ResponseWriter, r *http.Request) {
 	err := s.ready(ctx)
 	cancel()
 	reason := ""
+	var nre *NotReadyError
 	switch {
 	case err == nil:
+	case errors.As(err, &nre):
+		reason = nre.Reason
 	case errors.Is(err, context.DeadlineExceeded):
 		reason = "engine check timed out"
 	case memory.CodeOf(err) == memory.CodeDecayEngineBusy:
@@ -289,12 +292,16 @@ func (s *Server) readiness(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.log.Warn("readiness check failed", "err", err, "request_id", requestID(r))
 	}
+	var detail []string
+	if s.readyDetail != nil {
+		detail = s.readyDetail()
+	}
 	if reason == "" {
-		s.writeJSON(w, r, http.StatusOK, wire.Health{Status: wire.HealthReady})
+		s.writeJSON(w, r, http.StatusOK, wire.Health{Status: wire.HealthReady, Detail: detail})
 		return
 	}
 	w.Header().Set(wire.HeaderRetryAfter, strconv.Itoa(readinessRetryAfter))
-	s.writeJSON(w, r, http.StatusServiceUnavailable, wire.Health{Status: wire.HealthNotReady, Reason: reason})
+	s.writeJSON(w, r, http.StatusServiceUnavailable, wire.Health{Status: wire.HealthNotReady, Reason: reason, Detail: detail})
 }
 
 // internalMessage is all a client learns about an internal failure.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -425,6 +426,9 @@ func TestReadiness(t *testing.T) {
 		{"hook fails", func(context.Context) error { return failing }, 503, "engine check failed"},
 		{"decay busy", func(context.Context) error { return &memory.Error{Code: memory.CodeDecayEngineBusy, Message: "busy"} }, 503, "decay engine busy"},
 		{"hook hangs", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }, 503, "engine check timed out"},
+		{"reason given", func(context.Context) error {
+			return fmt.Errorf("check: %w", &NotReadyError{Reason: "audit log cannot append (no space left on device)", Err: failing})
+		}, 503, "audit log cannot append (no space left on device)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -457,6 +461,27 @@ func TestReadiness(t *testing.T) {
 				t.Errorf("health %d", resp.StatusCode)
 			}
 		})
+	}
+}
+
+// TestReadinessDetail: what ReadyDetail lists goes into the answer, ready
+// or not, and a server without it answers the bare status.
+func TestReadinessDetail(t *testing.T) {
+	detail := []string{"disk space low", "1 stored value quarantined"}
+	for _, notReady := range []bool{false, true} {
+		ready := func(context.Context) error { return nil }
+		if notReady {
+			ready = func(context.Context) error { return &NotReadyError{Reason: "audit log cannot append"} }
+		}
+		f := newFixture(t, &stubService{}, Options{Ready: ready, ReadyDetail: func() []string { return detail }})
+		resp, body := f.do(t, request{method: http.MethodGet, path: wire.PathReadiness})
+		var h wire.Health
+		if err := json.Unmarshal(body, &h); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(h.Detail, detail) || (resp.StatusCode == 503) != notReady {
+			t.Errorf("not ready %v: %d %s", notReady, resp.StatusCode, body)
+		}
 	}
 }
 

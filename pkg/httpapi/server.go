@@ -170,9 +170,16 @@ type Options struct {
 
 	// Ready reports whether the service can answer; /readiness calls it
 	// with a context bounded by ReadyTimeout (0 selects 2 s). Nil calls
-	// the service's Stats, which is cheap.
+	// the service's Stats, which is cheap. An error that is (or wraps) a
+	// *NotReadyError gives the client its reason; any other is reported
+	// generically.
 	Ready        func(ctx context.Context) error
 	ReadyTimeout time.Duration
+	// ReadyDetail, when set, lists conditions a ready server reports
+	// beside "ready" (disk space low, records quarantined): the server
+	// still serves, but an operator should look. Each is a phrase fit
+	// for any caller.
+	ReadyDetail func() []string
 
 	// Now is the clock of the limiter built from RateLimit; nil selects
 	// time.Now.
@@ -199,6 +206,7 @@ type Server struct {
 	maxResponse  int64
 	ready        func(ctx context.Context) error
 	readyTimeout time.Duration
+	readyDetail  func() []string
 	newID        func() string
 	router       *mux.Router
 }
@@ -220,6 +228,7 @@ func New(svc memory.Service, opts Options) (*Server, error) {
 		maxResponse:  opts.MaxResponseBytes,
 		ready:        opts.Ready,
 		readyTimeout: opts.ReadyTimeout,
+		readyDetail:  opts.ReadyDetail,
 		newID:        opts.NewRequestID,
 	}
 	if s.log == nil {

@@ -253,6 +253,57 @@ func parseID(name, s string) (memory.ID, error) {
 	return id, nil
 }
 
+// count reads the whole number n into the request field *dst, which holds
+// the default, between lo and hi (integer).
+func (a args) count(n string, dst *uint32, lo, hi int64) error {
+	v, err := a.integer(n, int64(*dst), lo, hi)
+	if err != nil {
+		return err
+	}
+	*dst = uint32(v)
+	return nil
+}
+
+// sessionID returns the optional session_id, trimmed.
+func (a args) sessionID() (*string, error) {
+	id, err := a.optText("session_id")
+	if id != nil {
+		s := strings.TrimSpace(*id)
+		id = &s
+	}
+	return id, err
+}
+
+// timeRange returns the optional RFC 3339 times start and end, refusing a
+// start after the end.
+func (a args) timeRange() (start, end *time.Time, err error) {
+	if start, err = a.timestamp("start"); err != nil {
+		return nil, nil, err
+	}
+	if end, err = a.timestamp("end"); err != nil {
+		return nil, nil, err
+	}
+	if start != nil && end != nil && start.After(*end) {
+		return nil, nil, badArg("start", "%s is after end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
+	}
+	return start, end, nil
+}
+
+// rawFilter reads the arguments that choose the raw journal entries a
+// call sees into the request's fields: include_private_scratch,
+// include_sealed and secrecy_levels (each field holds its default).
+func (a args) rawFilter(private, sealed *bool, levels *[]memory.SecrecyLevel) error {
+	var err error
+	if *private, err = a.boolean("include_private_scratch", *private); err != nil {
+		return err
+	}
+	if *sealed, err = a.boolean("include_sealed", *sealed); err != nil {
+		return err
+	}
+	*levels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels")
+	return err
+}
+
 // timestamp returns an optional RFC 3339 time.
 func (a args) timestamp(n string) (*time.Time, error) {
 	s, ok, err := a.str(n)

@@ -3,10 +3,11 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // toolList is the tools/list answer of p, as a client decodes it.
@@ -44,30 +45,10 @@ func outputSchema(t testing.TB, p *Proxy, tool string) toolSchemas {
 		if !ok {
 			t.Fatalf("%s: no outputSchema", tool)
 		}
-		return compileSchema(t, tool, raw)
+		return testkit.CompileOutputSchema(t, tool, raw)
 	}
 	t.Fatalf("no tool %s", tool)
 	return nil
-}
-
-func compileSchema(t testing.TB, name string, schema any) toolSchemas {
-	t.Helper()
-	var out toolSchemas
-	for _, draft := range []*jsonschema.Draft{jsonschema.Draft7, jsonschema.Draft2020} {
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(draft)
-		c.AssertFormat()
-		url := fmt.Sprintf("mem:///%s/%v.json", name, draft)
-		if err := c.AddResource(url, schema); err != nil {
-			t.Fatalf("%s: outputSchema: %v", name, err)
-		}
-		s, err := c.Compile(url)
-		if err != nil {
-			t.Fatalf("%s: outputSchema does not compile as %v: %v", name, draft, err)
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // checkAnswer validates one structuredContent against its tool's schemas.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/httpapi"
 )
 
@@ -160,13 +161,8 @@ func TestServeStopsOnCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Serve: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Serve did not return after cancel")
+	if err := testkit.Receive(t, done, 10*time.Second, "Serve to return after cancel"); err != nil {
+		t.Fatalf("Serve: %v", err)
 	}
 }
 

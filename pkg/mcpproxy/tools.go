@@ -601,96 +601,73 @@ func (p *Proxy) batchStoreRaw(ctx context.Context, a args) (*memory.EncodeBatchS
 	return p.svc.EncodeBatchRaw(ctx, req)
 }
 
+// converted is a tool's result made by convert from a service answer,
+// or the failed call's error.
+func converted[R, T any](resp R, err error, convert func(R) T) (T, error) {
+	if err != nil {
+		var none T
+		return none, err
+	}
+	return convert(resp), nil
+}
+
 func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	req := memory.DefaultRecallQueryRequest()
 	var err error
 	if req.Cue.Text, err = a.optText("query"); err != nil {
 		return nil, err
 	}
-	limit, err := a.integer("limit", int64(req.Limit), 1, memory.MaxRecallLimit)
-	if err != nil {
+	if err := a.count("limit", &req.Limit, 1, memory.MaxRecallLimit); err != nil {
 		return nil, err
 	}
-	req.Limit = uint32(limit)
 	if req.Stores, err = enumList[memory.StoreType](a, "stores"); err != nil {
 		return nil, err
 	}
 	if req.Reconsolidate, err = a.boolean("reconsolidate", req.Reconsolidate); err != nil {
 		return nil, err
 	}
-	depth, err := a.integer("activation_depth", int64(req.ActivationDepth), 0, memory.MaxAssociateDepth)
-	if err != nil {
+	if err := a.count("activation_depth", &req.ActivationDepth, 0, memory.MaxAssociateDepth); err != nil {
 		return nil, err
 	}
-	req.ActivationDepth = uint32(depth)
 	perfect := memory.ModePerfect
 	req.RecallMode = &perfect
 	resp, err := p.svc.RecallQuery(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return flattenRecall(resp), nil
+	return converted(resp, err, flattenRecall)
 }
 
 func (p *Proxy) recallRaw(ctx context.Context, a args) (*rawResult, error) {
 	req := memory.DefaultRecallRawQueryRequest()
 	var err error
-	if req.SessionID, err = a.optText("session_id"); err != nil {
+	if req.SessionID, err = a.sessionID(); err != nil {
 		return nil, err
-	}
-	if req.SessionID != nil {
-		s := strings.TrimSpace(*req.SessionID)
-		req.SessionID = &s
 	}
 	if req.Query, err = a.optText("query"); err != nil {
 		return nil, err
 	}
-	start, err := a.timestamp("start")
-	if err != nil {
-		return nil, err
-	}
-	end, err := a.timestamp("end")
+	start, end, err := a.timeRange()
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case start != nil && end != nil:
-		if start.After(*end) {
-			return nil, badArg("start", "%s is after end %s", start.Format(time.RFC3339), end.Format(time.RFC3339))
-		}
 		req.Temporal = &memory.TemporalRange{Start: *start, End: *end}
 	case start != nil:
 		return nil, badArg("end", "required when start is given (give both start and end, or neither)")
 	case end != nil:
 		return nil, badArg("start", "required when end is given (give both start and end, or neither)")
 	}
-	limit, err := a.integer("limit", int64(req.Limit), 1, memory.MaxRawRecallLimit)
-	if err != nil {
+	if err := a.count("limit", &req.Limit, 1, memory.MaxRawRecallLimit); err != nil {
 		return nil, err
 	}
-	req.Limit = uint32(limit)
-	if req.IncludePrivateScratch, err = a.boolean("include_private_scratch", req.IncludePrivateScratch); err != nil {
-		return nil, err
-	}
-	if req.IncludeSealed, err = a.boolean("include_sealed", req.IncludeSealed); err != nil {
-		return nil, err
-	}
-	if req.SecrecyLevels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels"); err != nil {
+	if err := a.rawFilter(&req.IncludePrivateScratch, &req.IncludeSealed, &req.SecrecyLevels); err != nil {
 		return nil, err
 	}
 	resp, err := p.svc.RecallRaw(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return flattenRaw(resp), nil
+	return converted(resp, err, flattenRaw)
 }
 
 func (p *Proxy) timeline(ctx context.Context, a args) (*timelineResult, error) {
-	start, err := a.timestamp("start")
-	if err != nil {
-		return nil, err
-	}
-	end, err := a.timestamp("end")
+	start, end, err := a.timeRange()
 	if err != nil {
 		return nil, err
 	}
@@ -717,10 +694,7 @@ func (p *Proxy) timeline(ctx context.Context, a args) (*timelineResult, error) {
 	n := uint32(limit)
 	req.Limit = &n
 	resp, err := p.svc.RecallTimeline(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return readableTimeline(resp), nil
+	return converted(resp, err, readableTimeline)
 }
 
 func (p *Proxy) associate(ctx context.Context, a args) (*associateResult, error) {
@@ -729,22 +703,16 @@ func (p *Proxy) associate(ctx context.Context, a args) (*associateResult, error)
 	if req.RecordID, err = a.id("record_id"); err != nil {
 		return nil, err
 	}
-	depth, err := a.integer("depth", int64(req.Depth), 1, memory.MaxAssociateDepth)
-	if err != nil {
+	if err := a.count("depth", &req.Depth, 1, memory.MaxAssociateDepth); err != nil {
 		return nil, err
 	}
-	limit, err := a.integer("limit", int64(req.Limit), 1, memory.MaxAssociateLimit)
-	if err != nil {
+	if err := a.count("limit", &req.Limit, 1, memory.MaxAssociateLimit); err != nil {
 		return nil, err
 	}
-	req.Depth, req.Limit = uint32(depth), uint32(limit)
 	// Every association counts, however weak, as in upstream's tool.
 	req.MinWeight = 0
 	resp, err := p.svc.RecallAssociate(ctx, &req)
-	if err != nil {
-		return nil, err
-	}
-	return readableAssociate(resp), nil
+	return converted(resp, err, readableAssociate)
 }
 
 func (p *Proxy) inspect(ctx context.Context, a args) (*recordView, error) {
@@ -808,31 +776,19 @@ func (p *Proxy) consolidate(ctx context.Context, a args) (*memory.ConsolidateRes
 func (p *Proxy) dreamTick(ctx context.Context, a args) (*memory.DreamTickResponse, error) {
 	req := memory.DefaultDreamTickRequest()
 	var err error
-	if req.SessionID, err = a.optText("session_id"); err != nil {
+	if req.SessionID, err = a.sessionID(); err != nil {
 		return nil, err
-	}
-	if req.SessionID != nil {
-		s := strings.TrimSpace(*req.SessionID)
-		req.SessionID = &s
 	}
 	if req.DryRun, err = a.boolean("dry_run", req.DryRun); err != nil {
 		return nil, err
 	}
-	groups, err := a.integer("max_groups", int64(req.MaxGroups), 1, maxGroups)
-	if err != nil {
+	if err := a.count("max_groups", &req.MaxGroups, 1, maxGroups); err != nil {
 		return nil, err
 	}
-	req.MaxGroups = uint32(groups)
 	if req.PromoteSemantic, err = a.boolean("promote_semantic", req.PromoteSemantic); err != nil {
 		return nil, err
 	}
-	if req.IncludePrivateScratch, err = a.boolean("include_private_scratch", req.IncludePrivateScratch); err != nil {
-		return nil, err
-	}
-	if req.IncludeSealed, err = a.boolean("include_sealed", req.IncludeSealed); err != nil {
-		return nil, err
-	}
-	if req.SecrecyLevels, err = enumList[memory.SecrecyLevel](a, "secrecy_levels"); err != nil {
+	if err := a.rawFilter(&req.IncludePrivateScratch, &req.IncludeSealed, &req.SecrecyLevels); err != nil {
 		return nil, err
 	}
 	return p.svc.DreamTick(ctx, &req)

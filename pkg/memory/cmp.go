@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -31,6 +32,25 @@ type TemporalRange struct {
 // Contains reports whether t lies within the inclusive range.
 func (r TemporalRange) Contains(t time.Time) bool {
 	return !t.Before(r.Start) && !t.After(r.End)
+}
+
+// PageCursor is a point in the order of records by creation time, ties
+// broken by id: the last record of a page, where the next page continues.
+// Every record of a batch has the same creation time, so a time alone
+// cannot say where a page ended.
+type PageCursor struct {
+	CreatedAt time.Time `json:"created_at"`
+	ID        ID        `json:"id"`
+}
+
+// Compare orders a record created at t with the given id against the
+// cursor: -1 when it comes first in oldest-first order, 0 when it is the
+// cursor's record, +1 when it comes later.
+func (c PageCursor) Compare(t time.Time, id ID) int {
+	if x := t.Compare(c.CreatedAt); x != 0 {
+		return x
+	}
+	return bytes.Compare(id[:], c.ID[:])
 }
 
 // EncodeContext is the optional context of an encode; it is stored in the
@@ -176,6 +196,9 @@ type RecallQueryRequest struct {
 	Reconsolidate   bool        `json:"reconsolidate"`
 	ActivationDepth uint32      `json:"activation_depth"`
 	RecallMode      *RecallMode `json:"recall_mode"`
+	// Before keeps only the records that follow the cursor in newest-first
+	// order: the next page of a recency listing (HTTP only).
+	Before *PageCursor `json:"before,omitempty"`
 }
 
 // DefaultRecallQueryRequest: limit 10, reconsolidate, activation depth 2.
@@ -242,6 +265,9 @@ type RecallRawQueryRequest struct {
 	IncludePrivateScratch bool           `json:"include_private_scratch"`
 	IncludeSealed         bool           `json:"include_sealed"`
 	SecrecyLevels         []SecrecyLevel `json:"secrecy_levels"`
+	// Before keeps only the entries that follow the cursor in the
+	// answer's newest-first order: the next page (HTTP only).
+	Before *PageCursor `json:"before,omitempty"`
 }
 
 // DefaultRecallRawQueryRequest: limit 10.
@@ -308,6 +334,9 @@ type RecallTimelineRequest struct {
 	MinFidelity   *float64        `json:"min_fidelity"`
 	EmotionFilter *EmotionVector  `json:"emotion_filter"`
 	Limit         *uint32         `json:"limit"`
+	// After keeps only the records that follow the cursor in the answer's
+	// oldest-first order: the rest of a truncated window (HTTP only).
+	After *PageCursor `json:"after,omitempty"`
 }
 
 // DefaultRecallTimelineRequest: hourly buckets.
@@ -819,8 +848,8 @@ func (m EvolutionMetrics) MarshalJSON() ([]byte, error) {
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type plain Stats
 	p := plain(s)
-	by := make(map[StoreType]uint32, len(AllStores))
-	for _, st := range AllStores {
+	by := make(map[StoreType]uint32, len(AllStores()))
+	for _, st := range AllStores() {
 		by[st] = 0
 	}
 	for st, n := range s.RecordsByStore {

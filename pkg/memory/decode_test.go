@@ -197,7 +197,7 @@ func TestEnumDecoding(t *testing.T) {
 	if got := StoreTypeNames(); got != "episodic, semantic, procedural, emotional, working" {
 		t.Errorf("StoreTypeNames = %q", got)
 	}
-	for _, st := range AllStores {
+	for _, st := range AllStores() {
 		if !st.Valid() || st.Persistent() == (st == StoreWorking) {
 			t.Errorf("%s: valid %v persistent %v", st, st.Valid(), st.Persistent())
 		}
@@ -266,10 +266,11 @@ func TestParseID(t *testing.T) {
 			t.Errorf("JSON %q accepted", in)
 		}
 	}
-	if !NilID.IsNil() || want.IsNil() || NilID.String() != "00000000-0000-0000-0000-000000000000" {
+	var zero ID
+	if !zero.IsNil() || want.IsNil() || zero.String() != "00000000-0000-0000-0000-000000000000" {
 		t.Error("nil id handling")
 	}
-	if got := marshal(t, []ID{want, NilID}); got != `["0196a9e2-5c1d-7f00-8a00-0000000000aa","00000000-0000-0000-0000-000000000000"]` {
+	if got := marshal(t, []ID{want, zero}); got != `["0196a9e2-5c1d-7f00-8a00-0000000000aa","00000000-0000-0000-0000-000000000000"]` {
 		t.Errorf("ids marshal as %s", got)
 	}
 	assertPanics(t, "MustParseID", func() { MustParseID("nope") })

@@ -105,11 +105,17 @@ const (
 
 var storeNames = enumNames{"store", []string{"", "episodic", "semantic", "procedural", "emotional", "working"}}
 
-// AllStores lists the five stores in the canonical order.
-var AllStores = []StoreType{StoreEpisodic, StoreSemantic, StoreProcedural, StoreEmotional, StoreWorking}
+// AllStores returns the five stores in the canonical order, in a new
+// slice the caller may keep or change.
+func AllStores() []StoreType {
+	return []StoreType{StoreEpisodic, StoreSemantic, StoreProcedural, StoreEmotional, StoreWorking}
+}
 
-// PersistentStores lists the four stores kept on disk.
-var PersistentStores = []StoreType{StoreEpisodic, StoreSemantic, StoreProcedural, StoreEmotional}
+// PersistentStores returns the four stores kept on disk, in a new slice
+// the caller may keep or change.
+func PersistentStores() []StoreType {
+	return []StoreType{StoreEpisodic, StoreSemantic, StoreProcedural, StoreEmotional}
+}
 
 func (s StoreType) String() string               { return storeNames.name(uint8(s)) }
 func (s StoreType) Valid() bool                  { return s >= StoreEpisodic && s <= StoreWorking }

@@ -36,13 +36,16 @@ const (
 	CodeForbidden Code = "FORBIDDEN"
 )
 
-// Codes lists every CMP error code.
-var Codes = []Code{
-	CodeNotFound, CodeStoreInvalid, CodeContentTooLarge, CodeValidation,
-	CodeModalityUnsupported, CodeWorkingMemoryFull, CodeDecayEngineBusy,
-	CodeConsolidationInProgress, CodeExportFailed, CodeImportConflict,
-	CodeForgetUnconfirmed, CodeVersionMismatch, CodeUnauthorized,
-	CodeRateLimited, CodeInternal, CodeInsufficientStorage, CodeForbidden,
+// Codes returns every CMP error code, in a new slice the caller may keep
+// or change.
+func Codes() []Code {
+	return []Code{
+		CodeNotFound, CodeStoreInvalid, CodeContentTooLarge, CodeValidation,
+		CodeModalityUnsupported, CodeWorkingMemoryFull, CodeDecayEngineBusy,
+		CodeConsolidationInProgress, CodeExportFailed, CodeImportConflict,
+		CodeForgetUnconfirmed, CodeVersionMismatch, CodeUnauthorized,
+		CodeRateLimited, CodeInternal, CodeInsufficientStorage, CodeForbidden,
+	}
 }
 
 // Error is an error a client may see: a code, a message that says what was

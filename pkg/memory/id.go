@@ -14,10 +14,8 @@ import (
 // ID identifies a memory record, a raw journal entry or an archive. On the
 // wire it is the lowercase hyphenated UUID form; on disk it is the 16 raw
 // bytes, so key order is creation order for server-generated (version 7) ids.
+// The zero ID, ID{}, is the all-zero (nil) UUID; it never names a record.
 type ID [16]byte
-
-// NilID is the all-zero UUID. It never names a record.
-var NilID ID
 
 // ParseID accepts every common UUID spelling: hyphenated, 32 hex digits,
 // braced and urn:uuid: prefixed, in any letter case.
@@ -77,7 +75,7 @@ func (id ID) String() string {
 }
 
 // IsNil reports whether id is the nil UUID.
-func (id ID) IsNil() bool { return id == NilID }
+func (id ID) IsNil() bool { return id == ID{} }
 
 // Time returns the creation time embedded in a version 7 id, and false for
 // other versions.

@@ -545,7 +545,7 @@ func TestErrorCodeSpellings(t *testing.T) {
 		"DECAY_ENGINE_BUSY CONSOLIDATION_IN_PROGRESS EXPORT_FAILED IMPORT_CONFLICT FORGET_UNCONFIRMED VERSION_MISMATCH " +
 		"UNAUTHORIZED RATE_LIMITED INTERNAL_ERROR INSUFFICIENT_STORAGE FORBIDDEN"
 	var got []string
-	for _, c := range Codes {
+	for _, c := range Codes() {
 		got = append(got, string(c))
 	}
 	if g := strings.Join(got, " "); g != want {

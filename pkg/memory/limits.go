@@ -151,7 +151,19 @@ func (r *RecallQueryRequest) Validate() error {
 	if err := ValidateQueryText("cue.text", r.Cue.Text); err != nil {
 		return err
 	}
+	if err := validateCursor("before", r.Before); err != nil {
+		return err
+	}
 	return ValidateEmotion("cue.emotion", r.Cue.Emotion)
+}
+
+// validateCursor checks a page cursor: it needs the creation time of the
+// record it names.
+func validateCursor(field string, c *PageCursor) error {
+	if c != nil && c.CreatedAt.IsZero() {
+		return Invalid(field+".created_at", "required: the created_at of the last record of the previous page")
+	}
+	return nil
 }
 
 // Validate checks the limit, the query and the session id.
@@ -161,6 +173,9 @@ func (r *RecallRawQueryRequest) Validate() error {
 	}
 	if r.SessionID != nil && len(*r.SessionID) > MaxLabelBytes {
 		return Invalid("session_id", "%d bytes exceeds the limit of %d", len(*r.SessionID), MaxLabelBytes)
+	}
+	if err := validateCursor("before", r.Before); err != nil {
+		return err
 	}
 	return ValidateQueryText("query", r.Query)
 }
@@ -187,6 +202,9 @@ func (r *RecallTimelineRequest) Validate() error {
 		if err := checkLimit("limit", *r.Limit, MaxTimelineLimit, "page with a narrower range"); err != nil {
 			return err
 		}
+	}
+	if err := validateCursor("after", r.After); err != nil {
+		return err
 	}
 	return ValidateEmotion("emotion_filter", r.EmotionFilter)
 }

@@ -151,3 +151,31 @@ func objectKeys(t *testing.T, b []byte) []string {
 	}
 	return keys
 }
+
+// BenchmarkUnmarshalRecallAnswer measures the decoding of the same answer,
+// the client's share of a recall: through json.Unmarshal and through
+// UnmarshalRecallQueryResponse.
+func BenchmarkUnmarshalRecallAnswer(b *testing.B) {
+	data, err := json.Marshal(recallAnswer())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		fn   func(*RecallQueryResponse) error
+	}{
+		{"Unmarshal", func(r *RecallQueryResponse) error { return json.Unmarshal(data, r) }},
+		{"Strict", func(r *RecallQueryResponse) error { return UnmarshalRecallQueryResponse(data, r) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var resp RecallQueryResponse
+				if err := bc.fn(&resp); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

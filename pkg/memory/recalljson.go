@@ -8,13 +8,9 @@ import (
 // The answers that carry recalled memories (recall, associate, timeline)
 // are the largest and most frequent bodies memsvc writes, and almost all of
 // their bytes are record content: text as integer arrays and embeddings.
-// encoding/json re-scans the output of every MarshalJSON method once for
-// each MarshalJSON that encloses it, so marshalling them as nested structs
-// read the content four or five times over. These encoders assemble the
-// outer layers by hand around each record's own MarshalJSON, which keeps it
-// to one encoding and one scan of the content. Small parts (traces,
-// metadata, paths) still go through json.Marshal. json_test.go pins the
-// shapes.
+// These encoders write them in one buffer with the hand-written record
+// and content encoders of recordjson.go; small parts (traces, metadata)
+// still go through json.Marshal. json_test.go pins the shapes.
 
 // jsonWriter assembles a JSON text. The first error of a value sticks and
 // ends the writing.
@@ -42,26 +38,34 @@ func (w *jsonWriter) value(v any) {
 // uint appends n.
 func (w *jsonWriter) uint(n uint32) { w.b = strconv.AppendUint(w.b, uint64(n), 10) }
 
-// memory appends m, the record's JSON written by its own MarshalJSON and
-// an empty rendered block list as [].
+// memory appends m, with an empty rendered block list as [].
 func (w *jsonWriter) memory(m *RecalledMemory) {
 	if w.err != nil {
 		return
 	}
-	rec, err := m.Record.MarshalJSON()
-	if err != nil {
-		w.err = err
+	w.raw(`{"record":`)
+	if w.b, w.err = appendRecordJSON(w.b, &m.Record); w.err != nil {
 		return
 	}
-	w.raw(`{"record":`)
-	w.b = append(w.b, rec...)
 	w.raw(`,"relevance_score":`)
-	w.value(m.RelevanceScore)
+	if w.b, w.err = appendJSONFloat(w.b, m.RelevanceScore, 64); w.err != nil {
+		return
+	}
 	w.raw(`,"activation_path":`)
-	w.value(m.ActivationPath)
+	if m.ActivationPath == nil {
+		w.raw(`null`)
+	} else {
+		w.raw(`[`)
+		for i, id := range m.ActivationPath {
+			if i > 0 {
+				w.raw(`,`)
+			}
+			w.b = appendJSONID(w.b, id)
+		}
+		w.raw(`]`)
+	}
 	w.raw(`,"rendered_content":`)
-	type plain MemoryContent
-	w.value(plain(m.RenderedContent.withBlocks()))
+	w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
 	w.raw(`}`)
 }
 
@@ -102,18 +106,12 @@ func (w *jsonWriter) done() ([]byte, error) {
 // an answer is built in one buffer instead of being copied as it grows.
 func newJSONWriter(size int) *jsonWriter { return &jsonWriter{b: make([]byte, 0, size)} }
 
-// jsonSizeHint estimates the encoded size of ms: about four bytes per
-// content byte and twelve per embedding value, for the record and its
-// rendered copy, plus the fixed fields.
+// jsonSizeHint estimates the encoded size of ms, records and rendered
+// copies, plus the fixed fields.
 func jsonSizeHint(ms []RecalledMemory) int {
 	n := 64
-	for _, m := range ms {
-		n += 2048
-		for _, c := range [2]*MemoryContent{&m.Record.Content, &m.RenderedContent} {
-			for _, bl := range c.Blocks {
-				n += 4*len(bl.Data) + 12*len(bl.Embedding)
-			}
-		}
+	for i := range ms {
+		n += 128 + 40*len(ms[i].ActivationPath) + recordSizeHint(&ms[i].Record) + contentSizeHint(&ms[i].RenderedContent)
 	}
 	return n
 }

@@ -230,13 +230,7 @@ func (r *MemoryRecord) String() string {
 
 // MarshalJSON writes empty association and block lists as [].
 func (r MemoryRecord) MarshalJSON() ([]byte, error) {
-	type plain MemoryRecord
-	p := plain(r)
-	if p.Associations == nil {
-		p.Associations = []Association{}
-	}
-	p.Content = p.Content.withBlocks()
-	return json.Marshal(p)
+	return appendRecordJSON(make([]byte, 0, recordSizeHint(&r)), &r)
 }
 
 // MarshalJSON writes an empty derived-id list as [].

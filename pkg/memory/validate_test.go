@@ -203,7 +203,7 @@ func TestValidateRaw(t *testing.T) {
 		{"no blocks", func(r *RawJournalRecord) { r.Content.Blocks = nil }, CodeValidation, "content.blocks"},
 		{"too large", func(r *RawJournalRecord) { r.Content.Blocks[0].Data = make(Bytes, MaxTextBlockBytes+1) }, CodeContentTooLarge, "content.blocks[0].data"},
 		{"nil edge target", func(r *RawJournalRecord) {
-			r.Meta.ContextEdges = []MetaEdge{{TargetID: NilID, Relation: RelContextOf}}
+			r.Meta.ContextEdges = []MetaEdge{{TargetID: ID{}, Relation: RelContextOf}}
 		}, CodeValidation, "meta.context_edges[0].target_id"},
 	}
 	for _, tc := range tests {
@@ -234,12 +234,12 @@ func TestValidateMeta(t *testing.T) {
 		{"confidence Inf", func(m *MetaMemory) { m.Confidence = &inf }, "meta.confidence"},
 		{"evidence confidence", func(m *MetaMemory) { m.Evidence[0].Confidence = ptr(2.0) }, "meta.evidence[0].confidence"},
 		{"evidence NaN", func(m *MetaMemory) { m.Evidence[0].Confidence = &nan }, "meta.evidence[0].confidence"},
-		{"edge nil target", func(m *MetaMemory) { m.ContextEdges[0].TargetID = NilID }, "meta.context_edges[0].target_id"},
+		{"edge nil target", func(m *MetaMemory) { m.ContextEdges[0].TargetID = ID{} }, "meta.context_edges[0].target_id"},
 		{"edge no relation", func(m *MetaMemory) { m.ContextEdges[0].Relation = 0 }, "meta.context_edges[0].relation"},
 		{"edge confidence", func(m *MetaMemory) { m.ContextEdges[0].Confidence = ptr(-1.0) }, "meta.context_edges[0].confidence"},
 		{"edge evidence confidence", func(m *MetaMemory) { m.ContextEdges[0].Evidence[0].Confidence = &nan }, "meta.context_edges[0].evidence[0].confidence"},
 		{"second edge", func(m *MetaMemory) {
-			m.ContextEdges = append(m.ContextEdges, MetaEdge{TargetID: NilID, Relation: RelExplains})
+			m.ContextEdges = append(m.ContextEdges, MetaEdge{TargetID: ID{}, Relation: RelExplains})
 		}, "meta.context_edges[1].target_id"},
 		{"schema 0", func(m *MetaMemory) { m.SchemaVersion = 0 }, "meta.schema_version"},
 		{"status unknown", func(m *MetaMemory) { m.CaptureStatus = 9 }, "meta.capture_status"},

@@ -69,7 +69,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 		st, err := c.s.Stats(ctx)
 		cancel()
 		if err == nil && st != nil {
-			for _, store := range memory.AllStores {
+			for _, store := range memory.AllStores() {
 				ch <- prometheus.MustNewConstMetric(c.records, prometheus.GaugeValue, float64(st.RecordsByStore[store]), store.String())
 			}
 			ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(st.RawJournalPendingDream))

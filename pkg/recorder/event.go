@@ -237,12 +237,8 @@ func ParseEvent(data []byte) (Event, error) {
 			return ev, err
 		}
 	}
-	if s, ok, err := optString("speaker", w.Speaker); err != nil {
+	if err := optEnum("speaker", w.Speaker, &ev.Speaker, memory.ParseRawSpeaker); err != nil {
 		return ev, err
-	} else if ok && s != "" {
-		if ev.Speaker, err = memory.ParseRawSpeaker(s); err != nil {
-			return ev, invalid("speaker", "%v", err)
-		}
 	}
 	if s, ok, err := optString("timestamp", w.Timestamp); err != nil {
 		return ev, err
@@ -252,19 +248,11 @@ func ParseEvent(data []byte) (Event, error) {
 		}
 		ev.Timestamp = ev.Timestamp.UTC()
 	}
-	if s, ok, err := optString("visibility", w.Visibility); err != nil {
+	if err := optEnum("visibility", w.Visibility, &ev.Visibility, memory.ParseVisibility); err != nil {
 		return ev, err
-	} else if ok && s != "" {
-		if ev.Visibility, err = memory.ParseVisibility(s); err != nil {
-			return ev, invalid("visibility", "%v", err)
-		}
 	}
-	if s, ok, err := optString("secrecy_level", w.SecrecyLevel); err != nil {
+	if err := optEnum("secrecy_level", w.SecrecyLevel, &ev.Secrecy, memory.ParseSecrecyLevel); err != nil {
 		return ev, err
-	} else if ok && s != "" {
-		if ev.Secrecy, err = memory.ParseSecrecyLevel(s); err != nil {
-			return ev, invalid("secrecy_level", "%v", err)
-		}
 	}
 	if !isNull(w.Metadata) {
 		ev.Metadata = w.Metadata
@@ -336,6 +324,21 @@ func (ev *Event) Validate() error {
 			return invalid("", "%v", err)
 		}
 	}
+	return nil
+}
+
+// optEnum reads the optional string field name (optString) into *dst
+// through parse; an absent, null or empty field leaves *dst as it is.
+func optEnum[T any](name string, raw json.RawMessage, dst *T, parse func(string) (T, error)) error {
+	s, ok, err := optString(name, raw)
+	if err != nil || !ok || s == "" {
+		return err
+	}
+	v, err := parse(s)
+	if err != nil {
+		return invalid(name, "%v", err)
+	}
+	*dst = v
 	return nil
 }
 

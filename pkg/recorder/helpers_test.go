@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
 
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -45,6 +46,17 @@ func newFakeServer(t *testing.T) *fakeServer {
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// failCall is a fail function for fakeServer.setFail: the call-th call
+// fails with status (negative: stored, then failed), every other succeeds.
+func failCall(call, status int) func(int, *memory.EncodeBatchStoreRawRequest) int {
+	return func(c int, _ *memory.EncodeBatchStoreRawRequest) int {
+		if c == call {
+			return status
+		}
+		return 0
+	}
 }
 
 func (f *fakeServer) setFail(fn func(call int, req *memory.EncodeBatchStoreRawRequest) int) {
@@ -133,25 +145,9 @@ func (f *fakeServer) client(t *testing.T) *client.Client {
 	return c
 }
 
-// clock is a settable clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
+func newClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC))
 }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)} }
 
 func newSpool(t *testing.T) *spool.Dir {
 	t.Helper()
@@ -164,7 +160,7 @@ func newSpool(t *testing.T) *spool.Dir {
 
 // newRecorder returns a recorder on dir sending to sender (nil: none), a
 // clock and the log.
-func newRecorder(t *testing.T, sender Sender, dir *spool.Dir, opts ...func(*Config)) (*Recorder, *clock, *testkit.SyncBuffer) {
+func newRecorder(t *testing.T, sender Sender, dir *spool.Dir, opts ...func(*Config)) (*Recorder, *testkit.Clock, *testkit.SyncBuffer) {
 	t.Helper()
 	clk := newClock()
 	logs := &testkit.SyncBuffer{}

@@ -212,12 +212,7 @@ func TestIngestRefusedRecord(t *testing.T) {
 // ids make the replay a no-op on the server.
 func TestSpoolReplayNoDuplicates(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(call int, _ *memory.EncodeBatchStoreRawRequest) int {
-		if call == 1 {
-			return -500
-		}
-		return 0
-	})
+	f.setFail(failCall(1, -500))
 	dir := newSpool(t)
 	r1, _, _ := newRecorder(t, f.client(t), dir)
 	if err := r1.Ingest(t.Context(), lines(ev("s", "user_message", "a"), ev("s", "user_message", "b"))); err != nil {
@@ -294,12 +289,7 @@ func TestFlushPartialRewrite(t *testing.T) {
 	if err := offline.Record(t.Context(), events); err != nil {
 		t.Fatal(err)
 	}
-	f.setFail(func(call int, _ *memory.EncodeBatchStoreRawRequest) int {
-		if call == 2 {
-			return 503
-		}
-		return 0
-	})
+	f.setFail(failCall(2, 503))
 	r, _, _ := newRecorder(t, f.client(t), dir, func(c *Config) { c.MaxBatchRecords = 2 })
 	if err := r.FlushSpool(t.Context()); err != nil {
 		t.Fatal(err)
@@ -374,12 +364,7 @@ func TestFlushSkipsWhenAnotherRecorderFlushes(t *testing.T) {
 // sends the spooled batches too.
 func TestBackoff(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(call int, _ *memory.EncodeBatchStoreRawRequest) int {
-		if call == 1 {
-			return 500
-		}
-		return 0
-	})
+	f.setFail(failCall(1, 500))
 	r, clk, _ := newRecorder(t, f.client(t), newSpool(t))
 	ctx := t.Context()
 	for _, s := range []string{"a", "b"} {
@@ -390,7 +375,7 @@ func TestBackoff(t *testing.T) {
 	if f.calls != 1 || r.Stats().Spooled != 2 {
 		t.Fatalf("during the backoff: %d calls, %+v", f.calls, r.Stats())
 	}
-	clk.Add(minBackoff)
+	clk.Advance(minBackoff)
 	if err := r.Record(ctx, []Event{TextEvent("s", UserMessage, "c")}); err != nil {
 		t.Fatal(err)
 	}
@@ -405,12 +390,7 @@ func TestBackoff(t *testing.T) {
 // TestRetryAfterHonoured: a 429's Retry-After sets the pause.
 func TestRetryAfterHonoured(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(call int, _ *memory.EncodeBatchStoreRawRequest) int {
-		if call == 1 {
-			return 429
-		}
-		return 0
-	})
+	f.setFail(failCall(1, 429))
 	r, clk, _ := newRecorder(t, f.client(t), newSpool(t))
 	_ = r.Record(t.Context(), []Event{TextEvent("s", UserMessage, "a")})
 	if want := clk.Now().Add(time.Second); !r.holdUntil.Equal(want) {

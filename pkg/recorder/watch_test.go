@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -98,13 +99,7 @@ func (r *watchRig) start(opts ...func(*WatchConfig)) {
 	}
 	r.stopFn = func() error {
 		cancel()
-		select {
-		case err := <-done:
-			return err
-		case <-time.After(30 * time.Second):
-			r.t.Fatal("the watcher did not stop")
-			return nil
-		}
+		return testkit.Receive(r.t, done, 30*time.Second, "the watcher to stop")
 	}
 }
 
@@ -395,31 +390,40 @@ func TestWatchLongLinesAndQuiet(t *testing.T) {
 	}
 }
 
+// watchFake makes a watcher of one Claude projects directory (root,
+// empty) whose recorder sends to srv, spools to d and logs to logs; the
+// test sends its rescans ticks and runs it.
+func watchFake(t *testing.T, srv *fakeServer, logs io.Writer) (d *spool.Dir, rec *Recorder, root string, rescans chan time.Time, w *TranscriptWatcher) {
+	t.Helper()
+	dir := t.TempDir()
+	d, err := spool.Open(filepath.Join(dir, "spool"), spool.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err = New(Config{Sender: srv.client(t), Spool: d, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = filepath.Join(dir, "projects")
+	if err := os.Mkdir(root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rescans = make(chan time.Time)
+	w, err = NewTranscriptWatcher(WatchConfig{Recorder: rec, Sources: []TranscriptSource{{Claude, root}}, Rescans: rescans})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, root, rescans, w
+}
+
 // TestWatchSpoolsWhileTheServerFails: events go to the spool (and the
 // offsets move on) while the server fails; a rescan sends them, in order
 // with what comes after.
 func TestWatchSpoolsWhileTheServerFails(t *testing.T) {
 	srv := newFakeServer(t)
 	srv.setFail(func(int, *memory.EncodeBatchStoreRawRequest) int { return 503 })
-	dir := t.TempDir()
-	d, err := spool.Open(filepath.Join(dir, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	logs := &testkit.SyncBuffer{}
-	rec, err := New(Config{Sender: srv.client(t), Spool: d, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "projects")
-	if err := os.Mkdir(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rescans := make(chan time.Time)
-	w, err := NewTranscriptWatcher(WatchConfig{Recorder: rec, Sources: []TranscriptSource{{Claude, root}}, Rescans: rescans})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, root, rescans, w := watchFake(t, srv, logs)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -459,24 +463,7 @@ func TestWatchSpoolsWhileTheServerFails(t *testing.T) {
 func TestWatchStopsWhenTheKeyIsRefused(t *testing.T) {
 	srv := newFakeServer(t)
 	srv.setFail(func(int, *memory.EncodeBatchStoreRawRequest) int { return 401 })
-	dir := t.TempDir()
-	d, err := spool.Open(filepath.Join(dir, "spool"), spool.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := New(Config{Sender: srv.client(t), Spool: d})
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := filepath.Join(dir, "projects")
-	if err := os.Mkdir(root, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	rescans := make(chan time.Time)
-	w, err := NewTranscriptWatcher(WatchConfig{Recorder: rec, Sources: []TranscriptSource{{Claude, root}}, Rescans: rescans})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, rec, root, rescans, w := watchFake(t, srv, io.Discard)
 	done := make(chan error, 1)
 	go func() { done <- w.Run(t.Context()) }()
 	select {
@@ -486,13 +473,8 @@ func TestWatchStopsWhenTheKeyIsRefused(t *testing.T) {
 	}
 	path := filepath.Join(root, "p", watchSession+".jsonl")
 	appendTo(t, path, claudeLine(1, "one"))
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "spooled") {
-			t.Fatalf("Run: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run went on after the key was refused")
+	if err := testkit.Receive(t, done, 30*time.Second, "Run to end after the key was refused"); err == nil || !strings.Contains(err.Error(), "spooled") {
+		t.Fatalf("Run: %v", err)
 	}
 	if pending, _ := d.Pending(); len(pending) != 1 {
 		t.Fatalf("pending %v", pending)

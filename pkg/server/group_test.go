@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // events records what the actors of a test did, in order.
@@ -55,13 +57,7 @@ func runGroup(t *testing.T, g *group) error {
 	t.Helper()
 	res := make(chan error, 1)
 	go func() { res <- g.run() }()
-	select {
-	case err := <-res:
-		return err
-	case <-time.After(20 * time.Second):
-		t.Fatal("the group did not stop")
-		return nil
-	}
+	return testkit.Receive(t, res, 20*time.Second, "the group to stop")
 }
 
 // TestGroupStopsStagesInReverse: when one actor returns, the stages stop
@@ -95,13 +91,8 @@ func TestGroupStopsStagesInReverse(t *testing.T) {
 	}
 	close(httpDrained)
 	close(grpcDrained)
-	select {
-	case err := <-res:
-		if err != nil {
-			t.Fatalf("run: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("the group did not stop")
+	if err := testkit.Receive(t, res, 20*time.Second, "the group to stop"); err != nil {
+		t.Fatalf("run: %v", err)
 	}
 	log := ev.list()
 	pos := func(s string) int {

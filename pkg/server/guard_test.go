@@ -28,33 +28,14 @@ func (d *fakeDisk) DiskFree(string) (uint64, error) { return d.free.Load(), nil 
 // decoded error envelope, if any.
 func postJSON(t *testing.T, addr, method, path string, body any) (int, wire.Envelope, http.Header) {
 	t.Helper()
-	b, err := json.Marshal(body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := testkit.Do(t, testkit.Request{Method: method, URL: "http://" + addr + path, Body: body})
 	var env wire.Envelope
-	if resp.StatusCode >= 400 {
-		if err := json.Unmarshal(data, &env); err != nil {
-			t.Fatalf("%s %s: %d with a body that is no envelope: %s", method, path, resp.StatusCode, data)
+	if a.Status >= 400 {
+		if err := json.Unmarshal(a.Body, &env); err != nil {
+			t.Fatalf("%s %s: %d with a body that is no envelope: %s", method, path, a.Status, a.Body)
 		}
 	}
-	return resp.StatusCode, env, resp.Header
+	return a.Status, env, a.Header
 }
 
 // TestDiskSpaceGuard: below storage.min_free_bytes writes answer 507
@@ -69,12 +50,7 @@ func TestDiskSpaceGuard(t *testing.T) {
 	disk := &fakeDisk{}
 	disk.free.Store(1 << 30)
 	logs := &testkit.SyncBuffer{}
-	c, s, stop := startWith(t, cfg, Options{Version: "test", DiskFree: disk.DiskFree, Logger: newTestLogger(logs)})
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, s := serveWith(t, cfg, Options{Version: "test", DiskFree: disk.DiskFree, Logger: newTestLogger(logs)})
 	store := func(text string) (int, wire.Envelope, http.Header) {
 		return postJSON(t, s.HTTPAddr(), "POST", wire.PathEncode, map[string]any{
 			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(text)}}},

@@ -27,6 +27,11 @@ import (
 //   - at most http.max_connections connections are open; the listener
 //     accepts the next one only when one closes, so further clients wait
 //     in the kernel's listen queue.
+//
+// The gRPC server has the same protection from the grpc.* keys: a
+// handshake timeout, an idle timeout, keepalive pings that close a
+// vanished peer's connection (grpcapi.Limits), and the same capped
+// listener.
 
 // newHTTPServer returns the HTTP server for handler h with the limits of
 // cfg applied; listen wraps its listener.

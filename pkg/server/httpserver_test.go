@@ -25,12 +25,7 @@ func TestSlowBodyCutOff(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP.BodyTimeoutSecs = 1
 	cfg.HTTP.BodyMinBytesPerSec = 1000 // one byte every 20 ms earns 0.05 s per second
-	c, s, stop := start(t, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, s := serve(t, cfg)
 	conn, err := net.Dial("tcp", s.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -98,12 +93,7 @@ func TestBodyDeadlineGrowsWithData(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP.BodyTimeoutSecs = 1
 	cfg.HTTP.BodyMinBytesPerSec = 100
-	c, s, stop := start(t, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, s := serve(t, cfg)
 	conn, err := net.Dial("tcp", s.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
@@ -148,12 +138,7 @@ func TestBodyDeadlineGrowsWithData(t *testing.T) {
 func TestConnectionCap(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP.MaxConnections = 2
-	_, s, stop := start(t, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	_, s := serve(t, cfg)
 	get := func(conn net.Conn) error {
 		if _, err := io.WriteString(conn, "GET /health HTTP/1.1\r\nHost: memsvc\r\n\r\n"); err != nil {
 			return err

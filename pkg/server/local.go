@@ -11,6 +11,7 @@ import (
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
 	"memsvc.dev/memsvc/pkg/store"
@@ -126,11 +127,15 @@ func (l *Local) Dir() string { return l.db.Dir() }
 
 // Ready reports whether the data layer can serve: the engine answers and
 // the audit log, when enabled, is appending (a log that cannot append, on
-// a full disk say, makes every change wait in the outbox).
+// a full disk say, makes every change wait in the outbox). The audit
+// log's failure is a *httpapi.NotReadyError, so /readiness says why.
 func (l *Local) Ready(ctx context.Context) error {
 	if l.audit != nil {
 		if err := l.audit.Err(); err != nil {
-			return fmt.Errorf("audit log %s cannot append: %w", l.audit.Path(), err)
+			return &httpapi.NotReadyError{
+				Reason: fmt.Sprintf("audit log cannot append (%s); changes wait until it can", causeOf(err)),
+				Err:    fmt.Errorf("audit log %s cannot append: %w", l.audit.Path(), err),
+			}
 		}
 	}
 	_, err := l.eng.Stats(ctx)

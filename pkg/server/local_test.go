@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,9 +184,18 @@ func TestMigrationAuditedPerChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := l.MigrateStoreEncryption(ctx)
+	size, err := l.MigrationSize(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var seen []uint64
+	rep, err := l.MigrateStoreEncryption(ctx, func(done uint64) { seen = append(seen, done) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Progress rises chunk by chunk to the size announced before the run.
+	if size != n || len(seen) < 2 || !slices.IsSorted(seen) || seen[len(seen)-1] != size {
+		t.Fatalf("migration of %d values reported progress %v", size, seen)
 	}
 	if err := l.Close(); err != nil {
 		t.Fatal(err)

@@ -22,12 +22,7 @@ func TestStateMetrics(t *testing.T) {
 	cfg.Security.AuditLogPath = &auditPath
 	disk := &fakeDisk{}
 	disk.free.Store(7 << 30)
-	c, s, stop := startWith(t, cfg, Options{Version: "test", DiskFree: disk.DiskFree})
-	defer func() {
-		if err := stop(); err != nil {
-			t.Fatal(err)
-		}
-	}()
+	c, s := serveWith(t, cfg, Options{Version: "test", DiskFree: disk.DiskFree})
 	ctx := context.Background()
 	sem := memory.StoreSemantic
 	for range 2 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
@@ -29,7 +30,9 @@ const (
 // acknowledges them, and one with the run's totals at the end. Counts a
 // killed earlier run committed but did not audit are audited first. So a
 // kill at any moment leaves an audit trail of exactly what was migrated.
-func (l *Local) MigrateStoreEncryption(ctx context.Context) (MigrationReport, error) {
+// progress, when not nil, is called after every chunk with the number of
+// values looked at so far (of MigrationSize).
+func (l *Local) MigrateStoreEncryption(ctx context.Context, progress func(done uint64)) (MigrationReport, error) {
 	left, ok, err := l.db.UnauditedMigration()
 	if err != nil {
 		return MigrationReport{}, err
@@ -43,11 +46,37 @@ func (l *Local) MigrateStoreEncryption(ctx context.Context) (MigrationReport, er
 		Committed: func(chunk MigrationReport) error {
 			return l.auditMigration(ctx, migrationChunk, chunk, true)
 		},
+		Progress: func(sofar MigrationReport) {
+			if progress != nil {
+				progress(migrationValues(sofar))
+			}
+		},
 	})
 	if err != nil {
 		return rep, err
 	}
 	return rep, l.auditMigration(ctx, migrationCompleted, rep, false)
+}
+
+// MigrationSize is the number of values MigrateStoreEncryption looks at:
+// the raw journal entries and the records of the persistent stores of
+// every namespace, as the engine counts them.
+func (l *Local) MigrationSize(ctx context.Context) (uint64, error) {
+	s, err := l.eng.StatsAll(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := uint64(s.RawJournalRecords)
+	for _, st := range memory.PersistentStores() {
+		n += uint64(s.RecordsByStore[st])
+	}
+	return n, nil
+}
+
+// migrationValues is the number of values a report says were looked at;
+// vector_index counts records its store's line counts already.
+func migrationValues(r MigrationReport) uint64 {
+	return r.RawJournal.Total + r.Episodic.Total + r.Semantic.Total + r.Procedural.Total + r.Emotional.Total
 }
 
 // auditMigration writes one migration entry; ack also clears the counts

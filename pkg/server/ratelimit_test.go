@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/internal/testtls"
 	"memsvc.dev/memsvc/pkg/config"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
@@ -165,33 +165,13 @@ func httpStats(t *testing.T, addr, key string) (int, memory.Code) {
 // httpStatsIn is httpStats in namespace ns ("" names none).
 func httpStatsIn(t *testing.T, addr, key, ns string) (int, memory.Code) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+wire.PathStats, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if key != "" {
-		req.Header.Set("Authorization", "Bearer "+key)
-	}
-	if ns != "" {
-		req.Header.Set(wire.HeaderNamespace, ns)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode == http.StatusOK {
-		return resp.StatusCode, ""
+	a := testkit.Do(t, testkit.Request{Method: http.MethodGet, URL: "http://" + addr + wire.PathStats, Key: key, Namespace: ns})
+	if a.Status == http.StatusOK {
+		return a.Status, ""
 	}
 	var env struct{ Code memory.Code }
-	if err := json.Unmarshal(body, &env); err != nil {
-		t.Fatalf("status %d with a body that is not an envelope: %q", resp.StatusCode, body)
+	if err := json.Unmarshal(a.Body, &env); err != nil {
+		t.Fatalf("status %d with a body that is not an envelope: %q", a.Status, a.Body)
 	}
-	return resp.StatusCode, env.Code
+	return a.Status, env.Code
 }

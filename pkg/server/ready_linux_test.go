@@ -15,6 +15,7 @@ import (
 	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine"
+	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -115,6 +116,11 @@ func TestReadinessFollowsAuditLog(t *testing.T) {
 	})
 	if !strings.Contains(notReady.Error(), "cannot append") || !errors.Is(notReady, syscall.EFBIG) {
 		t.Fatalf("readiness error %v", notReady)
+	}
+	// /readiness tells why, naming the system error but no path.
+	nre, ok := errors.AsType[*httpapi.NotReadyError](notReady)
+	if !ok || nre.Reason != "audit log cannot append (file too large); changes wait until it can" {
+		t.Fatalf("readiness reason of %v", notReady)
 	}
 	restore()
 	// No change comes to wake the appender: it retries on its own.

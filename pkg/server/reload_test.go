@@ -3,9 +3,7 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -127,21 +125,11 @@ func (f *reloadFixture) logged(n int, parts ...string) {
 // with prefix ("" when there is none).
 func (f *reloadFixture) metric(key, prefix string) string {
 	f.t.Helper()
-	req, err := http.NewRequestWithContext(f.t.Context(), http.MethodGet, "http://"+f.s.HTTPAddr()+"/metrics", nil)
-	if err != nil {
-		f.t.Fatal(err)
+	a := testkit.Do(f.t, testkit.Request{Method: http.MethodGet, URL: "http://" + f.s.HTTPAddr() + "/metrics", Key: key})
+	if a.Status != http.StatusOK {
+		f.t.Fatalf("/metrics: %d %s", a.Status, a.Body)
 	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		f.t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
-	}
-	for line := range strings.SplitSeq(string(body), "\n") {
+	for line := range strings.SplitSeq(string(a.Body), "\n") {
 		if v, ok := strings.CutPrefix(line, prefix); ok {
 			return v
 		}
@@ -252,16 +240,16 @@ func TestReloadCertificate(t *testing.T) {
 	certFile, keyFile, _ := testtls.SelfSigned(t, certDir)
 	body := fmt.Sprintf("[grpc]\ntls_cert_path = %q\ntls_key_path = %q\n", certFile, keyFile)
 	f := startReloading(t, body, nil, config.Override{Key: "grpc.port", Value: "0", Flag: "--grpc-port"})
-	first := handshake(t, f.s.GRPCAddr())
+	first := testtls.PeerCertificate(t, f.s.GRPCAddr())
 
 	renewed := t.TempDir()
 	newCert, newKey, _ := testtls.SelfSigned(t, renewed)
 	replace(t, newKey, keyFile)
 	replace(t, newCert, certFile)
 	f.eventually("a handshake with the new certificate", func() bool {
-		return !handshake(t, f.s.GRPCAddr()).Equal(first)
+		return !testtls.PeerCertificate(t, f.s.GRPCAddr()).Equal(first)
 	})
-	second := handshake(t, f.s.GRPCAddr())
+	second := testtls.PeerCertificate(t, f.s.GRPCAddr())
 	f.logged(1, "gRPC TLS certificate reloaded", "not_after=")
 
 	// A key that does not belong to the certificate. (The renewal above
@@ -271,7 +259,7 @@ func TestReloadCertificate(t *testing.T) {
 	_, otherKey, _ := testtls.SelfSigned(t, other)
 	replace(t, otherKey, keyFile)
 	f.logged(refused+1, "configuration reload refused", "grpc.tls_cert_path")
-	if !handshake(t, f.s.GRPCAddr()).Equal(second) {
+	if !testtls.PeerCertificate(t, f.s.GRPCAddr()).Equal(second) {
 		t.Fatal("the certificate changed after a refused reload")
 	}
 }
@@ -288,20 +276,6 @@ func TestReloadHangup(t *testing.T) {
 	f.eventually("the edit applied", func() bool { return f.status(newKey) == http.StatusOK })
 	f.hangup <- syscall.SIGHUP
 	f.logged(2, "configuration reloaded: nothing changed")
-}
-
-// handshake returns the certificate a new TLS connection to addr sees.
-func handshake(t *testing.T, addr string) *x509.Certificate {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}}
-	c, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	return c.(*tls.Conn).ConnectionState().PeerCertificates[0]
 }
 
 // replace renames a copy of from over to, as certificate tools do.

@@ -279,6 +279,7 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		Gatherer:          reg,
 		Metrics:           t.met,
 		Ready:             local.Ready,
+		ReadyDetail:       local.ReadyDetail,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("http api: %w", err)
@@ -302,6 +303,12 @@ func (s *Server) transports(local *Local) (*transports, error) {
 			MaxImportBytes:  importWireLimit(cfg.MaxImportBytes),
 			// A protobuf message is under 2 GiB anyway.
 			MaxResponseBytes: int(min(cfg.MaxResponseBytes, math.MaxInt32)),
+			Limits: grpcapi.Limits{
+				HandshakeTimeout: time.Duration(cfg.GRPC.HandshakeTimeoutSecs) * time.Second,
+				IdleTimeout:      time.Duration(cfg.GRPC.IdleTimeoutSecs) * time.Second,
+				Keepalive:        time.Duration(cfg.GRPC.KeepaliveSecs) * time.Second,
+				KeepaliveTimeout: time.Duration(cfg.GRPC.KeepaliveTimeoutSecs) * time.Second,
+			},
 		}
 		if cfg.GRPC.TLSCertPath != nil {
 			gopts.TLSCertFile, gopts.TLSKeyFile = *cfg.GRPC.TLSCertPath, *cfg.GRPC.TLSKeyPath
@@ -309,9 +316,11 @@ func (s *Server) transports(local *Local) (*transports, error) {
 		if t.gsrv, err = grpcapi.NewServer(svc, gopts); err != nil {
 			return nil, fmt.Errorf("grpc: %w", err)
 		}
-		if t.gln, err = net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(*cfg.GRPC.Port)))); err != nil {
+		gln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(*cfg.GRPC.Port))))
+		if err != nil {
 			return nil, fmt.Errorf("listen for gRPC: %w", err)
 		}
+		t.gln = limitListener(gln, cfg.GRPC.MaxConnections)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.HTTP.BindAddress, strconv.Itoa(int(cfg.HTTP.Port))))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/config"
@@ -92,6 +93,25 @@ func start(t *testing.T, cfg *config.Config) (*client.Client, *Server, func() er
 	return startWith(t, cfg, Options{Version: "test"})
 }
 
+// serve is start for a server that runs until the test ends: then it is
+// stopped, and a failed stop fails the test.
+func serve(t *testing.T, cfg *config.Config) (*client.Client, *Server) {
+	t.Helper()
+	return serveWith(t, cfg, Options{Version: "test"})
+}
+
+// serveWith is serve with the given options.
+func serveWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server) {
+	t.Helper()
+	c, s, stop := startWith(t, cfg, opts)
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return c, s
+}
+
 // startWith is start with the given options.
 func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server, func() error) {
 	t.Helper()
@@ -114,13 +134,7 @@ func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, 
 	}
 	return c, s, func() error {
 		cancel()
-		select {
-		case err := <-res:
-			return err
-		case <-time.After(20 * time.Second):
-			t.Fatal("server did not stop")
-			return nil
-		}
+		return testkit.Receive(t, res, 20*time.Second, "the server to stop")
 	}
 }
 
@@ -270,12 +284,7 @@ func TestDecayFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _, stop := start(t, cfg)
-	defer func() {
-		if err := stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	c, _ := serve(t, cfg)
 	store := func(st memory.StoreType) memory.ID {
 		resp, err := c.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("a note in " + st.String()), Store: &st})
 		if err != nil {
@@ -321,7 +330,7 @@ func TestDecayDefaultsMatchEngine(t *testing.T) {
 	if opts.Decay.PruneBelow != 0 {
 		t.Errorf("default prune_below %v", opts.Decay.PruneBelow)
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if got, want := opts.Decay.StabilityDays[st], engine.DefaultStabilityDays()[st]; got != want {
 			t.Errorf("%s: configured default stability %v, engine default %v", st, got, want)
 		}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -102,13 +103,8 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	if err := json.Unmarshal(answer, &stored); err != nil || stored.RecordID == (memory.ID{}) {
 		t.Fatalf("in-flight request answered %s (%v)", answer, err)
 	}
-	select {
-	case err := <-res:
-		if err != nil {
-			t.Fatalf("Run after draining: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run did not return after the last request finished")
+	if err := testkit.Receive(t, res, 20*time.Second, "Run to return after the last request finished"); err != nil {
+		t.Fatalf("Run after draining: %v", err)
 	}
 
 	c, _, stop := start(t, cfg)

@@ -174,7 +174,7 @@ func (s sample) checkIn(t *testing.T, db *DB, ns NS) {
 		{"snapshot", snap.ScanRecords, snap.ScanRaw},
 	} {
 		n := 0
-		for _, st := range memory.PersistentStores {
+		for _, st := range memory.PersistentStores() {
 			if err := sc.recs(ns, st, func(*memory.MemoryRecord) error { n++; return nil }); err != nil {
 				t.Errorf("%s ScanRecords(%s): %v", sc.name, st, err)
 			}

@@ -134,6 +134,9 @@ type MigrateOptions struct {
 	// batch that records them elsewhere, such as an audit entry. An error
 	// stops the migration.
 	Committed func(unaudited MigrationReport) error
+	// Progress, when set, is called after every chunk with the counts of
+	// the run so far (Total: the values looked at), for a progress line.
+	Progress func(sofar MigrationReport)
 }
 
 // UnauditedMigrationKey is the meta key under which a migration with
@@ -201,7 +204,7 @@ func (m *migration) space(ctx context.Context, ns NS) error {
 	if err != nil {
 		return fmt.Errorf("migrate raw journal: %w", err)
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		err := m.namespace(ctx, append(ns.key(kindCurated, 1), byte(st)), func(b *pebble.Batch, k, v []byte, c *chunkCounts) error {
 			return db.migrateRecord(b, ns, st, k, v, c)
 		}, func(r *MigrationReport, c *chunkCounts) {
@@ -247,6 +250,9 @@ func (m *migration) namespace(ctx context.Context, prefix []byte,
 			return err
 		}
 		line(m.rep, &c)
+		if m.opts.Progress != nil {
+			m.opts.Progress(*m.rep)
+		}
 		if unaudited != nil {
 			if err := m.opts.Committed(*unaudited); err != nil {
 				return err

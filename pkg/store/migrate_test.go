@@ -342,7 +342,7 @@ func TestMigrationLeavesNoPlaintext(t *testing.T) {
 				}
 			},
 			check: func(t *testing.T, db *DB) {
-				r, err := db.GetRecord(DefaultNS, memory.PersistentStores[3], recID(3))
+				r, err := db.GetRecord(DefaultNS, memory.PersistentStores()[3], recID(3))
 				if err != nil || !strings.Contains(string(r.Content.Blocks[0].Data), word) {
 					t.Errorf("record after migration: %v, %v", r, err)
 				}

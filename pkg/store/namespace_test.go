@@ -157,7 +157,7 @@ func TestNamespacesKeepApart(t *testing.T) {
 			if again == ns {
 				t.Fatalf("the dropped number %d was reused", ns)
 			}
-			for _, st := range memory.PersistentStores {
+			for _, st := range memory.PersistentStores() {
 				if err := db.ScanRecords(again, st, func(*memory.MemoryRecord) error {
 					t.Errorf("record in the new namespace")
 					return nil

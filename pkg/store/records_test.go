@@ -137,7 +137,7 @@ func realisticRecord(i int, id memory.ID) *memory.MemoryRecord {
 	}
 	at := tBase.Add(time.Duration(i) * time.Second)
 	return &memory.MemoryRecord{
-		ID: id, Store: memory.PersistentStores[i%len(memory.PersistentStores)],
+		ID: id, Store: memory.PersistentStores()[i%len(memory.PersistentStores())],
 		CreatedAt: at, UpdatedAt: at, LastAccessedAt: at, AccessCount: uint32(i % 5),
 		Content: memory.MemoryContent{Blocks: []memory.ContentBlock{
 			{Modality: memory.ModalityText, Format: "text/plain", Data: memory.Bytes(text[:1024]), Embedding: emb},

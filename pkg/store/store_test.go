@@ -167,17 +167,17 @@ func TestCuratedRecords(t *testing.T) {
 	want := map[memory.StoreType][]memory.ID{}
 	commit(t, db, func(b *Batch) {
 		for i := 20; i > 0; i-- { // insert out of order
-			st := memory.PersistentStores[i%4]
+			st := memory.PersistentStores()[i%4]
 			r := realisticRecord(i, recID(i))
 			r.Store = st
 			b.PutRecord(DefaultNS, r)
 		}
 	})
 	for i := 1; i <= 20; i++ {
-		st := memory.PersistentStores[i%4]
+		st := memory.PersistentStores()[i%4]
 		want[st] = append(want[st], recID(i))
 	}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		var got []memory.ID
 		err := db.ScanRecords(DefaultNS, st, func(r *memory.MemoryRecord) error {
 			if r.Store != st {
@@ -196,11 +196,11 @@ func TestCuratedRecords(t *testing.T) {
 
 	// Get: right store finds it, another store does not.
 	r := realisticRecord(4, recID(4))
-	got, err := db.GetRecord(DefaultNS, memory.PersistentStores[0], recID(4))
+	got, err := db.GetRecord(DefaultNS, memory.PersistentStores()[0], recID(4))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Store = memory.PersistentStores[0]
+	r.Store = memory.PersistentStores()[0]
 	if !reflect.DeepEqual(got, normaliseRecord(r)) {
 		t.Errorf("GetRecord = %+v", got)
 	}

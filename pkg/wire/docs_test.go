@@ -48,7 +48,7 @@ func routeTable() string {
 func codeTable() string {
 	var b strings.Builder
 	b.WriteString("| Code | HTTP status |\n|---|---|\n")
-	for _, c := range memory.Codes {
+	for _, c := range memory.Codes() {
 		s := Status(c)
 		fmt.Fprintf(&b, "| `%s` | %d %s |\n", c, s, http.StatusText(s))
 	}

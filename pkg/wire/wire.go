@@ -311,6 +311,11 @@ type Health struct {
 	Status string `json:"status"`
 	// Reason says why the server is not ready.
 	Reason string `json:"reason,omitempty"`
+	// Detail lists what the server wants an operator to know, ready or
+	// not: disk
+	// space below the floor (writes refused, reads go on), records
+	// quarantined as unreadable.
+	Detail []string `json:"detail,omitempty"`
 }
 
 // Values of Health.Status.

@@ -29,10 +29,10 @@ func TestStatus(t *testing.T) {
 		memory.CodeInsufficientStorage:     507,
 		memory.CodeForbidden:               403,
 	}
-	if len(want) != len(memory.Codes) {
-		t.Fatalf("table has %d codes, memory.Codes %d", len(want), len(memory.Codes))
+	if len(want) != len(memory.Codes()) {
+		t.Fatalf("table has %d codes, memory.Codes() %d", len(want), len(memory.Codes()))
 	}
-	for _, c := range memory.Codes {
+	for _, c := range memory.Codes() {
 		if got := Status(c); got != want[c] {
 			t.Errorf("Status(%s) = %d, want %d", c, got, want[c])
 		}

@@ -20,6 +20,8 @@ type bench struct {
 	tmp    string // removed by close
 	kids   *children
 	result *report
+	// targets is what the targets subcommand measured so far.
+	targets *targetsReport
 	// peer, when set, replaces the npm package as the server memsvc-mcp
 	// is compared with, so the comparison can run against any stdio MCP
 	// server (the tests use a second memsvc-mcp).

@@ -30,6 +30,9 @@ type config struct {
 	timeout     time.Duration
 	seed        uint64
 	counts      counts
+	// targets and sections configure the targets subcommand.
+	targets  *targetScale
+	sections map[string]bool
 }
 
 // counts is how many operations each section times.
@@ -63,12 +66,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("memsvc-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: memsvc-bench [flags]\n       memsvc-bench recall-quality --dataset FILE [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: memsvc-bench [flags]\n       memsvc-bench targets [flags]\n       memsvc-bench recall-quality --dataset FILE [flags]\n\n"+
 			"Start fresh memsvc servers on temporary directories, load generated corpora and\n"+
 			"report latency percentiles, throughput, start-up time and memory per record as\n"+
 			"Markdown on stdout; run the same MCP workload against memsvc-mcp and\n"+
 			"@modelcontextprotocol/server-memory. Run it from the repository (it builds the\n"+
 			"binaries with `go build` unless --memsvc-bin and --mcp-bin name them).\n"+
+			"targets measures recall, store, concurrency, consolidation, cold start and MCP\n"+
+			"search against their targets and prints a verdict for each; see\n"+
+			"`memsvc-bench targets --help`.\n"+
 			"recall-quality scores what recall finds on a dataset of conversations; see\n"+
 			"`memsvc-bench recall-quality --help`.\n\nFlags:\n")
 		fs.PrintDefaults()

@@ -44,7 +44,7 @@ func (c *corpus) record() memory.EncodeStoreRequest {
 	if c.dims > 0 {
 		content.Blocks[0].Embedding = c.vector()
 	}
-	st := memory.PersistentStores[c.stored%len(memory.PersistentStores)]
+	st := memory.PersistentStores()[c.stored%len(memory.PersistentStores())]
 	c.stored++
 	c.text += int64(len(doc))
 	return memory.EncodeStoreRequest{Content: content, Store: &st}

@@ -72,6 +72,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "recall-quality" {
 		return runRecall(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "targets" {
+		return runTargets(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "rankeval" {
 		return runRankeval(args[1:], stdout, stderr)
 	}

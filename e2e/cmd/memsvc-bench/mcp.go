@@ -53,10 +53,15 @@ type mcpResult struct {
 
 // mcpTarget says how the workload speaks to one server.
 type mcpTarget struct {
-	name        string
-	storeTool   string
-	searchTool  string
-	storeArgs   func(i int, text string) map[string]any
+	name       string
+	storeTool  string
+	searchTool string
+	storeArgs  func(i int, text string) map[string]any
+	// batchTool stores several notes in one call (the targets run loads
+	// its notes with it); batchArgs are its arguments for texts, the
+	// first of them note number first.
+	batchTool   string
+	batchArgs   func(first int, texts []string) map[string]any
 	searchArgs  func(query string) map[string]any
 	resultCount func(text string) (int, error)
 }
@@ -64,7 +69,15 @@ type mcpTarget struct {
 func memsvcTarget() mcpTarget {
 	return mcpTarget{
 		name: "memsvc-mcp", storeTool: "store", searchTool: "recall",
-		storeArgs:  func(_ int, text string) map[string]any { return map[string]any{"content": text} },
+		storeArgs: func(_ int, text string) map[string]any { return map[string]any{"content": text} },
+		batchTool: "batch_store",
+		batchArgs: func(_ int, texts []string) map[string]any {
+			recs := make([]map[string]any, len(texts))
+			for i, t := range texts {
+				recs[i] = map[string]any{"content": t}
+			}
+			return map[string]any{"records": recs}
+		},
 		searchArgs: func(q string) map[string]any { return map[string]any{"query": q, "limit": 10} },
 		resultCount: func(text string) (int, error) {
 			var v struct {
@@ -80,8 +93,15 @@ func peerTarget() mcpTarget {
 	return mcpTarget{
 		name: "server-memory", storeTool: "create_entities", searchTool: "search_nodes",
 		storeArgs: func(i int, text string) map[string]any {
-			return map[string]any{"entities": []map[string]any{{
-				"name": fmt.Sprintf("note-%06d", i), "entityType": "note", "observations": []string{text}}}}
+			return map[string]any{"entities": []map[string]any{peerEntity(i, text)}}
+		},
+		batchTool: "create_entities",
+		batchArgs: func(first int, texts []string) map[string]any {
+			ents := make([]map[string]any, len(texts))
+			for i, t := range texts {
+				ents[i] = peerEntity(first+i, t)
+			}
+			return map[string]any{"entities": ents}
 		},
 		searchArgs: func(q string) map[string]any { return map[string]any{"query": q} },
 		resultCount: func(text string) (int, error) {
@@ -92,6 +112,11 @@ func peerTarget() mcpTarget {
 			return len(v.Entities), err
 		},
 	}
+}
+
+// peerEntity is note i as an entity of the peer's knowledge graph.
+func peerEntity(i int, text string) map[string]any {
+	return map[string]any{"name": fmt.Sprintf("note-%06d", i), "entityType": "note", "observations": []string{text}}
 }
 
 // runMCP runs the workload against memsvc-mcp (over a fresh server) and
@@ -330,8 +355,17 @@ func (b *bench) mcpWorkload(ctx context.Context, cmd *exec.Cmd, tg mcpTarget, no
 		return nil, fmt.Errorf("%s: %w", tg.storeTool, err)
 	}
 	res.Store = t.row("store ("+tg.storeTool+")", len(notes), "calls/s", "")
+	if err := res.search(ctx, conn, tg, searches, len(notes)); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// search times the searches, one call each, and sets res.Search and the
+// result statistics; notes is how many notes the server holds.
+func (res *mcpResult) search(ctx context.Context, conn *rpcConn, tg mcpTarget, searches []string, notes int) error {
 	var hits, results, replyBytes int
-	t, err = timeOps(ctx, len(searches), mcpCallTimeout, func(ctx context.Context, i int) (int, error) {
+	t, err := timeOps(ctx, len(searches), mcpCallTimeout, func(ctx context.Context, i int) (int, error) {
 		text, err := conn.tool(ctx, tg.searchTool, tg.searchArgs(searches[i]))
 		if err != nil {
 			return 0, err
@@ -348,13 +382,13 @@ func (b *bench) mcpWorkload(ctx context.Context, cmd *exec.Cmd, tg mcpTarget, no
 		return 1, nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", tg.searchTool, err)
+		return fmt.Errorf("%s: %w", tg.searchTool, err)
 	}
-	res.Search = t.row("search ("+tg.searchTool+")", len(notes), "calls/s", "")
+	res.Search = t.row("search ("+tg.searchTool+")", notes, "calls/s", "")
 	res.HitRate = float64(hits) / float64(len(searches))
 	res.Results = float64(results) / float64(len(searches))
 	res.ResultKiB = float64(replyBytes) / float64(len(searches)) / 1024
-	return res, nil
+	return nil
 }
 
 // rpcConn speaks newline-delimited JSON-RPC 2.0 with a child process over

@@ -291,7 +291,7 @@ func (r *recallRun) run(ctx context.Context) error {
 		return err
 	}
 	if r.srv != nil {
-		if _, err := r.b.settle(ctx, r.srv); err != nil {
+		if _, err := r.b.settle(ctx, r.srv.process); err != nil {
 			return err
 		}
 	}

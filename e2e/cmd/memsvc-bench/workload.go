@@ -137,7 +137,7 @@ func (b *bench) runSize(ctx context.Context, s *sizeReport) error {
 // previous section (similarity linking) does not count, then times n
 // operations.
 func (r *sizeRun) section(ctx context.Context, n int, perOp time.Duration, op func(ctx context.Context, i int) (int, error)) (*timings, error) {
-	if _, err := r.b.settle(ctx, r.srv); err != nil {
+	if _, err := r.b.settle(ctx, r.srv.process); err != nil {
 		return nil, err
 	}
 	return timeOps(ctx, n, perOp, op)
@@ -181,7 +181,7 @@ func (r *sizeRun) load(ctx context.Context) error {
 			return fmt.Errorf("load raw journal: %w", err)
 		}
 	}
-	settled, err := r.b.settle(ctx, r.srv)
+	settled, err := r.b.settle(ctx, r.srv.process)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func (r *sizeRun) load(ctx context.Context) error {
 func (r *sizeRun) writes(ctx context.Context) error {
 	n, cl := r.s.Records, r.cl
 	r.b.logf("%s: writes", r.label)
-	if _, err := r.b.settle(ctx, r.srv); err != nil {
+	if _, err := r.b.settle(ctx, r.srv.process); err != nil {
 		return err
 	}
 	// Requests are generated before the clock starts.
@@ -386,7 +386,7 @@ func (r *sizeRun) coldStarts(ctx context.Context) error {
 	mem.RestartRecords = int(st.TotalRecords) + int(st.RawJournalRecords)
 	var starts timings
 	for i := range r.cnt.restarts {
-		if _, err := r.b.settle(ctx, r.srv); err != nil {
+		if _, err := r.b.settle(ctx, r.srv.process); err != nil {
 			return err
 		}
 		if err := r.srv.stop(); err != nil {
@@ -403,7 +403,7 @@ func (r *sizeRun) coldStarts(ctx context.Context) error {
 			// Like the memory after loading, once idle: right at
 			// readiness the server may still be returning the garbage
 			// of its start-up to the OS.
-			if _, err := r.b.settle(ctx, r.srv); err != nil {
+			if _, err := r.b.settle(ctx, r.srv.process); err != nil {
 				return err
 			}
 			if err := r.b.quiet(ctx, r.srv); err != nil {
@@ -525,10 +525,11 @@ func (b *bench) quiet(ctx context.Context, srv *server) error {
 	}
 }
 
-// settle waits until the server is idle (background similarity linking
-// of what was just written is done): under idleCPU of one core over two
-// consecutive windows, at most settleBound. It returns the time waited.
-func (b *bench) settle(ctx context.Context, srv *server) (time.Duration, error) {
+// settle waits until a child is idle (for a server: background
+// similarity linking of what was just written is done): under idleCPU of
+// one core over two consecutive windows, at most settleBound. It returns
+// the time waited.
+func (b *bench) settle(ctx context.Context, srv *process) (time.Duration, error) {
 	start := time.Now()
 	prev, err := srv.cpuTime()
 	if err != nil {
@@ -540,7 +541,7 @@ func (b *bench) settle(ctx context.Context, srv *server) (time.Duration, error) 
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		case <-srv.exited:
-			return 0, fmt.Errorf("memsvc exited (%v):\n%s", srv.err, srv.tail)
+			return 0, fmt.Errorf("%s exited (%v):\n%s", filepath.Base(srv.cmd.Path), srv.err, srv.tail)
 		case <-time.After(settleWindow):
 		}
 		cur, err := srv.cpuTime()
@@ -557,7 +558,7 @@ func (b *bench) settle(ctx context.Context, srv *server) (time.Duration, error) 
 			return time.Since(start), nil
 		}
 	}
-	b.logf("server still busy after %v; measuring anyway", settleBound)
+	b.logf("%s still busy after %v; measuring anyway", filepath.Base(srv.cmd.Path), settleBound)
 	return time.Since(start), nil
 }
 

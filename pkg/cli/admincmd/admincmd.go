@@ -13,10 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -27,11 +24,7 @@ import (
 
 // Main runs memsvc-admin with the process's arguments and returns its
 // exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code. environ
 // supplies MEMSVC_SERVER_URL and MEMSVC_SERVER_API_KEY.
@@ -80,16 +73,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string, now fu
 			"  memsvc-admin backup --server-url http://127.0.0.1:8420 --dir /var/backups/memsvc --keep 14\n" +
 			"  memsvc-admin restore --server-url http://127.0.0.1:8420 memsvc-20261101T020000Z.cma",
 		Flags: r.flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if r.version {
-				_, err := fmt.Fprintf(r.stdout, "memsvc-admin %s\n", cli.Version)
-				return err
-			}
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:  cli.RootExec("memsvc-admin", &r.version, r.stdout),
 	}
 	r.cmd.Subcommands = []*ff.Command{
 		r.archiveCmd(),

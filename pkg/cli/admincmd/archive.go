@@ -57,17 +57,10 @@ func (r *root) archiveVerifyCmd() *ff.Command {
 			"  printf '%s\\n' \"$PASSPHRASE\" | memsvc-admin archive verify backup.cma --decryption-key-stdin",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			path, err := oneFile(args)
-			if err != nil {
+			path, sc, err := r.scanArg(args, passphrase, "verify")
+			if sc == nil {
 				return err
 			}
-			pass, err := passphrase()
-			if err != nil {
-				return err
-			}
-			bar := r.bar("verify", fileSize(path))
-			sc, err := scanArchive(path, pass, bar.Set)
-			bar.Done()
 			if err != nil {
 				return r.archiveFailed(path, sc, err)
 			}
@@ -110,17 +103,10 @@ func (r *root) archiveInspectCmd() *ff.Command {
 			"  memsvc-admin archive inspect secret.cma --decryption-key-stdin < passphrase.txt",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			path, err := oneFile(args)
-			if err != nil {
+			path, sc, err := r.scanArg(args, passphrase, "inspect")
+			if sc == nil {
 				return err
 			}
-			pass, err := passphrase()
-			if err != nil {
-				return err
-			}
-			bar := r.bar("inspect", fileSize(path))
-			sc, err := scanArchive(path, pass, bar.Set)
-			bar.Done()
 			if errors.Is(err, archive.ErrNeedKey) {
 				return cli.PrintJSON(r.stdout, inspectReport{
 					Path:      path,
@@ -316,12 +302,33 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
+// scanArg scans (scanArchive) the archive of the one FILE argument with
+// the passphrase of the key flags, showing a progress line labelled
+// label, and returns the path, the scan and its error. A bad command line
+// or passphrase returns a nil scan with the error, so callers can tell it
+// from a broken archive.
+func (r *root) scanArg(args []string, passphrase func() ([]byte, error), label string) (string, *scan, error) {
+	path, err := oneFile(args)
+	if err != nil {
+		return "", nil, err
+	}
+	pass, err := passphrase()
+	if err != nil {
+		return path, nil, err
+	}
+	bar := r.bar(label, fileSize(path))
+	sc, err := scanArchive(path, pass, bar)
+	bar.Done()
+	return path, sc, err
+}
+
 // scanArchive reads and verifies the archive at path, counting records by
-// store, visibility and secrecy. It returns what it learnt even on error
-// (at least the file size and the detected format).
-func scanArchive(path string, passphrase []byte, progress func(int64)) (*scan, error) {
+// store, visibility and secrecy, and shows the bytes read on bar (nil:
+// nowhere). It returns what it learnt even on error (at least the file
+// size and the detected format).
+func scanArchive(path string, passphrase []byte, bar *cli.Progress) (*scan, error) {
 	sc := &scan{stores: map[string]int{}, visibility: map[string]int{}, secrecy: map[string]int{}}
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		sc.stores[st.String()] = 0
 	}
 	for v := memory.VisibilityNormal; v.Valid(); v++ {
@@ -352,11 +359,7 @@ func scanArchive(path string, passphrase []byte, progress func(int64)) (*scan, e
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return sc, fmt.Errorf("read: %w", err)
 	}
-	var src io.Reader = f
-	if progress != nil {
-		src = &progressReader{r: f, progress: progress}
-	}
-	ar, err := archive.NewReader(src, archive.ReaderOptions{Passphrase: passphrase, MaxSize: backup.SizeLimit(sc.fileSize)})
+	ar, err := archive.NewReader(&cli.ProgressReader{R: f, P: bar}, archive.ReaderOptions{Passphrase: passphrase, MaxSize: backup.SizeLimit(sc.fileSize)})
 	if err != nil {
 		return sc, err
 	}
@@ -381,20 +384,6 @@ func scanArchive(path string, passphrase []byte, progress func(int64)) (*scan, e
 	}
 	sc.sum = ar.Summary()
 	return sc, nil
-}
-
-// progressReader reports the bytes read so far.
-type progressReader struct {
-	r        io.Reader
-	n        int64
-	progress func(int64)
-}
-
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.n += int64(n)
-	p.progress(p.n)
-	return n, err
 }
 
 // fileSize is the size of the file at path, or 0 when it cannot be told

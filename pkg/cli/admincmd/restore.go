@@ -89,7 +89,7 @@ func (r *root) restoreCmd() *ff.Command {
 			}
 
 			bar := r.bar("restore: verify", fileSize(path))
-			sc, err := scanArchive(path, pass, bar.Set)
+			sc, err := scanArchive(path, pass, bar)
 			bar.Done()
 			if err != nil {
 				return fmt.Errorf("nothing restored: %w", archiveError(path, err))

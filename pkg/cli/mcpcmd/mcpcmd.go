@@ -8,11 +8,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -21,7 +18,6 @@ import (
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/mcpproxy"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // EnvAPIKey is the environment variable that holds the server's API key.
@@ -29,7 +25,7 @@ const EnvAPIKey = "MEMSVC_SERVER_API_KEY"
 
 // EnvNamespace is the environment variable that names the namespace the
 // tools act in when --namespace does not.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // maxTimeoutSecs bounds --server-timeout-secs (a day).
 const maxTimeoutSecs = 24 * 60 * 60
@@ -56,11 +52,7 @@ const LongHelp = "Runs an MCP server on stdin and stdout (JSON-RPC, one message 
 
 // Main runs memsvc-mcp with the process's arguments and returns its
 // exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code.
 func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, environ []string) int {
@@ -160,16 +152,11 @@ func (f *Flags) Options(environ []string) (mcpproxy.Options, error) {
 		opts.Timeout = time.Duration(f.TimeoutSecs) * time.Second
 	}
 
-	ns, source := strings.TrimSpace(f.Namespace), "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(env(environ, EnvNamespace)), EnvNamespace
+	ns, err := cli.Namespace(f.Namespace, environ)
+	if err != nil {
+		return opts, err
 	}
-	if ns != "" {
-		if err := memory.ValidateNamespace(ns); err != nil {
-			return opts, cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
-		}
-		opts.Namespace = ns
-	}
+	opts.Namespace = ns
 
 	switch f.LogLevel {
 	case "trace", "debug", "info", "warn", "error":

@@ -20,9 +20,7 @@ import (
 
 func (r *root) ingestCmd() *ff.Command {
 	fs := ff.NewFlagSet("ingest").SetParent(r.flags)
-	serverURL := fs.StringLong("server-url", "", serverURLUsage)
-	spoolDir := fs.StringLong("spool-dir", "", spoolDirUsage)
-	nsFlag := fs.StringLong("namespace", "", namespaceUsage)
+	conn := r.addConnFlags(fs)
 	maxEvent := fs.IntLong("max-event-bytes", recorder.DefaultMaxEventBytes, "largest accepted input line, counting surrounding white space (1 to 1048576)")
 	batchMax := fs.IntLong("batch-max-records", recorder.DefaultBatchMaxRecords, "events per batch (1 to 1000)")
 	flushMS := fs.IntLong("flush-interval-ms", int(recorder.DefaultFlushInterval/time.Millisecond), "longest wait, in milliseconds, before an incomplete batch is sent")
@@ -62,27 +60,13 @@ func (r *root) ingestCmd() *ff.Command {
 			case *flushMS < 1:
 				return cli.Usagef("--flush-interval-ms: %d must be at least 1", *flushMS)
 			}
-			ns, err := r.namespace(*nsFlag)
-			if err != nil {
-				return err
-			}
-			url := r.serverURL(*serverURL)
-			c, err := recorder.NewClient(url, recorder.ClientOptions{APIKey: r.apiKey(), Namespace: ns})
+			ns, err := conn.ns()
 			if err != nil {
 				return err
 			}
 			log := r.logger()
-			if recorder.PlainHTTPRemote(url) {
-				log.Warn("sending journal text over plain http to another host; use https", "server_url", url)
-			}
-			dir, err := r.openSpool(*spoolDir, ns)
-			if err != nil {
-				return err
-			}
 			cwd, _ := os.Getwd()
-			rec, err := recorder.New(recorder.Config{
-				Sender:          c,
-				Spool:           dir,
+			rec, err := conn.newRecorder(ns, recorder.Config{
 				Logger:          log,
 				WorkDir:         cwd,
 				MaxEventBytes:   *maxEvent,
@@ -92,6 +76,7 @@ func (r *root) ingestCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
+			conn.warnPlainHTTP(log)
 			err = rec.Ingest(ctx, r.stdin)
 			fmt.Fprintf(r.stderr, "memsvc-recorder: %s\n", rec.Stats())
 			return err
@@ -214,8 +199,8 @@ func (r *root) installHookCmd() *ff.Command {
 				return cli.Usagef("%v", err)
 			}
 			if ns := strings.TrimSpace(*nsFlag); ns != "" {
-				if err := memory.ValidateNamespace(ns); err != nil {
-					return cli.Usagef("--namespace: %s", strings.TrimPrefix(err.Error(), "namespace: "))
+				if err := cli.CheckNamespace("--namespace", ns); err != nil {
+					return err
 				}
 			}
 			url := r.serverURL(*serverURL)

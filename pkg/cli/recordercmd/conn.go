@@ -3,6 +3,7 @@ package recordercmd
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/peterbourgon/ff/v4"
@@ -52,6 +53,28 @@ func (c *connFlags) sender(ns string, timeout time.Duration) (recorder.Sender, e
 // spool opens the spool of namespace ns (see root.openSpool).
 func (c *connFlags) spool(ns string) (*spool.Dir, error) { return c.r.openSpool(*c.spoolDir, ns) }
 
+// newRecorder makes the recorder of a command that sends: cfg with the
+// server's client (sender) and the spool of namespace ns.
+func (c *connFlags) newRecorder(ns string, cfg recorder.Config) (*recorder.Recorder, error) {
+	sender, err := c.sender(ns, 0)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Spool, err = c.spool(ns); err != nil {
+		return nil, err
+	}
+	cfg.Sender = sender
+	return recorder.New(cfg)
+}
+
+// warnPlainHTTP warns on log when journal text would cross to another
+// host over plain http.
+func (c *connFlags) warnPlainHTTP(log *slog.Logger) {
+	if url := c.url(); recorder.PlainHTTPRemote(url) {
+		log.Warn("sending journal text over plain http to another host; use https", "server_url", url)
+	}
+}
+
 // defaultFlushWait bounds how long `flush` waits for another recorder that
 // is flushing the same spool.
 const defaultFlushWait = 10 * time.Second
@@ -91,15 +114,7 @@ func (r *root) flushCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			sender, err := conn.sender(ns, 0)
-			if err != nil {
-				return err
-			}
-			dir, err := conn.spool(ns)
-			if err != nil {
-				return err
-			}
-			rec, err := recorder.New(recorder.Config{Sender: sender, Spool: dir, Logger: r.logger()})
+			rec, err := conn.newRecorder(ns, recorder.Config{Logger: r.logger()})
 			if err != nil {
 				return err
 			}

@@ -1,7 +1,6 @@
 package recordercmd
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"memsvc.dev/memsvc/pkg/spool"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -189,43 +187,10 @@ func TestQueueAndFlushPerNamespace(t *testing.T) {
 // prints carries the namespace.
 func TestWatchNamespace(t *testing.T) {
 	f, url := startNSFake(t)
-	hm := t.TempDir()
-	projects := filepath.Join(hm, ".claude", "projects")
-	if err := os.MkdirAll(projects, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	spoolDir := filepath.Join(t.TempDir(), "spool")
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var out, errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- Run(ctx, []string{"watch", "--agent", "claude", "--server-url", url, "--spool-dir", spoolDir, "--namespace", "proj-w"},
-			strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
-	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), "following transcripts") {
-		if time.Now().After(deadline) {
-			t.Fatalf("watch did not start:\n%s", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
-	line := `{"type":"assistant","uuid":"u1","sessionId":"w1","timestamp":"2026-11-03T09:00:00Z","message":{"role":"assistant","content":[{"type":"text","text":"hello from the transcript"}]}}` + "\n"
-	if err := os.MkdirAll(filepath.Join(projects, "p"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for len(f.namespaces()) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing recorded:\n%s", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut.String())
+	code, errOut := watchOneLine(t, func() bool { return len(f.namespaces()) > 0 }, "--server-url", url, "--spool-dir", spoolDir, "--namespace", "proj-w")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
 	}
 	if got := f.namespaces(); len(got) != 1 || got[0] != "proj-w" || f.texts()[0] != "hello from the transcript" {
 		t.Fatalf("stored %q in namespaces %q", f.texts(), got)

@@ -17,16 +17,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // DefaultServerURL is where the recorder looks for the server when neither
@@ -35,11 +31,7 @@ const DefaultServerURL = "http://127.0.0.1:8420"
 
 // Main runs memsvc-recorder with the process's arguments and returns its
 // exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code. Reports go
 // to stdout; logs, warnings and errors to stderr.
@@ -96,12 +88,7 @@ func (r *root) command() *ff.Command {
 			"  memsvc-recorder install-hook claude --server-url http://127.0.0.1:8420\n" +
 			"  memsvc-recorder watch --agent claude",
 		Flags: r.flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:  cli.RootExec("memsvc-recorder", nil, r.stdout),
 	}
 	r.hook = r.hookCmd()
 	cmd.Subcommands = []*ff.Command{r.ingestCmd(), r.doctorCmd(), r.installHookCmd(), r.hook, r.flushCmd(), r.watchCmd()}
@@ -146,23 +133,13 @@ func (r *root) spoolDir(flag string) (string, error) {
 
 // EnvNamespace names the namespace the recorder records into when no
 // --namespace flag does; the hook helper script sets it.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // namespace resolves --namespace, then MEMSVC_NAMESPACE; "" names none
 // (the server's default, or the only namespace the API key is bound to).
 // A malformed name is a usage error.
 func (r *root) namespace(flag string) (string, error) {
-	ns, source := strings.TrimSpace(flag), "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(r.getenv(EnvNamespace)), EnvNamespace
-	}
-	if ns == "" {
-		return "", nil
-	}
-	if err := memory.ValidateNamespace(ns); err != nil {
-		return "", cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
-	}
-	return ns, nil
+	return cli.Namespace(flag, r.environ)
 }
 
 func (r *root) logger() *slog.Logger {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/spool"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -439,6 +440,22 @@ func TestWatchSystemdUnit(t *testing.T) {
 // transcript has reached the server, then interrupts it: exit 0.
 func TestWatchCommand(t *testing.T) {
 	f, url := startFake(t, "")
+	code, errOut := watchOneLine(t, func() bool { return len(f.texts()) > 0 }, "--server-url", url)
+	if code != 0 || !strings.Contains(errOut, "memsvc-recorder watch: files=1 lines=1 events=1") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	if got := f.texts(); len(got) != 1 || got[0] != "hello from the transcript" {
+		t.Fatalf("stored %q", got)
+	}
+}
+
+// watchOneLine runs `watch --agent claude args...` with a HOME of its
+// own; once watch follows the transcripts it writes one assistant line
+// ("hello from the transcript") to a new transcript, waits (bounded) until
+// recorded says the server has it, then interrupts watch and returns its
+// exit code and stderr.
+func watchOneLine(t *testing.T, recorded func() bool, args ...string) (int, string) {
+	t.Helper()
 	hm := t.TempDir()
 	projects := filepath.Join(hm, ".claude", "projects")
 	if err := os.MkdirAll(projects, 0o700); err != nil {
@@ -446,10 +463,10 @@ func TestWatchCommand(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	var out, errOut syncBuffer
+	var out, errOut testkit.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(ctx, []string{"watch", "--agent", "claude", "--server-url", url}, strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
+		done <- Run(ctx, append([]string{"watch", "--agent", "claude"}, args...), strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(errOut.String(), "following transcripts") {
@@ -467,35 +484,13 @@ func TestWatchCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for len(f.texts()) == 0 {
+	for !recorded() {
 		if time.Now().After(deadline) {
 			t.Fatalf("nothing recorded:\n%s", errOut.String())
 		}
 		time.Sleep(10 * time.Millisecond) // polling with a deadline
 	}
 	cancel()
-	if code := <-done; code != 0 || !strings.Contains(errOut.String(), "memsvc-recorder watch: files=1 lines=1 events=1") {
-		t.Fatalf("exit %d\n%s", code, errOut.String())
-	}
-	if got := f.texts(); len(got) != 1 || got[0] != "hello from the transcript" {
-		t.Fatalf("stored %q", got)
-	}
-}
-
-// syncBuffer is a buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	code := <-done
+	return code, errOut.String()
 }

@@ -100,22 +100,12 @@ func (r *root) watchCmd() *ff.Command {
 			if *unit {
 				return r.printWatchUnit(sources, conn, ns, *backfill)
 			}
-			sender, err := conn.sender(ns, 0)
-			if err != nil {
-				return err
-			}
 			log := r.logger()
-			if recorder.PlainHTTPRemote(conn.url()) {
-				log.Warn("sending journal text over plain http to another host; use https", "server_url", conn.url())
-			}
-			dir, err := conn.spool(ns)
+			rec, err := conn.newRecorder(ns, recorder.Config{Logger: log})
 			if err != nil {
 				return err
 			}
-			rec, err := recorder.New(recorder.Config{Sender: sender, Spool: dir, Logger: log})
-			if err != nil {
-				return err
-			}
+			conn.warnPlainHTTP(log)
 			w, err := recorder.NewTranscriptWatcher(recorder.WatchConfig{Recorder: rec, Sources: sources, Backfill: *backfill,
 				RescanInterval: *rescan, MaxLineBytes: *maxLine})
 			if err != nil {

@@ -55,7 +55,7 @@ func readArchive(t *testing.T, path string) (map[memory.StoreType][]string, []st
 func TestExportStoresFlag(t *testing.T) {
 	dir := t.TempDir()
 	want := map[memory.StoreType][]string{}
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		for _, text := range []string{"one " + st.String() + " memory", "another " + st.String() + " memory"} {
 			want[st] = append(want[st], storeText(t, dir, text, "--store", st.String()))
 		}
@@ -96,7 +96,7 @@ func TestExportStoresFlag(t *testing.T) {
 
 	// Without --stores: all four stores.
 	curated, _ := readArchive(t, exportTo("all.cma"))
-	for _, st := range memory.PersistentStores {
+	for _, st := range memory.PersistentStores() {
 		if !slices.Equal(curated[st], want[st]) {
 			t.Errorf("full export, %s: %v, want %v", st, curated[st], want[st])
 		}

@@ -149,13 +149,7 @@ func (r *root) storeRawCmd() *ff.Command {
 			}
 			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.EncodeStoreRaw(ctx, req)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printStoredRaw(r.stdout, resp)
+				return printAnswer(r.stdout, *asJSON, resp, err, printStoredRaw)
 			})
 		},
 	}
@@ -174,13 +168,39 @@ func textArg(args []string) (string, error) {
 	return text, nil
 }
 
-// parseID reads a RECORD_ID argument; a malformed id is a usage error.
-func parseID(arg string) (memory.ID, error) {
+// recordIDArg reads the one RECORD_ID argument of inspect and forget; a
+// missing, extra or malformed id is a usage error.
+func recordIDArg(args []string) (memory.ID, error) {
+	arg, err := oneArg(args, "RECORD_ID")
+	if err != nil {
+		return memory.ID{}, err
+	}
 	id, err := memory.ParseID(arg)
 	if err != nil {
 		return id, &cli.UsageError{Err: err}
 	}
 	return id, nil
+}
+
+// queryArg reads the optional QUERY argument of recall and recall-raw
+// (nil without one).
+func queryArg(args []string) (*string, error) {
+	switch len(args) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &args[0], nil
+	default:
+		return nil, cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
+	}
+}
+
+// limitValue is the value of --limit as the API's 32 bits.
+func limitValue(limit uint) (uint32, error) {
+	if limit > math.MaxUint32 {
+		return 0, cli.Usagef("--limit %d is too large", limit)
+	}
+	return uint32(limit), nil
 }
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -234,35 +254,25 @@ func (r *root) recallRawCmd() *ff.Command {
 			"  memsvc recall-raw --session-id chat-42 --secrecy-levels public,sensitive",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 1 {
-				return cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
-			}
 			req := memory.DefaultRecallRawQueryRequest()
-			if len(args) == 1 {
-				req.Query = &args[0]
+			var err error
+			if req.Query, err = queryArg(args); err != nil {
+				return err
 			}
 			if *session != "" {
 				req.SessionID = session
 			}
-			if *limit > math.MaxUint32 {
-				return cli.Usagef("--limit %d is too large", *limit)
+			if req.Limit, err = limitValue(*limit); err != nil {
+				return err
 			}
-			req.Limit = uint32(*limit)
 			req.IncludePrivateScratch = *private
 			req.IncludeSealed = *sealed
-			var err error
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.RecallRaw(ctx, &req)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printRecallRaw(r.stdout, resp)
+				return printAnswer(r.stdout, *asJSON, resp, err, printRecallRaw)
 			})
 		},
 	}
@@ -279,23 +289,13 @@ func (r *root) inspectCmd() *ff.Command {
 			"metadata, meta-memory and version (--json: the record as the API returns it).",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			arg, err := oneArg(args, "RECORD_ID")
-			if err != nil {
-				return err
-			}
-			id, err := parseID(arg)
+			id, err := recordIDArg(args)
 			if err != nil {
 				return err
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				rec, err := svc.Record(ctx, &memory.IntrospectRecordRequest{RecordID: id})
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, rec)
-				}
-				return printRecord(r.stdout, rec)
+				return printAnswer(r.stdout, *asJSON, rec, err, printRecord)
 			})
 		},
 	}
@@ -323,13 +323,7 @@ func (r *root) statsCmd() *ff.Command {
 					stats = svc.StatsAll
 				}
 				s, err := stats(ctx)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, s)
-				}
-				return printStats(r.stdout, s)
+				return printAnswer(r.stdout, *asJSON, s, err, printStats)
 			})
 		},
 	}
@@ -352,22 +346,13 @@ func (r *root) forgetCmd() *ff.Command {
 			"adds on its own between alike records are never followed.",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			arg, err := oneArg(args, "RECORD_ID")
-			if err != nil {
-				return err
-			}
-			id, err := parseID(arg)
+			id, err := recordIDArg(args)
 			if err != nil {
 				return err
 			}
 			if !*confirm {
-				ok, err := r.ask(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade]))
-				if err != nil {
+				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade])); !ok {
 					return err
-				}
-				if !ok {
-					fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
-					return nil
 				}
 			}
 			yes := true
@@ -405,4 +390,14 @@ func (r *root) ask(prompt string) (bool, error) {
 	}
 	a := strings.TrimSpace(line)
 	return a == "y" || a == "Y", nil
+}
+
+// askDelete asks (r.ask) before a deletion and, when the answer is no,
+// says that nothing was deleted.
+func (r *root) askDelete(prompt string) (bool, error) {
+	ok, err := r.ask(prompt)
+	if err == nil && !ok {
+		fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
+	}
+	return ok, err
 }

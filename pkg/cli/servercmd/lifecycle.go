@@ -44,15 +44,11 @@ func (r *root) decayTickCmd() *ff.Command {
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: *allowLong})
-				if err != nil {
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.DecayTickResponse) error {
+					_, err := fmt.Fprintf(w, "Decay tick completed:\n  records updated: %d\n  records below threshold: %d\n  records pruned: %d\n",
+						resp.RecordsUpdated, resp.RecordsBelowThreshold, resp.RecordsPruned)
 					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Decay tick completed:\n  records updated: %d\n  records below threshold: %d\n  records pruned: %d\n",
-					resp.RecordsUpdated, resp.RecordsBelowThreshold, resp.RecordsPruned)
-				return err
+				})
 			})
 		},
 	}
@@ -68,6 +64,7 @@ func (r *root) dreamTickCmd() *ff.Command {
 	promote := fs.BoolLongDefault("promote-semantic", true, "promote recurring topics to semantic memories (--promote-semantic=false to turn off)")
 	levels := fs.StringLong("secrecy-levels", allSecrecyLevels, "comma-separated secrecy levels to process, from public, sensitive, secret (secret text never reaches a summary)")
 	asJSON := jsonFlag(fs)
+	quiet := quietFlag(fs)
 	return &ff.Command{
 		Name:      "dream-tick",
 		Usage:     "memsvc dream-tick [FLAGS]",
@@ -77,7 +74,9 @@ func (r *root) dreamTickCmd() *ff.Command {
 			"(--json: the API's answer).\n" +
 			"Entries of every secrecy level are processed unless --secrecy-levels narrows it;\n" +
 			"secret, private_scratch and sealed entries are marked processed and counted, but\n" +
-			"their text never reaches a summary.\n\n" +
+			"their text never reaches a summary.\n" +
+			"On a terminal a progress line counts the groups processed (--quiet hides it);\n" +
+			"a run of many groups is sent as a series of smaller ticks for that.\n\n" +
 			"Examples:\n" +
 			"  memsvc dream-tick --dry-run\n" +
 			"  memsvc dream-tick --session-id chat-42 --promote-semantic=false",
@@ -99,10 +98,13 @@ func (r *root) dreamTickCmd() *ff.Command {
 				return err
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
-				resp, err := svc.DreamTick(ctx, &req)
+				bar := r.progress(*quiet, cli.ProgressOptions{Label: "dream-tick", Noun: "groups", Total: int64(req.MaxGroups)})
+				resp, err := dreamTick(ctx, svc, req, bar)
 				if err != nil {
+					bar.Clear()
 					return err
 				}
+				bar.Done()
 				if *asJSON {
 					return cli.PrintJSON(r.stdout, resp)
 				}
@@ -144,19 +146,15 @@ func (r *root) consolidateCmd() *ff.Command {
 			req.MinAgeHours, req.MinAccessCount, req.DryRun = uint32(*minAge), uint32(*minAccess), *dry
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Consolidate(ctx, &req)
-				if err != nil {
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.ConsolidateResponse) error {
+					note := ""
+					if req.DryRun {
+						note = " (dry run: nothing was changed)"
+					}
+					_, err := fmt.Fprintf(w, "Consolidated: processed=%d, migrated=%d, compressed=%d, pruned=%d, semantic_nodes_created=%d%s\n",
+						resp.RecordsProcessed, resp.RecordsMigrated, resp.RecordsCompressed, resp.RecordsPruned, resp.SemanticNodesCreated, note)
 					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				note := ""
-				if req.DryRun {
-					note = " (dry run: nothing was changed)"
-				}
-				_, err = fmt.Fprintf(r.stdout, "Consolidated: processed=%d, migrated=%d, compressed=%d, pruned=%d, semantic_nodes_created=%d%s\n",
-					resp.RecordsProcessed, resp.RecordsMigrated, resp.RecordsCompressed, resp.RecordsPruned, resp.SemanticNodesCreated, note)
-				return err
+				})
 			})
 		},
 	}

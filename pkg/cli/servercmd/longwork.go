@@ -1,6 +1,7 @@
 package servercmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // quietFlag adds --quiet to a command that shows progress.
@@ -64,4 +66,45 @@ func archiveRecords(path, passphrase string) (int, error) {
 		return 0, fmt.Errorf("archive %s: %w", path, err)
 	}
 	return ar.Header().Records(), nil
+}
+
+// A dream-tick over many groups is sent as a series of smaller ticks so
+// that its progress line moves: about dreamSteps requests, of at least
+// dreamStepMin groups each (so the default run of 10 is one request).
+const (
+	dreamSteps   = 50
+	dreamStepMin = 10
+)
+
+// dreamTick runs req as a series of ticks of at most a step of groups
+// each, adding every answer to the total and the count to bar, until
+// req.MaxGroups groups are processed or a tick finds fewer groups than it
+// asked for (the backlog is done). Each tick takes the oldest pending
+// groups, as one large tick would, so the series does the same work. A
+// dry run writes nothing, so a second tick would find the same groups:
+// it is one request.
+func dreamTick(ctx context.Context, svc memory.Service, req memory.DreamTickRequest, bar *cli.Progress) (*memory.DreamTickResponse, error) {
+	step := max(dreamStepMin, (req.MaxGroups+dreamSteps-1)/dreamSteps)
+	if req.DryRun {
+		step = req.MaxGroups
+	}
+	total := &memory.DreamTickResponse{}
+	for left := req.MaxGroups; left > 0; {
+		one := req
+		one.MaxGroups = min(step, left)
+		resp, err := svc.DreamTick(ctx, &one)
+		if err != nil {
+			return nil, err
+		}
+		total.GroupsProcessed += resp.GroupsProcessed
+		total.RawRecordsProcessed += resp.RawRecordsProcessed
+		total.EpisodicSummariesCreated += resp.EpisodicSummariesCreated
+		total.SemanticNodesCreated += resp.SemanticNodesCreated
+		bar.Add(int64(resp.GroupsProcessed))
+		if resp.GroupsProcessed < one.MaxGroups || req.DryRun {
+			break
+		}
+		left -= resp.GroupsProcessed
+	}
+	return total, nil
 }

@@ -15,6 +15,7 @@ import (
 func (r *root) migrateCmd() *ff.Command {
 	fs := r.subFlags("migrate-store-encryption")
 	confirm := fs.BoolLong("confirm", "rewrite the records without asking (required when not run on a terminal)")
+	quiet := quietFlag(fs)
 	return &ff.Command{
 		Name:      "migrate-store-encryption",
 		Usage:     "memsvc migrate-store-encryption --confirm",
@@ -23,7 +24,8 @@ func (r *root) migrateCmd() *ff.Command {
 			"configured security.store_encryption_passphrase (or\n" +
 			"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE), removes derived search data\n" +
 			"and compacts, so no plaintext copy stays on disk. Stop the server first and\n" +
-			"take a backup (memsvc export or memsvc-admin backup). Running it again is safe.\n\n" +
+			"take a backup (memsvc export or memsvc-admin backup). Running it again is safe.\n" +
+			"On a terminal a progress line counts the records looked at (--quiet hides it).\n\n" +
 			"Example:\n" +
 			"  MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=... memsvc migrate-store-encryption --confirm",
 		Flags: fs,
@@ -55,9 +57,18 @@ func (r *root) migrateCmd() *ff.Command {
 			// run stopped midway leaves a trail of what it did.
 			var rep server.MigrationReport
 			err = r.withLocal(ctx, false, func(l *server.Local) error {
-				var err error
-				rep, err = l.MigrateStoreEncryption(ctx)
-				return err
+				size, err := l.MigrationSize(ctx)
+				if err != nil {
+					return err
+				}
+				bar := r.progress(*quiet, cli.ProgressOptions{Label: "migrate", Noun: "records", Total: int64(size)})
+				rep, err = l.MigrateStoreEncryption(ctx, func(done uint64) { bar.Set(int64(done)) })
+				if err != nil {
+					bar.Clear()
+					return err
+				}
+				bar.Done()
+				return nil
 			})
 			if err != nil {
 				return fmt.Errorf("migration stopped (records migrated so far stay encrypted and are in the audit log; run it again to finish): %w", err)

@@ -35,13 +35,7 @@ func (r *root) namespacesCmd() *ff.Command {
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Namespaces(ctx)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printNamespaces(r.stdout, resp)
+				return printAnswer(r.stdout, *asJSON, resp, err, printNamespaces)
 			})
 		},
 	}
@@ -105,29 +99,20 @@ func (r *root) namespaceDropCmd(parent *ff.FlagSet) *ff.Command {
 			if err != nil {
 				return err
 			}
-			if err := memory.ValidateNamespace(name); err != nil {
-				return cli.Usagef("NAME: %s", strings.TrimPrefix(err.Error(), "namespace: "))
+			if err := cli.CheckNamespace("NAME", name); err != nil {
+				return err
 			}
 			if !*confirm {
-				ok, err := r.ask(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name))
-				if err != nil {
+				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name)); !ok {
 					return err
-				}
-				if !ok {
-					fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
-					return nil
 				}
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DropNamespace(ctx, &memory.DropNamespaceRequest{Name: name, Confirm: true})
-				if err != nil {
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.DropNamespaceResponse) error {
+					_, err := fmt.Fprintf(w, "Dropped namespace %s: %d record(s), %d raw entries deleted\n", resp.Name, resp.RecordsDeleted, resp.RawEntriesDeleted)
 					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Dropped namespace %s: %d record(s), %d raw entries deleted\n", resp.Name, resp.RecordsDeleted, resp.RawEntriesDeleted)
-				return err
+				})
 			})
 		},
 	}
@@ -143,8 +128,8 @@ func parseNamespaces(flag, v string) ([]string, error) {
 	for _, n := range strings.Split(v, ",") {
 		n = strings.TrimSpace(n)
 		if n != memory.AllNamespaces {
-			if err := memory.ValidateNamespace(n); err != nil {
-				return nil, cli.Usagef("%s: %s", flag, strings.TrimPrefix(err.Error(), "namespace: "))
+			if err := cli.CheckNamespace(flag, n); err != nil {
+				return nil, err
 			}
 		}
 		out = append(out, n)

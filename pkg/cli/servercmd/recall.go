@@ -3,7 +3,6 @@ package servercmd
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/peterbourgon/ff/v4"
@@ -31,17 +30,14 @@ func (r *root) recallCmd() *ff.Command {
 			"  memsvc recall deploy --limit 3 --mode perfect",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 1 {
-				return cli.Usagef("expected at most one QUERY argument, got %d (quote queries that contain spaces)", len(args))
-			}
 			req := memory.DefaultRecallQueryRequest()
-			if len(args) == 1 {
-				req.Cue.Text = &args[0]
+			var err error
+			if req.Cue.Text, err = queryArg(args); err != nil {
+				return err
 			}
-			if *limit > math.MaxUint32 {
-				return cli.Usagef("--limit %d is too large", *limit)
+			if req.Limit, err = limitValue(*limit); err != nil {
+				return err
 			}
-			req.Limit = uint32(*limit)
 			if *mode != "" {
 				m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(*mode)))
 				if err != nil {
@@ -49,19 +45,12 @@ func (r *root) recallCmd() *ff.Command {
 				}
 				req.RecallMode = &m
 			}
-			var err error
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
 				return err
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.RecallQuery(ctx, &req)
-				if err != nil {
-					return err
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printRecall(r.stdout, resp)
+				return printAnswer(r.stdout, *asJSON, resp, err, printRecall)
 			})
 		},
 	}

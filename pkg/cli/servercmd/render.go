@@ -25,6 +25,19 @@ func jsonFlag(fs *ff.FlagSet) *bool {
 	return fs.BoolLong("json", "print the answer as JSON, exactly as the HTTP API returns it, instead of text")
 }
 
+// printAnswer ends a data command: a failed call (err) prints nothing and
+// returns err; otherwise resp goes to w as the API's JSON with --json, else
+// as text through text.
+func printAnswer[T any](w io.Writer, asJSON bool, resp T, err error, text func(io.Writer, T) error) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return cli.PrintJSON(w, resp)
+	}
+	return text(w, resp)
+}
+
 // timeLayout is how times are shown to people: local time with its zone.
 const timeLayout = "2006-01-02 15:04:05 MST"
 
@@ -242,7 +255,7 @@ func printStats(w io.Writer, s *memory.Stats) error {
 	var b strings.Builder
 	const row = "%-12s %9s %13s\n"
 	fmt.Fprintf(&b, row, "STORE", "RECORDS", "AVG FIDELITY")
-	for _, st := range memory.AllStores {
+	for _, st := range memory.AllStores() {
 		fid := "-"
 		if v, ok := s.AvgFidelityByStore[st]; ok && s.RecordsByStore[st] > 0 {
 			fid = num(v, 4)

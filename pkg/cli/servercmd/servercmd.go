@@ -5,12 +5,8 @@ package servercmd
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"github.com/peterbourgon/ff/v4"
 
@@ -22,11 +18,7 @@ import (
 )
 
 // Main runs memsvc with the process's arguments and returns its exit code.
-func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Environ())
-}
+func Main() int { return cli.Main(Run) }
 
 // Run executes the command line args and returns the exit code. Command
 // output goes to stdout; logs, warnings and errors go to stderr.
@@ -74,16 +66,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 			"  memsvc --namespace my-project recall \"deploy key\"\n" +
 			"  memsvc stats",
 		Flags: r.flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if r.version {
-				fmt.Fprintf(r.stdout, "memsvc %s\n", cli.Version)
-				return nil
-			}
-			if len(args) > 0 {
-				return cli.Usagef("unknown command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:  cli.RootExec("memsvc", &r.version, r.stdout),
 	}
 	r.cmd.Subcommands = []*ff.Command{
 		r.serveCmd(),
@@ -169,22 +152,12 @@ func (r *root) serviceFor(ctx context.Context, create bool, fn func(context.Cont
 // else "" (none named: the default namespace, or the one the server's key
 // is bound to). A malformed name is a usage error.
 func (r *root) namespaceOf() (string, error) {
-	ns, source := r.namespace, "--namespace"
-	if ns == "" {
-		ns, source = strings.TrimSpace(r.env(EnvNamespace)), EnvNamespace
-	}
-	if ns == "" {
-		return "", nil
-	}
-	if err := memory.ValidateNamespace(ns); err != nil {
-		return "", cli.Usagef("%s: %v", source, strings.TrimPrefix(err.Error(), "namespace: "))
-	}
-	return ns, nil
+	return cli.Namespace(r.namespace, r.environ)
 }
 
 // EnvNamespace names the namespace the data commands, the MCP proxy and
 // the recorder act in when no --namespace flag does.
-const EnvNamespace = "MEMSVC_NAMESPACE"
+const EnvNamespace = cli.EnvNamespace
 
 // withLocal opens the data directory for fn and closes it afterwards.
 func (r *root) withLocal(ctx context.Context, create bool, fn func(*server.Local) error) error {

@@ -125,7 +125,7 @@ func (x *Index) removeLocked(id memory.ID) {
 	}
 	delete(x.where, id)
 	m := x.byDim[dim]
-	m.ids[m.row[id]] = memory.NilID
+	m.ids[m.row[id]] = memory.ID{}
 	delete(m.row, id)
 	m.dead++
 	if m.dead >= compactDead && m.dead*4 >= len(m.ids) {

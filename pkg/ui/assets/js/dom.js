@@ -105,22 +105,25 @@ export function num(v, digits) {
 export const TIME_MIN = '0001-01-01T00:00:00Z';
 export const TIME_MAX = '9999-12-31T23:59:59.999999999Z';
 
-// nextCursor is where the page after items starts, in a list ordered by
-// creation time whose ties the server always orders the same way (by id):
-// at the time of the last item, skipping the items at that time the pages
-// so far have shown. A time alone would not do: every record of a batch
-// has the same creation time. cur is the cursor of the page shown.
-export function nextCursor(items, timeOf, cur) {
-  const at = timeOf(items[items.length - 1]);
-  let skip = items.filter((x) => timeOf(x) === at).length;
-  if (cur && cur.at === at) skip += cur.skip;
-  return { at, skip };
+// nextCursor is where the page after the one ending with record rec
+// starts: rec's creation time and id. The server orders the records of one
+// instant by id, so the pair names a point in the list however many
+// records share a time (every record of a batch does).
+export function nextCursor(rec) {
+  return { at: rec.created_at, id: rec.id };
 }
 
-// cursorOf reads the cursor of a page from its parameters.
+// cursorOf reads the cursor of a page from its parameters (the time under
+// name, the id under "id"); null without both.
 export function cursorOf(params, name) {
   const at = params.get(name) || '';
-  return at ? { at, skip: Math.max(0, Number(params.get('skip')) || 0) } : null;
+  const id = params.get('id') || '';
+  return at && id ? { at, id } : null;
+}
+
+// cursorBody is a cursor as the API takes it.
+export function cursorBody(cur) {
+  return { created_at: cur.at, id: cur.id };
 }
 
 // localInput turns an RFC 3339 time into the value of a
@@ -133,11 +136,14 @@ export function localInput(iso) {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())}T${p(d.getHours())}:${p(d.getMinutes())}`;
 }
 
-// fromLocalInput turns a datetime-local value into RFC 3339 (UTC).
-export function fromLocalInput(v) {
+// fromLocalInput turns a datetime-local value into RFC 3339 (UTC): the
+// start of its minute, or with end set the last instant of that minute,
+// for the inclusive end of a range ("until 10:42" takes in 10:42:30).
+export function fromLocalInput(v, end) {
   if (!v) return '';
   const d = new Date(v);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+  if (Number.isNaN(d.getTime())) return '';
+  return end ? new Date(d.getTime() + 59999).toISOString().replace(/Z$/, '999999Z') : d.toISOString();
 }
 
 // routeHref builds a hash link: routeHref('timeline', {g: 'day'}).

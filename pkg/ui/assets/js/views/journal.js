@@ -1,10 +1,10 @@
 // The raw journal: verbatim entries, newest first, grouped by session,
-// with the visibility and secrecy filters of recall.raw. Pages move the
-// time range's end to the oldest entry shown, skipping the entries of that
-// instant already shown (see nextCursor).
+// with the visibility and secrecy filters of recall.raw. "Older" asks for
+// the entries after the last one shown (a before cursor: its creation time
+// and id, see nextCursor).
 
 import * as api from '../api.js';
-import { h, routeHref, recordHref, contentText, timeEl, nextCursor, cursorOf, TIME_MIN } from '../dom.js';
+import { h, routeHref, recordHref, contentText, timeEl, nextCursor, cursorOf, cursorBody } from '../dom.js';
 
 const PAGE = 50;
 const LEVELS = ['public', 'sensitive', 'secret'];
@@ -70,19 +70,19 @@ export async function render({ el, params: p, signal }) {
   const secParam = p.get('sec');
   const levels = secParam === null ? ['public', 'sensitive'] : secParam.split(',').filter((l) => LEVELS.includes(l));
   const cursor = cursorOf(p, 'before');
-  const skip = cursor ? Math.min(cursor.skip, 1000 - PAGE) : 0;
   const req = {
-    limit: PAGE + skip,
+    // One more than shown tells whether there is an older page.
+    limit: PAGE + 1,
     include_private_scratch: p.get('scratch') === '1',
     include_sealed: p.get('sealed') === '1',
     secrecy_levels: levels,
   };
   if (p.get('session')) req.session_id = p.get('session');
   if (p.get('q')) req.query = p.get('q');
-  if (cursor) req.temporal = { start: TIME_MIN, end: cursor.at };
+  if (cursor) req.before = cursorBody(cursor);
   const out = await api.recallRaw(req, signal);
-  const more = (out.records || []).length === req.limit;
-  const recs = (out.records || []).slice(skip);
+  const more = (out.records || []).length > PAGE;
+  const recs = (out.records || []).slice(0, PAGE);
   const title = p.get('session') ? `Journal of session ${p.get('session')}` : 'Raw journal';
   el.append(h('h1', { tabindex: '-1' }, title), filters(p, levels));
   el.append(h('p', { class: 'summary', id: 'journal-summary' },
@@ -100,7 +100,7 @@ export async function render({ el, params: p, signal }) {
       const params = Object.fromEntries(p.entries());
       group = h('section', { class: 'session-group' },
         h('h2', {}, 'Session ', h('code', {}, r.session_id),
-          p.get('session') ? null : [' ', h('a', { class: 'small', href: routeHref('journal', { ...params, session: r.session_id, before: '', skip: '' }) }, 'only this session')]));
+          p.get('session') ? null : [' ', h('a', { class: 'small', href: routeHref('journal', { ...params, session: r.session_id, before: '', id: '' }) }, 'only this session')]));
       list.append(group);
     }
     group.append(entry(r));
@@ -108,10 +108,10 @@ export async function render({ el, params: p, signal }) {
   el.append(list);
   const base = Object.fromEntries(p.entries());
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
-  if (cursor) pager.append(h('a', { href: routeHref('journal', { ...base, before: '', skip: '' }) }, '← Newest'));
+  if (cursor) pager.append(h('a', { href: routeHref('journal', { ...base, before: '', id: '' }) }, '← Newest'));
   if (more && recs.length) {
-    const next = nextCursor(recs, (r) => r.created_at, cursor);
-    pager.append(h('a', { href: routeHref('journal', { ...base, before: next.at, skip: next.skip }), rel: 'next' }, 'Older entries →'));
+    const next = nextCursor(recs[recs.length - 1]);
+    pager.append(h('a', { href: routeHref('journal', { ...base, before: next.at, id: next.id }), rel: 'next' }, 'Older entries →'));
   }
   if (pager.childNodes.length) el.append(pager);
   return title;

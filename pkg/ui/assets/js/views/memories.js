@@ -1,19 +1,18 @@
 // Memories: the first page. Without a query it lists the newest memories
-// (a recall with an empty cue), a page at a time: "Older" moves the time
-// range's end to the oldest memory shown and skips the memories of that
-// instant already shown (see nextCursor). With a query it shows the best
-// matches, ranked by the server.
+// (a recall with an empty cue), a page at a time: "Older" asks for the
+// memories after the last one shown (a before cursor: its creation time
+// and id, see nextCursor). With a query it shows the best matches, ranked
+// by the server.
 
 import * as api from '../api.js';
 import {
-  h, routeHref, recordHref, graphHref, preview, timeEl, fidelityBar, storeBadge, nextCursor, cursorOf,
+  h, routeHref, recordHref, graphHref, preview, timeEl, fidelityBar, storeBadge, nextCursor, cursorOf, cursorBody,
   localInput, fromLocalInput, TIME_MIN, TIME_MAX,
 } from '../dom.js';
 
 export const STORES = ['episodic', 'semantic', 'procedural', 'emotional', 'working'];
 const PAGE = 25;
 const MAX_LIMIT = 400;
-const SERVER_MAX = 1000;
 
 // searchForm is the search form, filled from the route's parameters.
 function searchForm(p) {
@@ -57,7 +56,7 @@ function searchForm(p) {
       mode: f.get('mode'),
       stores: f.getAll('stores'),
       from: fromLocalInput(f.get('from')),
-      to: fromLocalInput(f.get('to')),
+      to: fromLocalInput(f.get('to'), true),
       dormant: f.get('dormant') ? '1' : '',
     });
   });
@@ -88,12 +87,12 @@ export async function render({ el, params: p, signal }) {
   const q = (p.get('q') || '').trim();
   const cursor = q ? null : cursorOf(p, 'before');
   const limit = Math.min(MAX_LIMIT, Math.max(1, Number(p.get('limit')) || PAGE));
-  const skip = cursor ? Math.min(cursor.skip, SERVER_MAX - limit) : 0;
-  const req = { cue: {}, limit: limit + skip };
+  // One more than shown tells whether there is an older page.
+  const req = { cue: {}, limit: q ? limit : limit + 1 };
   if (q) req.cue.text = q;
+  if (cursor) req.before = cursorBody(cursor);
   const from = p.get('from') || '';
-  // The cursor comes from a page that honoured "to", so it is never later.
-  const end = cursor ? cursor.at : p.get('to') || '';
+  const end = p.get('to') || '';
   if (from || end) req.cue.temporal = { start: from || TIME_MIN, end: end || TIME_MAX };
   const stores = (p.get('stores') || '').split(',').filter(Boolean);
   if (stores.length) req.stores = stores;
@@ -102,8 +101,8 @@ export async function render({ el, params: p, signal }) {
 
   const out = await api.recall(req, signal);
   const all = out.memories || [];
-  const more = all.length === req.limit;
-  const mems = all.slice(skip);
+  const more = !q && all.length > limit;
+  const mems = all.slice(0, limit);
   const title = q ? `Search: ${q}` : cursor ? 'Older memories' : 'Newest memories';
   el.append(h('h1', { tabindex: '-1' }, title), searchForm(p));
 
@@ -120,10 +119,10 @@ export async function render({ el, params: p, signal }) {
   const base = Object.fromEntries(p.entries());
   const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
   if (!q) {
-    if (cursor) pager.append(h('a', { href: routeHref('', { ...base, before: '', skip: '' }) }, '← Newest'));
+    if (cursor) pager.append(h('a', { href: routeHref('', { ...base, before: '', id: '' }) }, '← Newest'));
     if (more && mems.length) {
-      const next = nextCursor(mems, (m) => m.record.created_at, cursor);
-      pager.append(h('a', { href: routeHref('', { ...base, before: next.at, skip: next.skip }), rel: 'next' }, 'Older memories →'));
+      const next = nextCursor(mems[mems.length - 1].record);
+      pager.append(h('a', { href: routeHref('', { ...base, before: next.at, id: next.id }), rel: 'next' }, 'Older memories →'));
     }
   } else if (mems.length === limit && limit < MAX_LIMIT) {
     pager.append(h('a', { href: routeHref('', { ...base, limit: Math.min(MAX_LIMIT, limit * 2) }) }, `Show up to ${Math.min(MAX_LIMIT, limit * 2)} matches`));

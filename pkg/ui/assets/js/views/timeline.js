@@ -1,11 +1,11 @@
 // Timeline: memories of the persistent stores per day or week over a time
 // window, as bars and as a list. One recall.timeline call with a limit;
 // when the server says the window holds more (truncated), "Later in this
-// window" continues from the last memory shown, skipping the memories of
-// that instant already shown (see nextCursor).
+// window" continues after the last memory shown (an after cursor: its
+// creation time and id, see nextCursor).
 
 import * as api from '../api.js';
-import { h, routeHref, nextCursor, cursorOf, fromLocalInput, localInput } from '../dom.js';
+import { h, routeHref, nextCursor, cursorOf, cursorBody, fromLocalInput, localInput } from '../dom.js';
 import { barChart } from '../chart.js';
 import { resultItem } from './memories.js';
 
@@ -36,7 +36,7 @@ function controls(g, from, to) {
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     const f = new FormData(form);
-    location.hash = routeHref('timeline', { g: f.get('g'), from: fromLocalInput(f.get('from')), to: fromLocalInput(f.get('to')) });
+    location.hash = routeHref('timeline', { g: f.get('g'), from: fromLocalInput(f.get('from')), to: fromLocalInput(f.get('to'), true) });
   });
   return form;
 }
@@ -46,10 +46,11 @@ export async function render({ el, params: p, signal }) {
   const to = p.get('to') || new Date().toISOString();
   const from = p.get('from') || new Date(new Date(to).getTime() - SPAN[g]).toISOString();
   const cursor = cursorOf(p, 'after');
-  const skip = cursor ? Math.min(cursor.skip, 1000 - LIMIT) : 0;
   const start = cursor ? cursor.at : from;
-  const out = await api.timeline({ range: { start, end: to }, granularity: g, limit: LIMIT + skip }, signal);
-  const buckets = dropFirst(out.buckets || [], skip);
+  const req = { range: { start, end: to }, granularity: g, limit: LIMIT };
+  if (cursor) req.after = cursorBody(cursor);
+  const out = await api.timeline(req, signal);
+  const buckets = out.buckets || [];
   const total = buckets.reduce((n, b) => n + b.count, 0);
   const title = 'Timeline';
   el.append(h('h1', { tabindex: '-1' }, title), controls(g, from, to));
@@ -66,11 +67,10 @@ export async function render({ el, params: p, signal }) {
     `${cursor ? ', continuing after the previous page' : ''}. Days and weeks are in UTC; weeks start on Monday.`;
   el.append(h('p', { class: 'summary', id: 'timeline-summary' }, what));
   if (out.truncated && buckets.length) {
-    const shown = buckets.flatMap((b) => b.memories);
-    const next = nextCursor(shown, (m) => m.record.created_at, cursor);
+    const next = nextCursor(buckets[buckets.length - 1].memories.at(-1).record);
     el.append(h('p', { class: 'notice', id: 'timeline-truncated' },
       `This window holds more memories than the ${total} shown here; the bars count only these. `,
-      h('a', { href: routeHref('timeline', { g, from, to, after: next.at, skip: next.skip }) }, 'Later in this window →')));
+      h('a', { href: routeHref('timeline', { g, from, to, after: next.at, id: next.id }) }, 'Later in this window →')));
   }
   if (!buckets.length) {
     el.append(h('p', { class: 'empty' }, 'No memories were created in this window.'));
@@ -123,17 +123,6 @@ function allBuckets(start, end, g, buckets) {
   const byStart = new Map(got.map((x) => [x.at, x]));
   const out = [];
   for (; at <= last; at += step) out.push(byStart.get(at) || { at });
-  return out;
-}
-
-// dropFirst removes the first n memories (oldest first) from the buckets.
-function dropFirst(buckets, n) {
-  const out = [];
-  for (const b of buckets) {
-    const keep = b.memories.slice(Math.min(n, b.memories.length));
-    n -= b.memories.length - keep.length;
-    if (keep.length) out.push({ ...b, memories: keep, count: keep.length });
-  }
   return out;
 }
 

@@ -1,0 +1,86 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/metrics"
+	"memsvc.dev/memsvc/pkg/wire"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// cannedRecall is a service whose recall answers ten memories of a few
+// hundred characters at once; every other method is unimplemented.
+type cannedRecall struct {
+	memory.Service
+	answer *memory.RecallQueryResponse
+}
+
+func (c cannedRecall) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
+	return c.answer, nil
+}
+
+func newCannedRecall() cannedRecall {
+	text := strings.Repeat("the deploy pipeline failed on the staging cluster again ", 6)
+	resp := &memory.RecallQueryResponse{TotalCandidates: 120}
+	for i := range 10 {
+		content := memory.TextContent(text)
+		rec := memory.MemoryRecord{ID: memory.MustParseID("0196a7f0-0000-7000-8000-00000000000" + strconv.Itoa(i)), Store: memory.StoreEpisodic,
+			CreatedAt: t0, UpdatedAt: t0, LastAccessedAt: t0, Content: content, Fidelity: memory.FidelityState{Score: 1, Stability: 2},
+			Version: 1, Meta: memory.UnavailableMeta(memory.TriggerEncodeStore, t0)}
+		resp.Memories = append(resp.Memories, memory.RecalledMemory{Record: rec, RelevanceScore: 0.5, RenderedContent: content})
+	}
+	return cannedRecall{answer: resp}
+}
+
+// BenchmarkServe measures the server's own work per request, handler and
+// middleware (request id, routing, admission, metrics, encoding), without
+// a network: GET /health, and a text recall whose service answers at
+// once.
+func BenchmarkServe(b *testing.B) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := New(m.Instrument(newCannedRecall()), Options{Metrics: m, Gatherer: reg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := `{"cue":{"text":"deploy pipeline"},"limit":10}`
+	for _, bc := range []struct {
+		name, method, path, body string
+	}{
+		{"health", http.MethodGet, wire.PathHealth, ""},
+		{"recall", http.MethodPost, wire.PathRecallQuery, body},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var rd io.Reader
+				if bc.body != "" {
+					rd = strings.NewReader(bc.body)
+				}
+				r := httptest.NewRequest(bc.method, bc.path, rd)
+				if bc.body != "" {
+					r.Header.Set("Content-Type", "application/json")
+				}
+				w := httptest.NewRecorder()
+				srv.ServeHTTP(w, r)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%s: %d %s", bc.path, w.Code, w.Body)
+				}
+			}
+		})
+	}
+}

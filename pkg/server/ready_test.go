@@ -1,0 +1,106 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// TestReadyDetail: a ready server reports disk space under the floor and
+// records quarantined as unreadable in its readiness detail, as counts
+// and sizes without paths, and reports nothing when all is well.
+func TestReadyDetail(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir)
+	pass := "correct horse battery staple"
+	cfg.Security.StoreEncryptionPassphrase = &pass
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	opts := LocalOptions{Create: true, DiskFree: func(string) (uint64, error) { return free.Load(), nil }}
+	l, err := OpenLocal(ctx, cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []memory.ID
+	for _, text := range []string{"the kept note", "the note that gets damaged"} {
+		resp, err := l.Service().EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent(text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, resp.RecordID)
+	}
+	if d := l.ReadyDetail(); len(d) != 0 {
+		t.Fatalf("detail of a healthy server: %q", d)
+	}
+	free.Store(cfg.Storage.MinFreeBytes - 1<<20)
+	if d := l.ReadyDetail(); len(d) != 1 || !strings.HasPrefix(d[0], "disk space low: ") || strings.Contains(d[0], dir) {
+		t.Fatalf("detail under the floor: %q", d)
+	}
+	if err := l.Ready(ctx); err != nil {
+		t.Fatalf("not ready under the floor (reads go on): %v", err)
+	}
+	free.Store(1 << 40)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	damage(t, dir, []byte(pass), ids[1])
+	l, err = OpenLocal(ctx, cfg, opts)
+	if err != nil {
+		t.Fatalf("a damaged record stopped the open: %v", err)
+	}
+	defer l.Close()
+	if err := l.Ready(ctx); err != nil {
+		t.Fatalf("not ready with a quarantined record: %v", err)
+	}
+	if d := l.ReadyDetail(); len(d) != 1 || !strings.HasPrefix(d[0], "1 stored value quarantined as unreadable") {
+		t.Fatalf("detail with a damaged record: %q", d)
+	}
+}
+
+// damage flips a byte of the stored value of record id.
+func damage(t *testing.T, dir string, pass []byte, id memory.ID) {
+	t.Helper()
+	db, err := store.Open(dir, store.Options{Passphrase: pass})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var key, val []byte
+	err = db.ScanPrefix(nil, false, func(k, v []byte) (bool, error) {
+		if strings.HasSuffix(string(k), string(id[:])) && len(v) > 32 {
+			key, val = append([]byte(nil), k...), append([]byte(nil), v...)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil || key == nil {
+		t.Fatalf("no stored value for %s: %v", id, err)
+	}
+	val[len(val)/2] ^= 0x5a
+	b := db.NewBatch()
+	defer b.Close()
+	b.Set(key, val)
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNotReadyReason: the audit log's failure names the system error and
+// no path.
+func TestNotReadyReason(t *testing.T) {
+	err := fmt.Errorf("append /var/lib/memsvc/audit.jsonl: %w", syscall.ENOSPC)
+	if got := causeOf(err); got != "no space left on device" {
+		t.Fatalf("causeOf = %q", got)
+	}
+	if got := causeOf(fmt.Errorf("odd: %w", context.Canceled)); strings.Contains(got, "odd") {
+		t.Fatalf("causeOf leaks the message: %q", got)
+	}
+}
