@@ -56,7 +56,12 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	}
 	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
 	for _, t := range an.Analyze(ix.Analyze(text)) {
-		q.Terms = append(q.Terms, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
+		// Function words (weight 0) add nothing to any score: leave them
+		// out of the index's work (the analyser weighs them when the
+		// query has nothing else).
+		if t.Weight > 0 {
+			q.Terms = append(q.Terms, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
+		}
 	}
 	hits, err := ix.Search(q)
 	if err != nil {
@@ -83,10 +88,10 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	for i, h := range top {
 		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
 	}
+	var own map[memory.ID]float64 // the neighbours that are not hits
 	if r.Context != (rank.Context{}) {
 		seq = newSeqMemo(seq)
-		own, err := r.neighbourScores(ix, q, seq, ids)
-		if err != nil {
+		if own, err = r.neighbourScores(ix, q, seq, ids); err != nil {
 			return nil, err
 		}
 		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return own[id] })
@@ -104,7 +109,8 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	}
 	out := cands[:0]
 	for _, c := range cands {
-		if c.Score > 0 && eligible(c.Doc) {
+		// The first stage's hits passed the filter; neighbours may not.
+		if _, nb := own[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
 			out = append(out, c)
 		}
 	}
