@@ -157,6 +157,32 @@ func (s *state) neighbour(id memory.ID, dir int) (memory.ID, bool) {
 	return s.sequentialEdge(id, ent, self, dir)
 }
 
+// neighbours returns the records before and after id in its
+// conversation, with one lookup of its place. Callers hold Engine.mu.
+func (s *state) neighbours(id memory.ID) (prev, next neighbourOf) {
+	ent, ok := s.entries[id]
+	if !ok {
+		return prev, next
+	}
+	self := seqItem{created: ent.created.UnixNano(), id: id}
+	list := s.sessions[ent.session]
+	if i, found := slices.BinarySearchFunc(list, self, compareSeqItems); found {
+		if i > 0 {
+			prev = neighbourOf{list[i-1].id, true}
+		}
+		if i+1 < len(list) {
+			next = neighbourOf{list[i+1].id, true}
+		}
+	}
+	if !prev.ok {
+		prev.id, prev.ok = s.sequentialEdge(id, ent, self, -1)
+	}
+	if !next.ok {
+		next.id, next.ok = s.sequentialEdge(id, ent, self, +1)
+	}
+	return prev, next
+}
+
 // sequentialEdge returns the nearest target of ent's sequential
 // associations on side dir of self.
 func (s *state) sequentialEdge(id memory.ID, ent *entry, self seqItem, dir int) (memory.ID, bool) {

@@ -90,7 +90,9 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	}
 	var own map[memory.ID]float64 // the neighbours that are not hits
 	if r.Context != (rank.Context{}) {
-		seq = newSeqMemo(seq)
+		if c, ok := seq.(conversation); ok {
+			seq = newSeqMemo(c.s)
+		}
 		if own, err = r.neighbourScores(ix, q, seq, ids); err != nil {
 			return nil, err
 		}
@@ -142,23 +144,34 @@ func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query,
 	if err != nil {
 		return nil, fmt.Errorf("score the neighbours: %w", err)
 	}
-	prox, err := ix.Proximity(q, near)
+	// Proximity only where a query term occurs: it is 0 elsewhere.
+	var matched []memory.ID
+	for i, id := range near {
+		if bm25[i] > 0 {
+			matched = append(matched, id)
+		}
+	}
+	prox, err := ix.Proximity(q, matched)
 	if err != nil {
 		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
 	}
 	own := make(map[memory.ID]float64, len(near))
 	for i, id := range near {
-		own[id] = bm25[i] + r.Proximity*prox[i].Score
+		own[id] = bm25[i]
+	}
+	for i, id := range matched {
+		own[id] += r.Proximity * prox[i].Score
 	}
 	return own, nil
 }
 
-// seqMemo remembers the neighbours a ranking looked up: each record's are
-// asked for several times (once to score it, once per record next to it).
+// seqMemo remembers the neighbours a ranking looked up in the engine's
+// conversation order: each record's are asked for several times (once to
+// score it, once per record next to it), and both are found with one
+// lookup of its place.
 type seqMemo struct {
-	seq  rank.Sequence[memory.ID]
-	prev map[memory.ID]neighbourOf
-	next map[memory.ID]neighbourOf
+	s    *state
+	memo map[memory.ID][2]neighbourOf
 }
 
 type neighbourOf struct {
@@ -166,21 +179,22 @@ type neighbourOf struct {
 	ok bool
 }
 
-func newSeqMemo(seq rank.Sequence[memory.ID]) *seqMemo {
-	return &seqMemo{seq: seq, prev: make(map[memory.ID]neighbourOf, 64), next: make(map[memory.ID]neighbourOf, 64)}
+func newSeqMemo(s *state) *seqMemo {
+	return &seqMemo{s: s, memo: make(map[memory.ID][2]neighbourOf, 64)}
 }
 
 // Prev returns the record before doc.
-func (m *seqMemo) Prev(doc memory.ID) (memory.ID, bool) { return m.look(m.prev, m.seq.Prev, doc) }
+func (m *seqMemo) Prev(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[0]; return n.id, n.ok }
 
 // Next returns the record after doc.
-func (m *seqMemo) Next(doc memory.ID) (memory.ID, bool) { return m.look(m.next, m.seq.Next, doc) }
+func (m *seqMemo) Next(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[1]; return n.id, n.ok }
 
-func (m *seqMemo) look(memo map[memory.ID]neighbourOf, find func(memory.ID) (memory.ID, bool), doc memory.ID) (memory.ID, bool) {
-	if n, ok := memo[doc]; ok {
-		return n.id, n.ok
+func (m *seqMemo) look(doc memory.ID) [2]neighbourOf {
+	if n, ok := m.memo[doc]; ok {
+		return n
 	}
-	id, ok := find(doc)
-	memo[doc] = neighbourOf{id, ok}
-	return id, ok
+	prev, next := m.s.neighbours(doc)
+	n := [2]neighbourOf{prev, next}
+	m.memo[doc] = n
+	return n
 }
