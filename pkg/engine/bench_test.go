@@ -3,9 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
+	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -94,5 +98,60 @@ func BenchmarkEncodeBatchRaw(b *testing.B) {
 		if _, err := e.EncodeBatchRaw(ctx, req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// benchAuditedEngine is benchEngine with the audit log on, as a server
+// runs by default.
+func benchAuditedEngine(b *testing.B) *Engine {
+	b.Helper()
+	dir := b.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(dir, "data"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close(); _ = db.Close(); _ = log.Close() })
+	return e
+}
+
+// BenchmarkAuditedStore measures synced stores with the audit log on, from
+// one client and from 16 at once: concurrent commits share one sync of
+// the data (group commit), so the 16-client rate (stores/s) should be a
+// multiple of the single client's.
+func BenchmarkAuditedStore(b *testing.B) {
+	for _, clients := range []int{1, 16} {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			e := benchAuditedEngine(b)
+			ctx := context.Background()
+			var n atomic.Int64
+			n.Store(int64(b.N))
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			for c := 0; c < clients; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					req := &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint(c, benchText))}
+					for n.Add(-1) >= 0 {
+						if _, err := e.EncodeStore(ctx, req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "stores/s")
+			b.ReportMetric(float64(e.aud.grouped.Load())/float64(e.aud.groups.Load()), "stores/sync")
+		})
 	}
 }

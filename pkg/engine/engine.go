@@ -7,10 +7,10 @@
 // Operations that touch one record (store, update, raw append) run
 // concurrently; they take a shared hold on Engine.big plus a striped lock per
 // record, so two writers of the same record never interleave and commits of
-// different records share a disk sync. With the audit log on, every commit
-// takes the next outbox sequence under one lock held through the commit
-// (the log's sequence must not have holes), so audited commits are synced
-// one at a time. Operations that restructure many
+// different records share a disk sync. With the audit log on, audited
+// commits take their outbox sequences in group commits (commit.go): the
+// changes waiting at once share one sync, and the log's sequence has no
+// holes. Operations that restructure many
 // records (forget) take Engine.big exclusively. The in-memory indexes are
 // guarded by Engine.mu and updated after the disk write commits, so what the
 // engine reports never runs ahead of what is durable.
@@ -88,12 +88,14 @@ type Options struct {
 //  3. workMu, rawMu, nsMu: serialise working-store writes, raw writes
 //     that carry client ids, and the creation of namespaces.
 //  4. locks[i]: record stripes (lockRecord, lockRecords).
-//  5. aud.mu: audit sequence assignment, held through the commit.
+//  5. aud.mu: held by the leader of an audited group commit through the
+//     commit (commit.go).
 //  6. aud.flushMu: one flush of the audit outbox at a time.
 //  7. mu: the in-memory state (the namespaces and, in each, entries, raw
 //     counts, working store, modes).
-//  8. vecMu, evo.mu: the vector indexes and a namespace's evolution
-//     observations; nothing is taken under them.
+//  8. vecMu, evo.mu, aud.queue: the vector indexes, a namespace's
+//     evolution observations and the queue of audited changes waiting for
+//     a group commit; nothing is taken under them.
 //
 // textindex guards its statistics with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
