@@ -57,6 +57,13 @@ type recEntry struct {
 // sealed ones and every secrecy level included.
 func recRecallRaw(t *testing.T, baseURL, key, session string) []recEntry {
 	t.Helper()
+	return recRecallRawIn(t, baseURL, key, "", session)
+}
+
+// recRecallRawIn is recRecallRaw in namespace ns ("" sends no header: the
+// default namespace).
+func recRecallRawIn(t *testing.T, baseURL, key, ns, session string) []recEntry {
+	t.Helper()
 	body, _ := json.Marshal(map[string]any{
 		"session_id": session, "limit": 1000, "include_private_scratch": true, "include_sealed": true,
 		"secrecy_levels": []string{"public", "sensitive", "secret"},
@@ -68,6 +75,9 @@ func recRecallRaw(t *testing.T, baseURL, key, session string) []recEntry {
 	req.Header.Set("Content-Type", "application/json")
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if ns != "" {
+		req.Header.Set("X-Memsvc-Namespace", ns)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -426,11 +436,20 @@ func TestRecorderHooks(t *testing.T) {
 		t.Skip("no sh")
 	}
 	srv := startServer(t, t.TempDir())
-	project := t.TempDir()
+	// The helper records into the namespace named after the project's
+	// directory.
+	const ns = "shop-app"
+	project := filepath.Join(t.TempDir(), ns)
+	if err := os.Mkdir(project, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, agent := range []string{"claude", "codex"} {
 		r := runRecorder(t, "", nil, "install-hook", agent, "--server-url", srv.url(""), "--target-dir", project)
 		if r.code != 0 {
 			t.Fatalf("install-hook %s: %d\n%s", agent, r.code, r.stderr)
+		}
+		if !strings.Contains(r.stdout, "namespace: "+ns+"\n") {
+			t.Fatalf("install-hook %s does not name the project's namespace %q:\n%s", agent, ns, r.stdout)
 		}
 	}
 	spoolDir := filepath.Join(t.TempDir(), "spool")
@@ -483,9 +502,9 @@ func TestRecorderHooks(t *testing.T) {
 			strings.Count(string(data), "memsvc-recorder flush: ") == runs
 	})
 	logData, _ := os.ReadFile(hookLog)
-	claude := recRecallRaw(t, srv.url(""), "", cs)
-	codex := recRecallRaw(t, srv.url(""), "", xs)
-	local := recRecallRaw(t, srv.url(""), "", "codex-local")
+	claude := recRecallRawIn(t, srv.url(""), "", ns, cs)
+	codex := recRecallRawIn(t, srv.url(""), "", ns, xs)
+	local := recRecallRawIn(t, srv.url(""), "", ns, "codex-local")
 
 	type want struct {
 		typ     string
@@ -574,7 +593,7 @@ func TestRecorderHookOrder(t *testing.T) {
 	proxy.release = sync.OnceFunc(func() { close(proxy.hold) })
 	proxy.set("hold")
 	project := t.TempDir()
-	if r := runRecorder(t, "", nil, "install-hook", "claude", "--server-url", proxyURL, "--target-dir", project); r.code != 0 {
+	if r := runRecorder(t, "", nil, "install-hook", "claude", "--server-url", proxyURL, "--target-dir", project, "--namespace", "order"); r.code != 0 {
 		t.Fatalf("install-hook: %d\n%s", r.code, r.stderr)
 	}
 	script := filepath.Join(project, ".claude", "hooks", "memsvc-recorder-claude-hook.sh")
@@ -607,7 +626,7 @@ func TestRecorderHookOrder(t *testing.T) {
 	proxy.release()
 	var entries []recEntry
 	recPoll(t, 60*time.Second, "every event on the server", func() bool {
-		entries = recRecallRaw(t, srv.url(""), "", session)
+		entries = recRecallRawIn(t, srv.url(""), "", "order", session)
 		return len(entries) >= n
 	})
 	// Newest first, by the server's arrival time.

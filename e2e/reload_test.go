@@ -57,6 +57,12 @@ func writeReplacing(t *testing.T, path string, body []byte) {
 // statusWithKey is the status of GET /v1/introspect/stats with key.
 func statusWithKey(t *testing.T, srv *server, key string) int {
 	t.Helper()
+	return statusWithKeyIn(t, srv, key, "")
+}
+
+// statusWithKeyIn is statusWithKey in namespace ns ("" names none).
+func statusWithKeyIn(t *testing.T, srv *server, key, ns string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.url("/v1/introspect/stats"), nil)
@@ -64,6 +70,9 @@ func statusWithKey(t *testing.T, srv *server, key string) int {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+key)
+	if ns != "" {
+		req.Header.Set("X-Memsvc-Namespace", ns)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -227,6 +236,40 @@ func TestSIGHUPReloads(t *testing.T) {
 	}
 	if got := statusWithKey(t, srv, liveOldKey); got != http.StatusUnauthorized {
 		t.Fatalf("the old key after SIGHUP: %d", got)
+	}
+	if err := srv.stop(syscall.SIGTERM); err != nil {
+		t.Fatalf("exit after SIGTERM: %v\n%s", err, srv.log())
+	}
+}
+
+// TestLiveKeyNamespaces: an edit of the namespaces an auth.keys entry is
+// bound to takes effect within a second, without a restart: the key is
+// refused (403) in the namespace it lost and served in the one it gained.
+func TestLiveKeyNamespaces(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "memsvc.toml")
+	body := func(namespace string) []byte {
+		return []byte(fmt.Sprintf("[auth]\nenabled = true\napi_keys = [%q]\n\n[[auth.keys]]\nkey = %q\nnamespaces = [%q]\n",
+			liveOldKey, liveNewKey, namespace))
+	}
+	writeReplacing(t, conf, body("proj-a"))
+	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	srv := startCmd(t, cmd)
+	if a, b := statusWithKeyIn(t, srv, liveNewKey, "proj-a"), statusWithKeyIn(t, srv, liveNewKey, "proj-b"); a != http.StatusOK || b != http.StatusForbidden {
+		t.Fatalf("at start, the key bound to proj-a: %d in proj-a, %d in proj-b", a, b)
+	}
+
+	writeReplacing(t, conf, body("proj-b"))
+	took := waitFor(t, srv, time.Second, "the key served in proj-b and refused in proj-a", func() bool {
+		return statusWithKeyIn(t, srv, liveNewKey, "proj-b") == http.StatusOK &&
+			statusWithKeyIn(t, srv, liveNewKey, "proj-a") == http.StatusForbidden
+	})
+	t.Logf("namespace binding edit applied %v after the file was saved", took.Round(time.Millisecond))
+	if !strings.Contains(srv.log(), "auth.keys") || strings.Contains(srv.log(), liveNewKey) || strings.Contains(srv.log(), liveOldKey) {
+		t.Fatalf("the reload is not logged by key name, or the log shows an API key:\n%s", srv.log())
+	}
+	if got := statusWithKeyIn(t, srv, liveOldKey, "proj-a"); got != http.StatusOK {
+		t.Fatalf("the all-namespace key in proj-a: %d", got)
 	}
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v\n%s", err, srv.log())

@@ -37,6 +37,7 @@ type Params struct {
 	Agent     string // "claude" or "codex"
 	AgentName string // "Claude Code" or "Codex"
 	ServerURL string // baked into the script
+	Namespace string // baked into the script as MEMSVC_NAMESPACE
 	Command   string // what the registration runs (see Command)
 }
 

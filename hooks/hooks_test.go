@@ -255,3 +255,41 @@ func TestScriptDoesNotWaitForTheSender(t *testing.T) {
 		time.Sleep(20 * time.Millisecond) // polling with a deadline
 	}
 }
+
+// TestScriptNamespace: the script runs both steps of the recorder (queue
+// and flush) with the namespace it was written with, whatever
+// MEMSVC_NAMESPACE the agent has.
+func TestScriptNamespace(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dir := t.TempDir()
+	script, err := Script(Params{Agent: "claude", AgentName: "Claude Code", ServerURL: "http://127.0.0.1:8420", Namespace: "proj-a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ScriptName("claude"))
+	if err := os.WriteFile(path, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seen := filepath.Join(dir, "seen")
+	fake := filepath.Join(dir, "fake-recorder")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s ns=%s\\n' \"$1\" \"$MEMSVC_NAMESPACE\" >>\"$SEEN\"\ncat >/dev/null\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh, path)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MEMSVC_RECORDER_BIN=" + fake, "MEMSVC_RECORDER_HOOK_FOREGROUND=1", "SEEN=" + seen, "MEMSVC_NAMESPACE=the-agents-own"}
+	cmd.Stdin = strings.NewReader(`{"payload":1}`)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	got, err := os.ReadFile(seen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "hook ns=proj-a\nflush ns=proj-a\n"; string(got) != want {
+		t.Fatalf("the recorder ran as\n%s\nwant\n%s", got, want)
+	}
+}

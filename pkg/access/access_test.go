@@ -259,13 +259,14 @@ func TestAdmitWithoutAuthentication(t *testing.T) {
 	}
 }
 
-// TestAuthenticate: a nil ring admits everyone with no key; otherwise only
-// "Bearer <a configured key>" is admitted, with that key's client key, and
-// the two failures carry the caller's hint and MsgInvalidKey.
-func TestAuthenticate(t *testing.T) {
+// TestIdentifyCredential: a nil ring admits everyone with no key;
+// otherwise only "Bearer <a configured key>" is admitted, with that key's
+// client key, and the two failures carry the caller's hint and
+// MsgInvalidKey.
+func TestIdentifyCredential(t *testing.T) {
 	var off *Keyring
-	if key, err := off.Authenticate("", "unused"); key != "" || err != nil {
-		t.Fatalf("auth off: %q, %v", key, err)
+	if id, err := off.Identify("", "unused"); id.ClientKey != "" || err != nil {
+		t.Fatalf("auth off: %q, %v", id.ClientKey, err)
 	}
 	ring, err := NewKeyring([]string{"first-key", "second-key"})
 	if err != nil {
@@ -283,16 +284,16 @@ func TestAuthenticate(t *testing.T) {
 		{"Bearer first", MsgInvalidKey},
 		{"Bearer  first-key", MsgInvalidKey},
 	} {
-		key, err := ring.Authenticate(tc.credential, hint)
+		id, err := ring.Identify(tc.credential, hint)
 		var me *memory.Error
-		if key != "" || !errors.As(err, &me) || me.Code != memory.CodeUnauthorized || me.Message != tc.message {
-			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, key, err, tc.message)
+		if id.ClientKey != "" || !errors.As(err, &me) || me.Code != memory.CodeUnauthorized || me.Message != tc.message {
+			t.Errorf("%q: %q, %v; want UNAUTHORIZED %q", tc.credential, id.ClientKey, err, tc.message)
 		}
 	}
 	for _, scheme := range []string{"Bearer", "bearer", "BEARER", "bEARER"} {
-		key, err := ring.Authenticate(scheme+" second-key", hint)
-		if err != nil || key != ClientKey(sha256.Sum256([]byte("second-key"))) {
-			t.Fatalf("valid key with scheme %q: %q, %v", scheme, key, err)
+		id, err := ring.Identify(scheme+" second-key", hint)
+		if err != nil || id.ClientKey != ClientKey(sha256.Sum256([]byte("second-key"))) || !id.Scope.All() {
+			t.Fatalf("valid key with scheme %q: %+v, %v", scheme, id, err)
 		}
 	}
 }
@@ -362,7 +363,10 @@ func TestGateSetPolicy(t *testing.T) {
 		return k
 	}
 	addr := at(netip.MustParseAddr("192.0.2.1"))
-	admit := func(g *Gate, key string) error { return g.Admit(addr, "Bearer "+key, "send a key") }
+	admit := func(g *Gate, key string) error {
+		_, err := g.Admit(addr, "Bearer "+key, "send a key")
+		return err
+	}
 	code := func(err error) memory.Code {
 		if err == nil {
 			return ""
@@ -408,8 +412,9 @@ func TestGateSetPolicy(t *testing.T) {
 	// Authentication off, no rate limit.
 	g.SetPolicy(Policy{})
 	for i := range 10 {
-		if err := g.Admit(addr, "", "send a key"); err != nil {
-			t.Fatalf("open call %d: %v", i, err)
+		id, err := g.Admit(addr, "", "send a key")
+		if err != nil || id.ClientKey != "" || !id.Scope.All() {
+			t.Fatalf("open call %d: %+v, %v; want no client key, every namespace", i, id, err)
 		}
 	}
 }
@@ -440,7 +445,7 @@ func TestGateConcurrentSwap(t *testing.T) {
 	}()
 	addr := at(netip.MustParseAddr("192.0.2.9"))
 	for i := range 2000 {
-		err := g.Admit(addr, "Bearer key-a", "send a key")
+		_, err := g.Admit(addr, "Bearer key-a", "send a key")
 		if err != nil && memory.CodeOf(err) != memory.CodeUnauthorized {
 			t.Fatalf("call %d: %v", i, err)
 		}

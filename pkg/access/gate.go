@@ -5,12 +5,13 @@ import (
 	"time"
 )
 
-// Policy is what admission decides by: the API keys and the rate limit.
-// A Policy is a value that nobody changes once built; a Gate replaces it
-// whole. Settings that will later bind keys to namespaces belong in the
-// Keyring, so that they change with the keys, in the same swap.
+// Policy is what admission decides by: the API keys, with the namespaces
+// each may use, and the rate limit. A Policy is a value that nobody
+// changes once built; a Gate replaces it whole. The namespaces bound to a
+// key live in the Keyring, so they change with the keys, in the same swap.
 type Policy struct {
-	// Keys are the accepted API keys; nil turns authentication off.
+	// Keys are the accepted API keys and their namespaces; nil turns
+	// authentication off (every caller may use every namespace).
 	Keys *Keyring
 	// Rate is the rate limit; RequestsPerSecond <= 0 turns it off.
 	// Its MaxClients counts only when the Gate is made (NewGate).
@@ -47,17 +48,28 @@ func (g *Gate) Policy() Policy { return *g.policy.Load() }
 func (g *Gate) SetPolicy(p Policy) { g.policy.Store(&p) }
 
 // Admit authenticates credential (the "Bearer <key>" the transport
-// received; missing is the hint of Keyring.Authenticate) and rate limits
-// the call, in the order and with the rules of Limiter.Admit, under one
-// policy.
-func (g *Gate) Admit(caller func() Caller, credential, missing string) error {
+// received; missing is the hint of Keyring.Identify) and rate limits the
+// call, in the order and with the rules of Limiter.Admit, under one
+// policy. It returns who the caller is: its rate limiting key and the
+// namespaces its key may use, both from the policy that admitted it.
+func (g *Gate) Admit(caller func() Caller, credential, missing string) (Identity, error) {
 	p := g.policy.Load()
-	authenticate := func() (string, error) { return p.Keys.Authenticate(credential, missing) }
-	if p.Rate.RequestsPerSecond <= 0 {
-		_, err := authenticate()
-		return err
+	var id Identity
+	authenticate := func() (string, error) {
+		var err error
+		id, err = p.Keys.Identify(credential, missing)
+		return id.ClientKey, err
 	}
-	return g.buckets.admit(p.Rate, caller, authenticate)
+	var err error
+	if p.Rate.RequestsPerSecond <= 0 {
+		_, err = authenticate()
+	} else {
+		err = g.buckets.admit(p.Rate, caller, authenticate)
+	}
+	if err != nil {
+		return Identity{}, err
+	}
+	return id, nil
 }
 
 // Clients is the number of client buckets kept.

@@ -129,7 +129,7 @@ func Create(ctx context.Context, exp Exporter, o Options) (Result, error) {
 	if err := fsutil.SyncDir(o.Dir); err != nil {
 		return res, fmt.Errorf("sync backup directory: %w", err)
 	}
-	res.Removed, err = Rotate(o.Dir, o.Keep, log)
+	res.Removed, err = rotate(o.Dir, o.Keep, log, res.Path)
 	return res, err
 }
 

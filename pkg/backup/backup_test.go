@@ -36,7 +36,7 @@ func record(i int) *memory.MemoryRecord {
 
 // archiveBytes returns an archive of n records, encrypted with pass when
 // it is not empty, and its summary.
-func archiveBytes(t *testing.T, n int, pass string) ([]byte, archive.Summary) {
+func archiveBytes(t testing.TB, n int, pass string) ([]byte, archive.Summary) {
 	t.Helper()
 	var buf bytes.Buffer
 	var wo archive.WriterOptions
@@ -367,5 +367,21 @@ func TestCreateOptions(t *testing.T) {
 		if _, err := Create(t.Context(), goodExporter(t, 1, key), tc.o); err == nil {
 			t.Errorf("%s: Create succeeded", tc.name)
 		}
+	}
+}
+
+// TestCreateKeepsNewBackup: a backup named after a later time (written
+// while the clock ran ahead) does not make rotation delete the backup just
+// made (found by FuzzCreate).
+func TestCreateKeepsNewBackup(t *testing.T) {
+	dir := t.TempDir()
+	future := filepath.Join(dir, Name(t0.AddDate(1, 0, 0)))
+	touch(t, future)
+	res, err := Create(t.Context(), goodExporter(t, 1, ""), Options{Dir: dir, Keep: 1, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(res.Path); err != nil || !slices.Equal(res.Removed, []string{future}) {
+		t.Fatalf("removed %q, the new backup: %v", res.Removed, err)
 	}
 }

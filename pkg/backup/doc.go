@@ -34,8 +34,10 @@
 //     (ErrMismatch otherwise);
 //  6. rename <name>.cma.part to <name>.cma (refusing to replace an existing
 //     backup, ErrExists) and fsync the directory;
-//  7. rotate: keep the newest Keep complete backups and delete the older
-//     ones, then fsync the directory again.
+//  7. rotate: keep the new backup and the newest Keep-1 other complete
+//     backups and delete the older ones, then fsync the directory again.
+//     The new backup is kept even when others are named after a later time
+//     (written while the clock ran ahead).
 //
 // Any failure before step 6 deletes the .part file, so a failed run leaves
 // neither a .cma nor a .part behind; a run killed outright may leave its

@@ -59,6 +59,13 @@ func List(dir string) ([]string, error) {
 // rest, returning the deleted paths. It touches nothing that is not named
 // like a backup.
 func Rotate(dir string, keep int, log *slog.Logger) ([]string, error) {
+	return rotate(dir, keep, log, "")
+}
+
+// rotate is Rotate, except that the backup at path newest, when set, is
+// kept as one of the keep whatever its name: a backup just made stays even
+// when others carry later times (made while the clock ran ahead).
+func rotate(dir string, keep int, log *slog.Logger, newest string) ([]string, error) {
 	if keep < 1 {
 		return nil, fmt.Errorf("keep %d: at least 1 backup must be kept", keep)
 	}
@@ -68,6 +75,9 @@ func Rotate(dir string, keep int, log *slog.Logger) ([]string, error) {
 	all, err := List(dir)
 	if err != nil {
 		return nil, err
+	}
+	if i := slices.Index(all, newest); i >= 0 {
+		all = append([]string{newest}, slices.Delete(all, i, i+1)...)
 	}
 	if len(all) <= keep {
 		return nil, nil

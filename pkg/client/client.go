@@ -52,6 +52,10 @@ type Options struct {
 	// APIKey is sent as "Authorization: Bearer <key>" on every API call.
 	// New refuses a key for a plain-http URL whose host is not loopback.
 	APIKey string
+	// Namespace is sent as the X-Memsvc-Namespace header of every call
+	// whose context names none (memory.WithNamespace); empty sends the
+	// header only for contexts that name one. New checks the name.
+	Namespace string
 	// Timeout bounds each call, streaming included; 0 means no bound
 	// beyond the caller's context.
 	Timeout time.Duration
@@ -135,6 +139,11 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if opts.Timeout < 0 {
 		return nil, fmt.Errorf("timeout %v: must not be negative", opts.Timeout)
+	}
+	if opts.Namespace != "" {
+		if err := memory.ValidateNamespace(opts.Namespace); err != nil {
+			return nil, err
+		}
 	}
 	var hc http.Client
 	if opts.HTTPClient != nil {
@@ -226,11 +235,31 @@ func (c *Client) context(ctx context.Context) (context.Context, context.CancelFu
 	return context.WithCancel(ctx)
 }
 
+// namespace is the namespace a call made with ctx names: the context's,
+// else Options.Namespace ("" for none: the server's default).
+func (c *Client) namespace(ctx context.Context) (string, error) {
+	if !memory.NamespaceSet(ctx) {
+		return c.opts.Namespace, nil
+	}
+	ns := memory.NamespaceFrom(ctx)
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return "", err
+	}
+	return ns, nil
+}
+
 // newRequest builds a request with the headers every call carries.
 func (c *Client) newRequest(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType string, auth bool) (*http.Request, error) {
+	ns, err := c.namespace(ctx)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, method, c.endpoint(path, query), body)
 	if err != nil {
 		return nil, fmt.Errorf("build %s %s: %w", method, path, err)
+	}
+	if ns != "" && auth {
+		req.Header.Set(wire.HeaderNamespace, ns)
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
@@ -282,10 +311,11 @@ func invalidRequest(err error) error {
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 1 << 20
 
-// call sends a JSON request (in may be nil for none) and decodes a JSON
-// answer into out (nil to expect none), retrying a refusal when r allows.
-// The per-call timeout covers the retries and their waits.
-func (c *Client) call(ctx context.Context, r retryable, method, path string, in, out any) error {
+// call sends a JSON request (in may be nil for none) to path with query
+// (nil for none) and decodes a JSON answer into out (nil to expect none),
+// retrying a refusal when r allows. The per-call timeout covers the
+// retries and their waits.
+func (c *Client) call(ctx context.Context, r retryable, method, path string, query url.Values, in, out any) error {
 	ctx2, cancel := c.context(ctx)
 	defer cancel()
 	var b []byte
@@ -297,16 +327,16 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, in,
 		}
 		ct = wire.ContentTypeJSON
 	}
-	return c.withRetries(ctx2, r, func() error { return c.callOnce(ctx, ctx2, method, path, b, ct, out) })
+	return c.withRetries(ctx2, r, func() error { return c.callOnce(ctx, ctx2, method, path, query, b, ct, out) })
 }
 
 // callOnce is one attempt of call; body is nil for none.
-func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, b []byte, ct string, out any) error {
+func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query url.Values, b []byte, ct string, out any) error {
 	var body io.Reader
 	if b != nil {
 		body = bytes.NewReader(b)
 	}
-	req, err := c.newRequest(ctx2, method, path, nil, body, ct, true)
+	req, err := c.newRequest(ctx2, method, path, query, body, ct, true)
 	if err != nil {
 		return err
 	}

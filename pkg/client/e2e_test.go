@@ -292,6 +292,23 @@ func scenario(t *testing.T, svc memory.Service) []step {
 	ev, err := svc.Evolution(ctx)
 	record("evolution", ev, err)
 
+	// Namespaces: the one a call names travels with it.
+	ns, err := svc.Namespaces(ctx)
+	record("namespaces", ns, err)
+	dn, err := svc.DropNamespace(ctx, &memory.DropNamespaceRequest{Name: "never-made", Confirm: true})
+	record("drop unknown namespace", dn, err)
+	dn, err = svc.DropNamespace(ctx, &memory.DropNamespaceRequest{Name: "Bad Name", Confirm: true})
+	record("drop bad namespace name", dn, err)
+	other := memory.WithNamespace(ctx, "other")
+	so, err := svc.EncodeStore(other, &memory.EncodeStoreRequest{Content: memory.TextContent("A heron waits in the reeds of another namespace.")})
+	record("store in another namespace", so, err)
+	rq, err = svc.RecallQuery(other, &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: ptr("heron reeds")}, Limit: 5})
+	record("recall in another namespace", rq, err)
+	rq, err = svc.RecallQuery(ctx, &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: ptr("heron reeds")}, Limit: 5})
+	record("recall of it in default", rq, err)
+	st, err = svc.Stats(other)
+	record("stats of another namespace", st, err)
+
 	// Validation failures.
 	_, err = svc.EncodeStore(ctx, &memory.EncodeStoreRequest{})
 	record("store no content", nil, err)

@@ -18,7 +18,7 @@ import (
 // do performs a JSON call and returns the decoded answer.
 func do[Resp any](ctx context.Context, c *Client, r retryable, method, path string, in any) (*Resp, error) {
 	var out Resp
-	if err := c.call(ctx, r, method, path, in, &out); err != nil {
+	if err := c.call(ctx, r, method, path, nil, in, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -36,7 +36,7 @@ func (c *Client) EncodeBatch(ctx context.Context, req *memory.EncodeBatchRequest
 
 // EncodeUpdate implements memory.Service.
 func (c *Client) EncodeUpdate(ctx context.Context, req *memory.EncodeUpdateRequest) error {
-	return c.call(ctx, once, http.MethodPatch, wire.RecordPath(wire.PathEncodeUpdate, req.RecordID), req, nil)
+	return c.call(ctx, once, http.MethodPatch, wire.RecordPath(wire.PathEncodeUpdate, req.RecordID), nil, req, nil)
 }
 
 // EncodeStoreRaw implements memory.Service.
@@ -91,7 +91,7 @@ func (c *Client) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*
 
 // SetMode implements memory.Service.
 func (c *Client) SetMode(ctx context.Context, req *memory.SetModeRequest) error {
-	return c.call(ctx, repeat, http.MethodPut, wire.PathMode, req, nil)
+	return c.call(ctx, repeat, http.MethodPut, wire.PathMode, nil, req, nil)
 }
 
 // Forget implements memory.Service.
@@ -102,6 +102,17 @@ func (c *Client) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 // Stats implements memory.Service.
 func (c *Client) Stats(ctx context.Context) (*memory.Stats, error) {
 	return do[memory.Stats](ctx, c, repeat, http.MethodGet, wire.PathStats, nil)
+}
+
+// StatsAll implements memory.Service: GET /v1/introspect/stats with
+// all_namespaces=true, which the server refuses to a key bound to
+// namespaces.
+func (c *Client) StatsAll(ctx context.Context) (*memory.Stats, error) {
+	var out memory.Stats
+	if err := c.call(ctx, repeat, http.MethodGet, wire.PathStats, url.Values{wire.QueryAllNamespaces: {"true"}}, nil, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }
 
 // Record implements memory.Service. The include flags are not sent; the
@@ -118,6 +129,20 @@ func (c *Client) DecayForecast(ctx context.Context, req *memory.DecayForecastReq
 // Evolution implements memory.Service.
 func (c *Client) Evolution(ctx context.Context) (*memory.EvolutionMetrics, error) {
 	return do[memory.EvolutionMetrics](ctx, c, repeat, http.MethodGet, wire.PathEvolution, nil)
+}
+
+// Namespaces implements memory.Service: the namespaces the client's API
+// key may see.
+func (c *Client) Namespaces(ctx context.Context) (*memory.NamespacesResponse, error) {
+	return do[memory.NamespacesResponse](ctx, c, repeat, http.MethodGet, wire.PathNamespaces, nil)
+}
+
+// DropNamespace implements memory.Service.
+func (c *Client) DropNamespace(ctx context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
+	if err := memory.ValidateNamespace(req.Name); err != nil {
+		return nil, err
+	}
+	return do[memory.DropNamespaceResponse](ctx, c, once, http.MethodDelete, wire.NamespacePath(req.Name), req)
 }
 
 // Export implements memory.Service: it streams the archive into w. What
@@ -223,6 +248,9 @@ func (c *Client) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 	}
 	if req.ConflictResolution.Valid() {
 		q.Set(wire.QueryConflictResolution, req.ConflictResolution.String())
+	}
+	if req.PreserveNamespaces {
+		q.Set(wire.QueryPreserveNamespaces, "true")
 	}
 	src := &readTracker{r: r}
 	hr, err := c.newRequest(ctx2, http.MethodPost, wire.PathImportStream, q, src, wire.ContentTypeArchive, true)

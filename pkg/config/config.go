@@ -11,7 +11,8 @@
 // --config, the environment, command-line flags. A TOML key a.b is the
 // environment variable MEMSVC_A__B (upper case, double underscore between
 // levels). List values from the environment may be comma-separated or TOML
-// arrays; MEMSVC_AUTH_API_KEYS is the comma-separated key list.
+// arrays; MEMSVC_AUTH_API_KEYS is the comma-separated key list and
+// MEMSVC_AUTH_KEYS the keys bound to namespaces (see auth.keys).
 //
 // Mistakes are errors that name the key, where the value came from and what
 // is accepted: a missing config file, an unknown key in the file or in a
@@ -81,6 +82,9 @@ type HTTP struct {
 	// MaxConnections caps the open HTTP connections; more wait to be
 	// accepted.
 	MaxConnections uint32
+	// UIEnabled serves the memory inspector at /ui/; nil means "when
+	// bound to loopback" (Config.UIEnabled).
+	UIEnabled *bool
 }
 
 // GRPC is the [grpc] table. Nil fields are unset.
@@ -93,7 +97,17 @@ type GRPC struct {
 // Auth is the [auth] table.
 type Auth struct {
 	Enabled bool
+	// APIKeys may use every namespace.
 	APIKeys []string
+	// Keys are API keys confined to namespaces ([[auth.keys]]).
+	Keys []KeyBinding
+}
+
+// KeyBinding is one [[auth.keys]] entry: an API key and the namespaces it
+// may use, or ["*"] for all of them.
+type KeyBinding struct {
+	Key        string
+	Namespaces []string
 }
 
 // Security is the [security] table. Nil fields are unset.
@@ -262,8 +276,8 @@ func (c *Config) Validate() error {
 	if (c.GRPC.TLSCertPath == nil) != (c.GRPC.TLSKeyPath == nil) {
 		return c.invalid("grpc.tls_cert_path", "grpc.tls_cert_path and grpc.tls_key_path must be set together")
 	}
-	if c.Auth.Enabled && len(c.Auth.APIKeys) == 0 {
-		return c.invalid("auth.api_keys", "auth is enabled but no API key is configured: set auth.api_keys or MEMSVC_AUTH_API_KEYS")
+	if c.Auth.Enabled && len(c.Auth.APIKeys) == 0 && len(c.Auth.Keys) == 0 {
+		return c.invalid("auth.api_keys", "auth is enabled but no API key is configured: set auth.api_keys or MEMSVC_AUTH_API_KEYS (or auth.keys for keys bound to namespaces)")
 	}
 	return nil
 }
@@ -284,6 +298,15 @@ func (c *Config) PersistSearchIndexes() bool {
 		return *c.Security.PersistSearchIndexes
 	}
 	return c.Security.StoreEncryptionPassphrase == nil
+}
+
+// UIEnabled reports whether serve offers the memory inspector at /ui/: as
+// configured, else only while the HTTP API listens on loopback.
+func (c *Config) UIEnabled() bool {
+	if c.HTTP.UIEnabled != nil {
+		return *c.HTTP.UIEnabled
+	}
+	return IsLoopback(c.HTTP.BindAddress)
 }
 
 // IsLoopback reports whether addr (an IP literal or "localhost") is a

@@ -274,6 +274,16 @@ func TestSecretsNotEchoed(t *testing.T) {
 	if strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("error echoes a secret: %v", err)
 	}
+	// A list of keys that does not parse (found by FuzzLoad).
+	_, err = Load(LoadOptions{Environ: []string{`MEMSVC_AUTH_API_KEYS=["hunter2-secret"`}})
+	if err == nil || strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("error echoes a secret: %v", err)
+	}
+	// A list that is not secret is still quoted.
+	_, err = Load(LoadOptions{Environ: []string{`MEMSVC_HTTP__TRUSTED_PROXY_CIDRS=["10.0.0.0/8"`}})
+	if err == nil || !strings.Contains(err.Error(), "10.0.0.0/8") {
+		t.Fatalf("error does not quote the bad list: %v", err)
+	}
 }
 
 func TestIsLoopback(t *testing.T) {
@@ -284,5 +294,35 @@ func TestIsLoopback(t *testing.T) {
 		if got := IsLoopback(addr); got != want {
 			t.Errorf("IsLoopback(%q) = %v", addr, got)
 		}
+	}
+}
+
+// TestUIEnabled: the inspector is on by default on loopback only, and the
+// key decides when it is set, from the file or the environment.
+func TestUIEnabled(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		want    bool
+	}{
+		{"loopback default", nil, true},
+		{"any address default", []string{"MEMSVC_HTTP__BIND_ADDRESS=0.0.0.0"}, false},
+		{"any address enabled", []string{"MEMSVC_HTTP__BIND_ADDRESS=0.0.0.0", "MEMSVC_HTTP__UI_ENABLED=true"}, true},
+		{"loopback disabled", []string{"MEMSVC_HTTP__UI_ENABLED=false"}, false},
+	} {
+		c, err := Load(LoadOptions{Environ: tc.environ})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := c.UIEnabled(); got != tc.want {
+			t.Errorf("%s: UIEnabled() = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	c, err := Load(LoadOptions{File: writeFile(t, "[http]\nui_enabled = false\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.UIEnabled() {
+		t.Error("ui_enabled = false in the file left the inspector on")
 	}
 }

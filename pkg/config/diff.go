@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -37,9 +38,17 @@ func Diff(old, new *Config) []Change {
 }
 
 // equalValues compares two values of a key's field: an unset optional key
-// differs from every set one, and an empty list equals a nil one.
+// differs from every set one, an empty list equals a nil one, and two
+// structs (the entries of auth.keys) are equal when all their fields are.
 func equalValues(a, b reflect.Value) bool {
 	switch a.Kind() {
+	case reflect.Struct:
+		for i := range a.NumField() {
+			if !equalValues(a.Field(i), b.Field(i)) {
+				return false
+			}
+		}
+		return true
 	case reflect.Pointer:
 		if a.IsNil() || b.IsNil() {
 			return a.IsNil() == b.IsNil()
@@ -75,6 +84,9 @@ func (k *key) detail(a, b reflect.Value) string {
 	for v, n := range was {
 		removed += max(0, n-is[v])
 	}
+	// A key whose namespaces changed is neither added nor removed.
+	rebound := rebound(a, b)
+	added, removed = added-rebound, removed-rebound
 	var parts []string
 	if added > 0 {
 		parts = append(parts, fmt.Sprintf("%d added", added))
@@ -82,19 +94,46 @@ func (k *key) detail(a, b reflect.Value) string {
 	if removed > 0 {
 		parts = append(parts, fmt.Sprintf("%d removed", removed))
 	}
+	if rebound > 0 {
+		parts = append(parts, fmt.Sprintf("%d with other namespaces", rebound))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "reordered")
 	}
 	return fmt.Sprintf("%s (%d now)", strings.Join(parts, ", "), b.Len())
 }
 
-// multiset counts the strings of a list value.
+// multiset counts the items of a list value: strings by their text,
+// structs by all their fields. The map only counts; nothing shows it.
 func multiset(v reflect.Value) map[string]int {
 	m := map[string]int{}
 	for i := range v.Len() {
-		m[v.Index(i).String()]++
+		item := v.Index(i)
+		if item.Kind() == reflect.String {
+			m[item.String()]++
+		} else {
+			m[fmt.Sprintf("%#v", item.Interface())]++
+		}
 	}
 	return m
+}
+
+// rebound counts the keys of auth.keys (lists a and b of KeyBinding) that
+// both lists hold with other namespaces in b; 0 for other lists.
+func rebound(a, b reflect.Value) int {
+	was, ok := a.Interface().([]KeyBinding)
+	if !ok {
+		return 0
+	}
+	is := b.Interface().([]KeyBinding)
+	n := 0
+	for _, kb := range is {
+		i := slices.IndexFunc(was, func(o KeyBinding) bool { return o.Key == kb.Key })
+		if i >= 0 && !slices.Equal(was[i].Namespaces, kb.Namespaces) {
+			n++
+		}
+	}
+	return n
 }
 
 // showValue renders a value as the configuration file would hold it, or

@@ -99,6 +99,100 @@ burst = 50
 	}
 }
 
+// TestDiffKeyBindings: auth.keys entries compare by key and namespaces
+// (a struct with a list, which == cannot compare), and the detail counts
+// keys that came, went or changed namespaces without showing any key.
+func TestDiffKeyBindings(t *testing.T) {
+	load := func(body string) *Config {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "memsvc.toml")
+		if err := os.WriteFile(path, []byte("[auth]\nenabled = true\n"+body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(LoadOptions{File: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	base := load(`
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-a"]
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared"]
+`)
+	same := load(`
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-a"]
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared"]
+`)
+	if got := Diff(base, same); len(got) != 0 {
+		t.Fatalf("same bindings: %+v, want no change", got)
+	}
+	for _, tc := range []struct {
+		name, body, detail string
+	}{
+		{"rebound", `
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-c"]
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared"]
+`, "1 with other namespaces (2 now)"},
+		{"one namespace more", `
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-a"]
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared", "project-c"]
+`, "1 with other namespaces (2 now)"},
+		{"replaced and added", `
+[[auth.keys]]
+key = "key-of-project-c-0003"
+namespaces = ["project-a"]
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared"]
+[[auth.keys]]
+key = "key-of-everything-04"
+namespaces = ["*"]
+`, "2 added, 1 removed (3 now)"},
+		{"reordered", `
+[[auth.keys]]
+key = "key-of-project-b-0002"
+namespaces = ["project-b", "shared"]
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-a"]
+`, "reordered (2 now)"},
+	} {
+		got := Diff(base, load(tc.body))
+		want := []Change{{Key: "auth.keys", Live: true, Detail: tc.detail}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, want)
+		}
+		for _, c := range got {
+			if strings.Contains(c.Detail, "key-of-") || strings.Contains(c.Detail, "project-") {
+				t.Errorf("%s: detail %q shows a key or a namespace", tc.name, c.Detail)
+			}
+		}
+	}
+	if next := WithLive(base, load(`
+[[auth.keys]]
+key = "key-of-project-a-0001"
+namespaces = ["project-c"]
+`)); len(next.Auth.Keys) != 1 || !reflect.DeepEqual(next.Auth.Keys[0].Namespaces, []string{"project-c"}) {
+		t.Fatalf("WithLive kept auth.keys %+v", next.Auth.Keys)
+	}
+}
+
 // TestLiveKeys pins the keys serve applies without a restart: each needs
 // code in pkg/server that applies it, so adding one here alone is wrong.
 func TestLiveKeys(t *testing.T) {
@@ -108,7 +202,7 @@ func TestLiveKeys(t *testing.T) {
 			live = append(live, name)
 		}
 	}
-	want := []string{"grpc.tls_cert_path", "grpc.tls_key_path", "auth.api_keys",
+	want := []string{"grpc.tls_cert_path", "grpc.tls_key_path", "auth.api_keys", "auth.keys",
 		"rate_limit.requests_per_second", "rate_limit.burst", "rate_limit.limit_loopback", "log.level"}
 	if !reflect.DeepEqual(live, want) {
 		t.Fatalf("live keys %v, want %v", live, want)

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"net/netip"
@@ -222,6 +223,13 @@ var keys = []key{
 		},
 	},
 	{
+		name: "http.ui_enabled",
+		doc: "Serve the memory inspector, a read-only web page, at /ui/ (its files need no key; every data call it makes does, " +
+			"with the key the user types in). Default: on while http.bind_address is loopback, off otherwise.",
+		field:   func(c *Config) any { return &c.HTTP.UIEnabled },
+		example: "true",
+	},
+	{
 		name:    "grpc.port",
 		doc:     "TCP port of the optional gRPC API (same bind address as HTTP; 0 picks a free port). Unset disables gRPC; `serve --grpc-port` also enables it. TLS is required when auth is enabled or the address is not loopback.",
 		field:   func(c *Config) any { return &c.GRPC.Port },
@@ -268,6 +276,20 @@ var keys = []key{
 			}
 			return ""
 		},
+	},
+	{
+		name: "auth.keys",
+		live: true,
+		doc: "API keys confined to namespaces, one [[auth.keys]] table each: key, and namespaces, the namespaces the key may use " +
+			"(names such as \"project-a\", or [\"*\"] for every namespace). A request that names a namespace the key may not use gets 403 FORBIDDEN; " +
+			"one that names none acts in the key's namespace when it has exactly one, else in \"default\". " +
+			"Keys bound to namespaces may not read /metrics or stats totalled over all namespaces. The keys of auth.api_keys may use every namespace. " +
+			"From the environment: MEMSVC_AUTH_KEYS=\"KEY=NS[+NS...],KEY2=*\" (the namespaces follow the last '=' of each entry), or a TOML array of tables; " +
+			"while it is set, it overrides the file, on reload too. A reload logs how many keys came, went or changed namespaces, never a key.",
+		field:   func(c *Config) any { return &c.Auth.Keys },
+		example: `[{ key = "use-the-environment-variable-instead", namespaces = ["project-a"] }]`,
+		secret:  true,
+		check:   func(c *Config) string { return checkKeyBindings(c.Auth.APIKeys, c.Auth.Keys) },
 	},
 	{
 		name: "security.store_encryption_passphrase",
@@ -588,6 +610,12 @@ func (k *key) set(c *Config, v any, source string) error {
 		default:
 			return bad("a number")
 		}
+	case *[]KeyBinding:
+		bindings, err := keyBindings(v)
+		if err != nil {
+			return &Error{Key: k.name, Source: source, Msg: err.Error()}
+		}
+		*p = bindings
 	case *[]string:
 		list, ok := v.([]any)
 		if !ok {
@@ -642,6 +670,16 @@ func (k *key) setString(c *Config, s, source string) error {
 	case *[]string:
 		list, err := parseList(s)
 		if err != nil {
+			msg := err.Error()
+			if !k.secret {
+				msg += fmt.Sprintf(", got %q", s)
+			}
+			return &Error{Key: k.name, Source: source, Msg: msg}
+		}
+		v = list
+	case *[]KeyBinding:
+		list, err := parseKeyBindings(s)
+		if err != nil {
 			return &Error{Key: k.name, Source: source, Msg: err.Error()}
 		}
 		v = list
@@ -656,7 +694,7 @@ func parseList(s string) ([]any, error) {
 	if strings.HasPrefix(t, "[") {
 		var doc struct{ V []any }
 		if err := unmarshalTOML([]byte("V = "+t), &doc); err != nil {
-			return nil, fmt.Errorf("want a comma-separated list or a TOML array of strings, got %q", s)
+			return nil, errors.New("want a comma-separated list or a TOML array of strings")
 		}
 		return doc.V, nil
 	}

@@ -18,6 +18,7 @@ import (
 var clientEnv = []string{
 	"MEMSVC_SERVER_URL",
 	"MEMSVC_SERVER_API_KEY",
+	"MEMSVC_NAMESPACE",
 	"MEMSVC_RECORDER_SPOOL_DIR",
 	"MEMSVC_RECORDER_BIN",
 }
@@ -25,6 +26,7 @@ var clientEnv = []string{
 // Environment variables that set list keys from a comma list.
 var listEnv = map[string]string{
 	"MEMSVC_AUTH_API_KEYS":             "auth.api_keys",
+	"MEMSVC_AUTH_KEYS":                 "auth.keys",
 	"MEMSVC_HTTP_TRUSTED_PROXY_CIDRS":  "http.trusted_proxy_cidrs",
 	"MEMSVC_HTTP__TRUSTED_PROXY_CIDRS": "http.trusted_proxy_cidrs",
 }

@@ -412,6 +412,19 @@ func testIsolation(t *testing.T, actor, watched string) {
 			}
 			return err
 		},
+		"StatsAll": func() error {
+			// Unscoped by design: it counts the other namespace too, and
+			// reading it changes nothing there.
+			all, err := e.StatsAll(ctx)
+			if err != nil {
+				return err
+			}
+			mine, err := e.Stats(ctx)
+			if err == nil && all.TotalRecords <= mine.TotalRecords {
+				err = fmt.Errorf("StatsAll counts %d records, the namespace alone %d", all.TotalRecords, mine.TotalRecords)
+			}
+			return err
+		},
 		"Record": func() error {
 			_, err := e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: myID(2)})
 			return err

@@ -456,8 +456,11 @@ func (e *encoder) rawRecord(r *memory.RawJournalRecord) *pb.RawJournalRecord {
 // ---------------------------------------------------------------- meta-memory
 
 // meta reads meta-memory with the JSON model's defaults: schema version 1
-// and status legacy when unset.
+// and status legacy when unset, the whole message included.
 func (d *decoder) meta(f string, in *pb.MetaMemory) memory.MetaMemory {
+	if in == nil {
+		in = &pb.MetaMemory{}
+	}
 	m := memory.MetaMemory{
 		SchemaVersion:   in.GetSchemaVersion(),
 		CaptureStatus:   enumOr(d, join(f, "capture_status"), in.GetCaptureStatus(), memory.CaptureLegacy),

@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"fmt"
+	"slices"
 
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -426,6 +427,7 @@ func toModelExportRequest(d *decoder, f string, in *pb.ExportRequest) *memory.Ex
 	r.EncryptionKey = clone(in.EncryptionKey)
 	r.IncludeSealed = in.GetIncludeSealed()
 	r.IncludeSecret = in.GetIncludeSecret()
+	r.Namespaces = slices.Clone(in.GetNamespaces())
 	return &r
 }
 
@@ -442,6 +444,7 @@ func toModelImportOptions(d *decoder, f string, in *pb.ImportOptions) *memory.Im
 	r.Strategy = enumOr(d, join(f, "strategy"), in.GetStrategy(), r.Strategy)
 	r.ConflictResolution = enumOr(d, join(f, "conflict_resolution"), in.GetConflictResolution(), r.ConflictResolution)
 	r.DecryptionKey = clone(in.DecryptionKey)
+	r.PreserveNamespaces = in.GetPreserveNamespaces()
 	return &r
 }
 

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -392,6 +393,7 @@ func toProtoExportRequest(_ *encoder, r *memory.ExportRequest) *pb.ExportRequest
 		EncryptionKey:     clone(r.EncryptionKey),
 		IncludeSealed:     r.IncludeSealed,
 		IncludeSecret:     r.IncludeSecret,
+		Namespaces:        slices.Clone(r.Namespaces),
 	}
 }
 
@@ -406,6 +408,7 @@ func toProtoImportOptions(_ *encoder, r *memory.ImportRequest) *pb.ImportOptions
 		Strategy:           pb.ImportStrategy(r.Strategy),
 		ConflictResolution: pb.ConflictResolution(r.ConflictResolution),
 		DecryptionKey:      clone(r.DecryptionKey),
+		PreserveNamespaces: r.PreserveNamespaces,
 	}
 }
 

@@ -297,6 +297,7 @@ func TestDecodeDefaults(t *testing.T) {
 				}
 				return m
 			}()},
+		{"absent meta", d.meta("meta", nil), fromJSON(&memory.MetaMemory{})},
 	}
 	if d.err != nil {
 		t.Fatal(d.err)

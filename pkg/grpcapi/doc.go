@@ -51,6 +51,15 @@
 // them (access.AddressKey), so a Limiter shared through Options.Limiter
 // gives a client one bucket across both.
 //
+// An admitted call is then confined to its namespace before its handler
+// runs (namespace.go): every RPC acts in the namespace of the
+// memsvc-namespace metadata (NamespaceMetadata; a malformed one is
+// INVALID_ARGUMENT), chosen by access.Scope.Resolve as over HTTP, and a key
+// that may not use it gets PERMISSION_DENIED with reason FORBIDDEN.
+// Namespaces answers for the namespaces of the key, DropNamespace acts in
+// the namespace its request names, and stats over all namespaces need a
+// key that may use every namespace.
+//
 // # Lifecycle
 //
 // Serve answers until its context ends; then the health service reports

@@ -49,7 +49,9 @@ type Options struct {
 	// AuthEnabled requires "authorization: Bearer <key>" metadata with one
 	// of APIKeys on every call except health checks and reflection.
 	// APIKeys are ignored when it is false; when it is true at least one
-	// key is required and none may be blank.
+	// key is required and none may be blank. These keys may use every
+	// namespace; keys confined to namespaces come in a Gate's keyring
+	// (access.NewScopedKeyring).
 	AuthEnabled bool
 	APIKeys     []string
 
@@ -241,19 +243,24 @@ func exempt(fullMethod string) bool {
 
 // admit authenticates and rate limits a call through access.Limiter.Admit,
 // as the HTTP transport does: an authenticated call spends from its key's
-// bucket, a failed one from its address's.
-func (s *Server) admit(ctx context.Context, fullMethod string) error {
+// bucket, a failed one from its address's. Then it confines the call to
+// its namespace (confine). It returns the context the handler runs with.
+func (s *Server) admit(ctx context.Context, fullMethod string) (context.Context, error) {
 	if exempt(fullMethod) {
-		return nil
+		return ctx, nil
 	}
-	err := s.gate.Admit(func() access.Caller {
+	id, err := s.gate.Admit(func() access.Caller {
 		a := peerAddr(ctx)
 		return access.Caller{Addr: a, Local: a.IsLoopback()}
 	}, credential(ctx), msgMissingAuth)
 	if err != nil {
-		return s.status(ctx, err)
+		return nil, s.status(ctx, err)
 	}
-	return nil
+	confined, err := confine(ctx, fullMethod, id)
+	if err != nil {
+		return nil, s.status(ctx, err)
+	}
+	return confined, nil
 }
 
 func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
@@ -264,7 +271,8 @@ func (s *Server) unaryInterceptor(ctx context.Context, req any, info *grpc.Unary
 		}
 		s.debugLog(ctx, info.FullMethod, start, err)
 	}()
-	if err := s.admit(ctx, info.FullMethod); err != nil {
+	ctx, err = s.admit(ctx, info.FullMethod)
+	if err != nil {
 		return nil, err
 	}
 	return handler(memory.WithAnswerLimit(ctx, int64(s.maxResponse)), req)
@@ -279,10 +287,11 @@ func (s *Server) streamInterceptor(srv any, ss grpc.ServerStream, info *grpc.Str
 		}
 		s.debugLog(ctx, info.FullMethod, start, err)
 	}()
-	if err := s.admit(ctx, info.FullMethod); err != nil {
+	confined, err := s.admit(ctx, info.FullMethod)
+	if err != nil {
 		return err
 	}
-	return handler(srv, ss)
+	return handler(srv, &confinedStream{ServerStream: ss, ctx: confined})
 }
 
 // panicked logs a recovered panic and answers INTERNAL; the server goes

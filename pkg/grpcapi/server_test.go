@@ -340,6 +340,27 @@ func TestEveryRPC(t *testing.T) {
 				t.Error("no metrics")
 			}
 		}},
+		{"Stats", "all namespaces", func(ctx context.Context, c pb.MemsvcServiceClient) (proto.Message, error) {
+			return c.Stats(ctx, &pb.StatsRequest{AllNamespaces: true})
+		}, codes.OK, func(t *testing.T, m proto.Message) {
+			if r := m.(*pb.StatsResponse); r.GetTotalRecords() < 2 {
+				t.Errorf("stats %v", r)
+			}
+		}},
+		{"Namespaces", "list", func(ctx context.Context, c pb.MemsvcServiceClient) (proto.Message, error) {
+			return c.Namespaces(ctx, &pb.NamespacesRequest{})
+		}, codes.OK, func(t *testing.T, m proto.Message) {
+			list := m.(*pb.NamespacesResponse).GetNamespaces()
+			if len(list) == 0 || list[0].GetName() != "default" || list[0].GetTotalRecords() < 2 || list[0].GetRecordsByStore()["episodic"] == 0 {
+				t.Errorf("namespaces %v", list)
+			}
+		}},
+		{"DropNamespace", "bad name", func(ctx context.Context, c pb.MemsvcServiceClient) (proto.Message, error) {
+			return c.DropNamespace(ctx, &pb.DropNamespaceRequest{Name: "Not Valid", Confirm: true})
+		}, codes.InvalidArgument, nil},
+		{"DropNamespace", "unknown", func(ctx context.Context, c pb.MemsvcServiceClient) (proto.Message, error) {
+			return c.DropNamespace(ctx, &pb.DropNamespaceRequest{Name: "never-made", Confirm: true})
+		}, codes.NotFound, nil},
 	}
 
 	good, bad := map[string]bool{}, map[string]bool{}
@@ -373,14 +394,16 @@ func TestEveryRPC(t *testing.T) {
 	for _, s := range sd.Streams {
 		names = append(names, s.StreamName)
 	}
-	if len(names) != 21 {
-		t.Errorf("the service has %d RPCs, want the 21 CMP operations", len(names))
+	if len(names) != 23 {
+		t.Errorf("the service has %d RPCs, want the 21 CMP operations and the two of namespaces", len(names))
 	}
-	// Stats and Evolution take no input; their failures are in
-	// TestErrorTable.
-	noInput := map[string]bool{"Stats": true, "Evolution": true}
+	// Stats, Evolution and Namespaces take no input; their failures are
+	// in TestErrorTable. This engine holds no namespace it could drop;
+	// TestBoundKeys drops one through a service that does.
+	noInput := map[string]bool{"Stats": true, "Evolution": true, "Namespaces": true}
+	noGood := map[string]bool{"DropNamespace": true}
 	for _, n := range names {
-		if !good[n] || !bad[n] && !noInput[n] {
+		if !good[n] && !noGood[n] || !bad[n] && !noInput[n] {
 			t.Errorf("RPC %s lacks a good (%v) or a bad (%v) case", n, good[n], bad[n])
 		}
 	}

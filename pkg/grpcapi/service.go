@@ -125,10 +125,6 @@ func (h *service) Forget(ctx context.Context, in *pb.ForgetRequest) (*pb.ForgetR
 	return unary(ctx, h.s, in, toModelForgetRequest, h.s.svc.Forget, toProtoForgetResponse)
 }
 
-func (h *service) Stats(ctx context.Context, in *pb.StatsRequest) (*pb.StatsResponse, error) {
-	return unary(ctx, h.s, in, empty[*pb.StatsRequest], noRequest(h.s.svc.Stats), toProtoStats)
-}
-
 func (h *service) IntrospectRecord(ctx context.Context, in *pb.IntrospectRecordRequest) (*pb.IntrospectRecordResponse, error) {
 	return unary(ctx, h.s, in, toModelIntrospectRecordRequest, h.s.svc.Record, toProtoRecord)
 }

@@ -24,6 +24,9 @@ func (h *service) Export(in *pb.ExportRequest, stream grpc.ServerStreamingServer
 	if d.err != nil {
 		return h.s.status(ctx, d.err)
 	}
+	if err := scopeOf(ctx).CheckExport(req.Namespaces); err != nil {
+		return h.s.status(ctx, err)
+	}
 	w := &chunkWriter{send: func(b []byte) error {
 		return stream.Send(&pb.ExportResponse{Part: &pb.ExportResponse_Data{Data: b}})
 	}}
@@ -106,6 +109,9 @@ func (h *service) Import(stream grpc.ClientStreamingServer[pb.ImportRequest, pb.
 	req := toModelImportOptions(&d, "options", first.GetOptions())
 	if d.err != nil {
 		return h.s.status(ctx, d.err)
+	}
+	if err := scopeOf(ctx).CheckImport(req.PreserveNamespaces); err != nil {
+		return h.s.status(ctx, err)
 	}
 	r := &importReader{recv: stream.Recv, pending: first.GetData(), max: h.s.maxImport}
 	r.n = int64(len(r.pending))

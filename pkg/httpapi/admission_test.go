@@ -104,6 +104,9 @@ func TestRouteAdmission(t *testing.T) {
 		t.Run(rt.Method+" "+rt.Path, func(t *testing.T) {
 			client := netip.AddrFrom4([4]byte{198, 51, 100, byte(i + 1)}).String()
 			path := wire.RecordPath(rt.Path, recordID)
+			if rt.Path == wire.PathNamespace {
+				path = wire.NamespacePath("walk")
+			}
 			// send makes one request of this route from its client and
 			// returns the answer with the request id it sent. Routes
 			// without a body get neither a body nor a Content-Type.

@@ -66,7 +66,8 @@ func (okService) Import(_ context.Context, _ *memory.ImportRequest, r io.Reader)
 	_, err := io.Copy(io.Discard, r)
 	return &memory.ImportResponse{}, err
 }
-func (okService) Stats(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
+func (okService) Stats(context.Context) (*memory.Stats, error)    { return &memory.Stats{}, nil }
+func (okService) StatsAll(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
 func (okService) Record(_ context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
 	return &memory.MemoryRecord{ID: req.RecordID, Store: memory.StoreEpisodic, Meta: memory.LegacyMeta()}, nil
 }
@@ -75,6 +76,12 @@ func (okService) DecayForecast(context.Context, *memory.DecayForecastRequest) (*
 }
 func (okService) Evolution(context.Context) (*memory.EvolutionMetrics, error) {
 	return &memory.EvolutionMetrics{}, nil
+}
+func (okService) Namespaces(context.Context) (*memory.NamespacesResponse, error) {
+	return &memory.NamespacesResponse{Namespaces: []memory.NamespaceInfo{}}, nil
+}
+func (okService) DropNamespace(_ context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
+	return &memory.DropNamespaceResponse{Name: req.Name}, nil
 }
 
 // FuzzDecode sends arbitrary bodies to every JSON body route: the answer
@@ -105,7 +112,9 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pick uint8, body []byte, oddType bool) {
 		rt := routes[int(pick)%len(routes)]
 		path := rt.Path
-		if bytes.Contains([]byte(path), []byte("{")) {
+		if rt.Path == wire.PathNamespace {
+			path = wire.NamespacePath("fuzz")
+		} else if bytes.Contains([]byte(path), []byte("{")) {
 			path = wire.RecordPath(path, memory.MustParseID(id))
 		}
 		r := httptest.NewRequest(rt.Method, path, bytes.NewReader(body))

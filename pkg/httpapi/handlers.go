@@ -126,13 +126,17 @@ func (s *Server) operation(path string) apiFunc {
 		// on its own (memory.ForgetRequest).
 		return jsonOp(s, svc.Forget)
 	case wire.PathStats:
-		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Stats(r.Context()) }
+		return s.stats
 	case wire.PathRecord:
 		return s.record
 	case wire.PathDecayForecast:
 		return jsonOp(s, svc.DecayForecast)
 	case wire.PathEvolution:
 		return func(_ http.ResponseWriter, r *http.Request) (any, error) { return svc.Evolution(r.Context()) }
+	case wire.PathNamespaces:
+		return s.namespaces
+	case wire.PathNamespace:
+		return s.dropNamespace
 	}
 	return nil
 }
@@ -207,6 +211,9 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
 	if err := s.decodeJSON(w, r, &req); err != nil {
 		return nil, err
 	}
+	if err := scopeOf(r).CheckExport(req.Namespaces); err != nil {
+		return nil, err
+	}
 	// The archive travels as an integer array, up to four bytes per
 	// archive byte: stop writing it once that would pass the answer limit.
 	buf := &cappedBuffer{max: s.maxResponse / 4}
@@ -249,6 +256,9 @@ func (s *Server) importJSON(w http.ResponseWriter, r *http.Request) (any, error)
 	}
 	if req.ArchiveData == nil {
 		return nil, memory.Invalid("archive_data", "import requires archive_data (the archive as an array of byte values), or send the raw archive to %s", wire.PathImportStream)
+	}
+	if err := scopeOf(r).CheckImport(req.PreserveNamespaces); err != nil {
+		return nil, err
 	}
 	data := req.ArchiveData
 	req.ArchiveData = nil

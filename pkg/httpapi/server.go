@@ -14,7 +14,9 @@
 //  3. CORS, when Options.CORSOrigins is not empty. Pre-flights are answered
 //     here, before authentication and rate limiting.
 //  4. Routing (gorilla/mux). On the protected routes (/v1/* and /metrics):
-//     admission (authentication and rate limiting, below), then the
+//     admission (authentication and rate limiting, below), then
+//     confinement to a namespace (namespace.go: the route's wire.Reach
+//     says which; a key that may not use it gets 403 FORBIDDEN), then the
 //     handler. /health and /readiness are neither authenticated nor rate
 //     limited.
 //
@@ -121,6 +123,8 @@ type Options struct {
 	// AuthEnabled requires "Authorization: Bearer <key>" with one of
 	// APIKeys on /v1/* and /metrics. APIKeys are ignored when it is false;
 	// when it is true at least one key is required and none may be blank.
+	// These keys may use every namespace; keys confined to namespaces
+	// come in a Gate's keyring (access.NewScopedKeyring).
 	AuthEnabled bool
 	APIKeys     []string
 
@@ -299,7 +303,11 @@ func (s *Server) buildRouter(opts Options) *mux.Router {
 			}
 			allow = append(allow, methods...)
 			protected = protected || rt.Protected
-			r.Handle(path, s.guard(rt.Path, rt.Protected, s.handler(rt, opts))).Methods(methods...)
+			h := s.handler(rt, opts)
+			if rt.Protected {
+				h = s.confine(rt.Namespace, h)
+			}
+			r.Handle(path, s.guard(rt.Path, rt.Protected, h)).Methods(methods...)
 		}
 		allowed := strings.Join(allow, ", ")
 		r.Handle(path, s.guard(path, protected, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -332,7 +340,8 @@ func (s *Server) handler(rt wire.Route, opts Options) http.Handler {
 }
 
 // guard labels the request with its route template and, on protected
-// routes, authenticates and rate limits it.
+// routes, authenticates and rate limits it and records the caller's
+// identity for confine.
 func (s *Server) guard(template string, protected bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if rec, ok := w.(*recorder); ok {
@@ -341,11 +350,12 @@ func (s *Server) guard(template string, protected bool, next http.Handler) http.
 		if protected {
 			// The order of authentication and rate limiting is
 			// access.Limiter.Admit's; the package comment tells it.
-			err := s.gate.Admit(func() access.Caller { return s.caller(r) }, r.Header.Get("Authorization"), msgMissingAuth)
+			id, err := s.gate.Admit(func() access.Caller { return s.caller(r) }, r.Header.Get("Authorization"), msgMissingAuth)
 			if err != nil {
 				s.writeError(w, r, err)
 				return
 			}
+			r = withIdentity(r, id)
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -22,6 +22,10 @@ func (s *Server) exportStream(w http.ResponseWriter, r *http.Request) {
 		s.writeError(w, r, err)
 		return
 	}
+	if err := scopeOf(r).CheckExport(req.Namespaces); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
 	out := &lazyStream{w: w}
 	resp, err := s.svc.Export(r.Context(), &req, out)
 	if err == nil && resp == nil {
@@ -97,6 +101,16 @@ func (s *Server) importStream(w http.ResponseWriter, r *http.Request) (any, erro
 			return nil, memory.Invalid(wire.QueryConflictResolution, "%v", err)
 		}
 		req.ConflictResolution = cr
+	}
+	switch v := q.Get(wire.QueryPreserveNamespaces); v {
+	case "", "false":
+	case "true":
+		req.PreserveNamespaces = true
+	default:
+		return nil, memory.Invalid(wire.QueryPreserveNamespaces, "query value %s: want true or false", memory.Quote(v))
+	}
+	if err := scopeOf(r).CheckImport(req.PreserveNamespaces); err != nil {
+		return nil, err
 	}
 	if k := r.Header.Get(wire.HeaderDecryptionKey); k != "" {
 		req.DecryptionKey = &k

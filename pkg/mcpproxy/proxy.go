@@ -35,6 +35,7 @@ package mcpproxy
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -77,6 +78,9 @@ type Options struct {
 	// relative to it (DefaultExportDir is the commands' default). Empty:
 	// export refuses to write anything.
 	ExportDir string
+	// Namespace is the namespace every tool acts in; empty names none
+	// (the server's default, or the only namespace its key is bound to).
+	Namespace string
 }
 
 // DefaultExportDir is the export directory of a proxy started without
@@ -181,7 +185,7 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 			a := args{m: m}
 			if err = a.unknown(accepted, known); err == nil {
 				var v any
-				if v, err = t.handler(ctx, a); err == nil {
+				if v, err = t.handler(memory.WithNamespace(ctx, p.opts.Namespace), a); err == nil {
 					res, err = structured(v)
 				}
 			}
@@ -222,7 +226,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	defer tr.CloseIdleConnections()
 	opts.ServerURL = c.URL()
 	p := New(c, opts)
-	p.log.Info("MCP proxy serving on stdio", "server", c.URL(), "api_key", opts.APIKey != "", "timeout", opts.Timeout, "version", opts.Version)
+	p.log.Info("MCP proxy serving on stdio", "server", c.URL(), "api_key", opts.APIKey != "", "namespace", opts.Namespace, "timeout", opts.Timeout, "version", opts.Version)
 	err = p.Serve(ctx, stdin, stdout)
 	p.log.Info("MCP proxy stopped", "err", err)
 	return err
@@ -299,8 +303,8 @@ type message struct {
 }
 
 // readMessages sends the lines of r to msgs until r fails or ends (the
-// last message carries the error) or ctx is done. Lines longer than limit
-// are skipped and reported as tooLong.
+// last message carries the error) or ctx is done. Lines longer than limit,
+// not counting their "\n", are skipped and reported as tooLong.
 func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- message) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
@@ -308,7 +312,7 @@ func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- messa
 		for {
 			frag, err := br.ReadSlice('\n')
 			if !m.tooLong {
-				if len(m.data)+len(frag) > limit {
+				if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > limit {
 					m.tooLong, m.data = true, nil
 				} else {
 					m.data = append(m.data, frag...)

@@ -185,14 +185,16 @@ func TestServeStdoutFails(t *testing.T) {
 }
 
 // TestReadMessagesLimit: an over-long line is skipped and reported; the
-// next line is read normally.
+// next line is read normally; a line of exactly the limit is not too long
+// because of its "\n".
 func TestReadMessagesLimit(t *testing.T) {
-	in := strings.Repeat("x", 100) + "\n" + `{"a":1}` + "\r\n"
+	in := strings.Repeat("x", 100) + "\n" + `{"a":1}` + "\r\n" + strings.Repeat("y", 50) + "\n"
 	msgs := make(chan message)
 	go readMessages(t.Context(), strings.NewReader(in), 50, msgs)
 	tests := []message{
 		{tooLong: true},
 		{data: []byte(`{"a":1}`)},
+		{data: []byte(strings.Repeat("y", 50))},
 		{err: io.EOF},
 	}
 	for i, want := range tests {

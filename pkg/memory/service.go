@@ -53,10 +53,23 @@ type Service interface {
 
 	// Stats reports counts and averages without scanning the stores.
 	Stats(ctx context.Context) (*Stats, error)
+	// StatsAll is Stats over every namespace together. It is not scoped
+	// by the namespace of ctx: transports allow it only to a caller that
+	// may see every namespace.
+	StatsAll(ctx context.Context) (*Stats, error)
 	// Record returns one record.
 	Record(ctx context.Context, req *IntrospectRecordRequest) (*MemoryRecord, error)
 	// DecayForecast predicts fidelity at a future time.
 	DecayForecast(ctx context.Context, req *DecayForecastRequest) (*DecayForecastResponse, error)
 	// Evolution reports the parameter adjustments the engine made.
 	Evolution(ctx context.Context) (*EvolutionMetrics, error)
+
+	// Namespaces lists every namespace that holds data, and "default"
+	// always, with its record counts. It is the one method that is not
+	// scoped by the namespace of ctx: transports show a caller only the
+	// namespaces its API key may see.
+	Namespaces(ctx context.Context) (*NamespacesResponse, error)
+	// DropNamespace deletes req.Name with everything in it, permanently;
+	// req.Confirm must be true.
+	DropNamespace(ctx context.Context, req *DropNamespaceRequest) (*DropNamespaceResponse, error)
 }

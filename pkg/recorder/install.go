@@ -9,6 +9,7 @@ import (
 
 	"memsvc.dev/memsvc/hooks"
 	"memsvc.dev/memsvc/pkg/client"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // ErrInstallRefused matches every refusal of InstallHook to write a file.
@@ -20,6 +21,9 @@ type InstallOptions struct {
 	ServerURL string // baked into the script
 	TargetDir string // the project directory; "" is the working directory
 	Force     bool   // overwrite existing files (never symlinks)
+	// Namespace is baked into the script as MEMSVC_NAMESPACE; ""
+	// derives it from the project directory's name (ProjectNamespace).
+	Namespace string
 }
 
 // Installed names the files InstallHook wrote.
@@ -36,6 +40,8 @@ type Installed struct {
 	RegistrationWritten bool
 	// Command is what the registration runs.
 	Command string
+	// Namespace is the namespace the script records into.
+	Namespace string
 }
 
 // codexRegistration is Codex's project hook file, relative to the target.
@@ -72,16 +78,24 @@ func InstallHook(o InstallOptions) (Installed, error) {
 	} else if !fi.IsDir() {
 		return inst, fmt.Errorf("target directory %s: not a directory", target)
 	}
+	ns := o.Namespace
+	if ns == "" {
+		if ns, err = ProjectNamespace(target); err != nil {
+			return inst, err
+		}
+	} else if err := memory.ValidateNamespace(ns); err != nil {
+		return inst, err
+	}
 	agentDir := filepath.Join(target, o.Agent.HiddenDir())
 	dir := filepath.Join(agentDir, "hooks")
-	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName)}
+	inst = Installed{Script: filepath.Join(dir, hooks.ScriptName(string(o.Agent))), Example: filepath.Join(dir, hooks.ExampleName), Namespace: ns}
 	if o.Agent == Codex {
 		inst.Registration = filepath.Join(agentDir, codexRegistration)
 	}
 	if inst.Command, err = hooks.Command(string(o.Agent), workTreeSub(target)); err != nil {
 		return inst, err
 	}
-	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, Command: inst.Command}
+	p := hooks.Params{Agent: string(o.Agent), AgentName: o.Agent.Name(), ServerURL: o.ServerURL, Namespace: ns, Command: inst.Command}
 	script, err := hooks.Script(p)
 	if err != nil {
 		return inst, err

@@ -23,6 +23,8 @@ const (
 type ClientOptions struct {
 	// APIKey is sent as a Bearer token; "" sends none.
 	APIKey string
+	// Namespace is the namespace entries are recorded in; "" names none.
+	Namespace string
 	// Timeout bounds each call; 0 selects DefaultTimeout.
 	Timeout time.Duration
 	// Transport carries the requests; nil selects a clone of
@@ -54,6 +56,7 @@ func NewClient(serverURL string, opts ClientOptions) (*client.Client, error) {
 	}
 	return client.New(serverURL, client.Options{
 		APIKey:     opts.APIKey,
+		Namespace:  opts.Namespace,
 		Timeout:    opts.Timeout,
 		HTTPClient: &http.Client{Transport: statusTransport{rt}},
 		UserAgent:  RecorderName,

@@ -159,6 +159,12 @@ func runCalls(t *testing.T, s *Server, creds credentials.TransportCredentials, c
 // an error, the code of the envelope.
 func httpStats(t *testing.T, addr, key string) (int, memory.Code) {
 	t.Helper()
+	return httpStatsIn(t, addr, key, "")
+}
+
+// httpStatsIn is httpStats in namespace ns ("" names none).
+func httpStatsIn(t *testing.T, addr, key, ns string) (int, memory.Code) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+wire.PathStats, nil)
@@ -167,6 +173,9 @@ func httpStats(t *testing.T, addr, key string) (int, memory.Code) {
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if ns != "" {
+		req.Header.Set(wire.HeaderNamespace, ns)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

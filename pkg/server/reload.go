@@ -33,9 +33,9 @@ import (
 // file, then environment variables and flags on top, then validation),
 // compares it with the running one (config.Diff) and:
 //
-//   - applies the live keys together: the API keys and the rate limit
-//     through one swap of the access policy both transports admit calls
-//     under (access.Gate), the log level, and the gRPC certificate, read
+//   - applies the live keys together: the API keys, the namespaces each
+//     may use, and the rate limit through one swap of the access policy
+//     both transports admit calls under (access.Gate), the log level, and the gRPC certificate, read
 //     again from its files even when the paths did not change, so a
 //     renewed certificate is served to new connections. Calls admitted
 //     and connections made before keep the settings they started with;
@@ -230,7 +230,7 @@ func (r *reloader) report(live, restart []config.Change, certChanged, forced boo
 		}
 		r.log.Log(context.Background(), level, "configuration reloaded: nothing changed")
 	}
-	if slices.ContainsFunc(live, func(c config.Change) bool { return c.Key == "auth.api_keys" }) {
+	if slices.ContainsFunc(live, func(c config.Change) bool { return c.Key == "auth.api_keys" || c.Key == "auth.keys" }) {
 		warnShortKeys(r.log, r.running)
 	}
 }

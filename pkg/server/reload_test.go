@@ -15,9 +15,18 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
 	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/internal/testtls"
 	"memsvc.dev/memsvc/pkg/config"
+	"memsvc.dev/memsvc/pkg/grpcapi"
+	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // reloadFixture is a server started from a configuration file, with live
@@ -309,4 +318,88 @@ func replace(t *testing.T, from, to string) {
 	if err := os.Rename(tmp, to); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// boundKeysConfig serves gRPC with the certificate and key files of its
+// first two verbs and binds boundKey to the namespaces of its third (a
+// TOML list) beside the all-namespace oldKey. The rate limit is out of
+// reach of the polling.
+const boundKeysConfig = `
+[grpc]
+tls_cert_path = %q
+tls_key_path = %q
+[rate_limit]
+requests_per_second = 100000
+burst = 100000
+[auth]
+enabled = true
+api_keys = ["` + oldKey + `"]
+[[auth.keys]]
+key = "` + boundKey + `"
+namespaces = %s
+`
+
+const boundKey = "bound-key-0123456789abcdef"
+
+// TestReloadKeyNamespaces: an edit of the namespaces bound to a key
+// applies to both transports without a restart, logged without the key;
+// a bad binding is refused and the running one stays.
+func TestReloadKeyNamespaces(t *testing.T) {
+	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
+	body := func(namespaces string) string { return fmt.Sprintf(boundKeysConfig, certFile, keyFile, namespaces) }
+	f := startReloading(t, body(`["proj-a"]`), nil,
+		config.Override{Key: "grpc.port", Value: "0", Flag: "--grpc-port"})
+	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
+	conn, err := grpc.NewClient(f.s.GRPCAddr(), grpc.WithTransportCredentials(creds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	g := pb.NewMemsvcServiceClient(conn)
+	// allowed reports whether the bound key may read the stats of ns over
+	// HTTP and over gRPC; the two must agree.
+	allowed := func(ns string) bool {
+		t.Helper()
+		code, errCode := httpStatsIn(t, f.s.HTTPAddr(), boundKey, ns)
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+boundKey, grpcapi.NamespaceMetadata, ns)
+		_, gerr := g.Stats(ctx, &pb.StatsRequest{})
+		switch {
+		case code == http.StatusOK && gerr == nil:
+			return true
+		case code == http.StatusForbidden && errCode == memory.CodeForbidden && status.Code(gerr) == codes.PermissionDenied:
+			return false
+		}
+		t.Fatalf("namespace %s: HTTP %d %s, gRPC %v", ns, code, errCode, gerr)
+		return false
+	}
+	if !allowed("proj-a") || allowed("proj-b") {
+		t.Fatal("at start the key is not bound to exactly proj-a")
+	}
+
+	f.write(body(`["proj-b", "proj-c"]`))
+	f.eventually("the key rebound to proj-b", func() bool { return allowed("proj-b") })
+	if allowed("proj-a") || !allowed("proj-c") {
+		t.Fatal("after the edit the key is not bound to exactly proj-b and proj-c")
+	}
+	f.logged(1, "configuration reloaded", "auth.keys", "1 with other namespaces (1 now)")
+	if s := f.log.String(); strings.Contains(s, boundKey) || strings.Contains(s, oldKey) {
+		t.Fatalf("the log shows an API key:\n%s", s)
+	}
+
+	// A binding that does not validate is refused; the running one stays.
+	f.write(body(`["Not A Name"]`))
+	f.logged(1, "configuration reload refused", "auth.keys")
+	if !allowed("proj-b") || allowed("proj-a") {
+		t.Fatal("a refused edit changed the key's namespaces")
+	}
+	// Moved to auth.api_keys: every namespace.
+	f.write(fmt.Sprintf("[grpc]\ntls_cert_path = %q\ntls_key_path = %q\n[rate_limit]\nrequests_per_second = 100000\nburst = 100000\n"+
+		"[auth]\nenabled = true\napi_keys = [%q, %q]\n", certFile, keyFile, oldKey, boundKey))
+	f.eventually("the key allowed in proj-a again", func() bool { return allowed("proj-a") })
+	if !allowed("default") {
+		t.Fatal("a key of auth.api_keys may not use the default namespace")
+	}
+	f.logged(1, "configuration reloaded", "auth.api_keys", "auth.keys", "1 removed (0 now)")
 }

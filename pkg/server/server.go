@@ -30,6 +30,7 @@ import (
 	"memsvc.dev/memsvc/pkg/grpcapi"
 	"memsvc.dev/memsvc/pkg/httpapi"
 	"memsvc.dev/memsvc/pkg/metrics"
+	"memsvc.dev/memsvc/pkg/ui"
 )
 
 // Options are what the command layer provides besides the configuration.
@@ -282,7 +283,15 @@ func (s *Server) transports(local *Local) (*transports, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http api: %w", err)
 	}
-	t.hs = newHTTPServer(&cfg.HTTP, api, s.log)
+	var h http.Handler = api
+	if cfg.UIEnabled() {
+		inspector, err := ui.New()
+		if err != nil {
+			return nil, err
+		}
+		h = ui.Mount(api, inspector)
+	}
+	t.hs = newHTTPServer(&cfg.HTTP, h, s.log)
 
 	if cfg.GRPC.Port != nil {
 		gopts := grpcapi.Options{
@@ -362,8 +371,8 @@ func (t *transports) actors(drain time.Duration) []actor {
 	return out
 }
 
-// policyOf is the admission policy of cfg: its API keys, when
-// authentication is on, and its rate limit. Both transports share one Gate
+// policyOf is the admission policy of cfg: its API keys with the
+// namespaces each may use, when authentication is on, and its rate limit. Both transports share one Gate
 // over it, so a client calling over HTTP and gRPC gets the configured rate
 // once rather than once per transport, and a reload changes both at once.
 // A zero rate (which validation refuses, but a Config built by hand may
@@ -372,9 +381,13 @@ func policyOf(cfg *config.Config) (access.Policy, error) {
 	rl := cfg.RateLimit
 	p := access.Policy{Rate: access.RateLimit{RequestsPerSecond: float64(rl.RequestsPerSecond), Burst: int(rl.Burst), LimitLoopback: rl.LimitLoopback}}
 	if cfg.Auth.Enabled {
-		k, err := access.NewKeyring(cfg.Auth.APIKeys)
+		keys, err := cfg.AccessKeys()
 		if err != nil {
-			return access.Policy{}, fmt.Errorf("auth.api_keys: %w", err)
+			return access.Policy{}, err
+		}
+		k, err := access.NewScopedKeyring(keys)
+		if err != nil {
+			return access.Policy{}, fmt.Errorf("auth: %w", err)
 		}
 		p.Keys = k
 	}
@@ -401,7 +414,7 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 	fmt.Fprintf(w, "Data   %s\n", dataDir)
 	fmt.Fprintf(w, "Config %s\n", cfgFile)
 	if s.cfg.Auth.Enabled {
-		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys))
+		fmt.Fprintf(w, "Auth   enabled (%d key(s))\n", len(s.cfg.Auth.APIKeys)+len(s.cfg.Auth.Keys))
 	}
 	if s.cfg.Security.AuditLogEnabled {
 		fmt.Fprintf(w, "Audit  %s\n", s.cfg.AuditLogPath())
@@ -414,6 +427,9 @@ func (s *Server) banner(dataDir, httpAddr, grpcAddr string) {
 		fmt.Fprintf(w, "gRPC   listening on %s%s\n", grpcAddr, tls)
 	}
 	fmt.Fprintf(w, "HTTP   listening on %s\n", httpAddr)
+	if s.cfg.UIEnabled() {
+		fmt.Fprintf(w, "UI     http://%s%s\n", httpAddr, ui.Prefix)
+	}
 }
 
 // importWireLimit is how many bytes an import stream may carry for an
@@ -434,6 +450,12 @@ func warnShortKeys(log *slog.Logger, cfg *config.Config) {
 		if n := utf8.RuneCountInString(k); n < access.MinKeyLength {
 			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
 				"key", fmt.Sprintf("auth.api_keys[%d]", i), "characters", n)
+		}
+	}
+	for i, b := range cfg.Auth.Keys {
+		if n := utf8.RuneCountInString(b.Key); n < access.MinKeyLength {
+			log.Warn("short API key: use at least 16 random characters, e.g. from `openssl rand -hex 32`",
+				"key", fmt.Sprintf("auth.keys[%d]", i), "characters", n)
 		}
 	}
 }

@@ -267,10 +267,15 @@ func IsBatchName(name string) bool {
 	return true
 }
 
-// isQuarantineName reports whether name is a quarantined batch.
+// isQuarantineName reports whether name is a quarantined batch:
+// <batch name>.bad-<32 hex digits>.
 func isQuarantineName(name string) bool {
 	i := strings.LastIndex(name, badInfix)
-	return i > 0 && IsBatchName(name[:i]) && len(name)-i-len(badInfix) == uuidHexDigits
+	if i <= 0 || !IsBatchName(name[:i]) {
+		return false
+	}
+	id := name[i+len(badInfix):]
+	return len(id) == uuidHexDigits && strings.Trim(id, "0123456789abcdef") == ""
 }
 
 // Pending returns the names of the pending batch files, oldest first.

@@ -28,18 +28,18 @@ const (
 // routeTable renders the route index of docs/api.md from Routes.
 func routeTable() string {
 	var b strings.Builder
-	b.WriteString("| Method | Path | Operation | Success | Key and rate limit |\n|---|---|---|---|---|\n")
+	b.WriteString("| Method | Path | Operation | Success | Key and rate limit | Namespace |\n|---|---|---|---|---|---|\n")
 	for _, r := range Routes() {
 		op := r.Op
 		if op == "" {
 			op = "probe"
 		}
 		status := fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
-		guard := "no"
+		guard, reach := "no", "-"
 		if r.Protected {
-			guard = "yes"
+			guard, reach = "yes", r.Namespace.String()
 		}
-		fmt.Fprintf(&b, "| `%s` | [`%s`](#%s) | `%s` | %s | %s |\n", r.Method, r.Path, anchor(r.Method, r.Path), op, status, guard)
+		fmt.Fprintf(&b, "| `%s` | [`%s`](#%s) | `%s` | %s | %s | %s |\n", r.Method, r.Path, anchor(r.Method, r.Path), op, status, guard, reach)
 	}
 	return b.String()
 }

@@ -24,16 +24,36 @@
 //	    aborts the connection, so a client never mistakes a truncated
 //	    archive for a complete one.
 //
-//	POST /v1/lifecycle/import/stream?archive_id=A&strategy=S&conflict_resolution=C
+//	POST /v1/lifecycle/import/stream?archive_id=A&strategy=S&conflict_resolution=C&preserve_namespaces=P
 //	    Request: the raw archive bytes as the body
 //	    (application/octet-stream); the passphrase of an encrypted archive
 //	    in the HeaderDecryptionKey header, never in the URL. strategy and
-//	    conflict_resolution take the ImportRequest defaults when absent.
+//	    conflict_resolution take the ImportRequest defaults when absent;
+//	    preserve_namespaces is "true" or "false" (the default).
 //	    Response: 200 ImportResponse.
+//
+// # Namespaces
+//
+// Every CMP operation acts in one namespace, named by the HeaderNamespace
+// header (memsvc's addition; upstream clients send none and act in the
+// default namespace). Two more routes of memsvc's own list and drop
+// namespaces:
+//
+//	GET /v1/namespaces
+//	    Response: 200 memory.NamespacesResponse, the namespaces the
+//	    caller's API key may see.
+//
+//	DELETE /v1/namespaces/{namespace}
+//	    Request: memory.DropNamespaceRequest ({"confirm": true}); the
+//	    path names the namespace.
+//	    Response: 200 memory.DropNamespaceResponse.
+//
+// Route.Namespace tells for each route which namespace it acts on.
 package wire
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -72,14 +92,28 @@ const (
 	PathRecord        = "/v1/introspect/record/{record_id}"
 	PathDecayForecast = "/v1/introspect/decay-forecast"
 	PathEvolution     = "/v1/introspect/evolution"
+
+	// PathNamespaces lists the namespaces the caller's key may see;
+	// PathNamespace (DELETE) drops one. memsvc's own routes.
+	PathNamespaces = "/v1/namespaces"
+	PathNamespace  = "/v1/namespaces/{namespace}"
 )
 
-// ParamRecordID is the name of the path parameter of the templates above.
-const ParamRecordID = "record_id"
+// Path parameters of the templates above.
+const (
+	ParamRecordID  = "record_id"
+	ParamNamespace = "namespace"
+)
 
 // RecordPath fills the {record_id} segment of a route template.
 func RecordPath(template string, id memory.ID) string {
 	return strings.Replace(template, "{"+ParamRecordID+"}", id.String(), 1)
+}
+
+// NamespacePath is the path of namespace name (PathNamespace). name is
+// path-escaped; a valid name needs no escaping.
+func NamespacePath(name string) string {
+	return strings.Replace(PathNamespace, "{"+ParamNamespace+"}", url.PathEscape(name), 1)
 }
 
 // Query parameters.
@@ -94,12 +128,25 @@ const (
 	QueryArchiveID          = "archive_id"
 	QueryStrategy           = "strategy"
 	QueryConflictResolution = "conflict_resolution"
+	// QueryPreserveNamespaces "true" is ImportRequest.PreserveNamespaces.
+	QueryPreserveNamespaces = "preserve_namespaces"
+
+	// GET /v1/introspect/stats: "true" totals the statistics of every
+	// namespace, for an API key that may see them all; "false" (or
+	// absent) reports the namespace of the request.
+	QueryAllNamespaces = "all_namespaces"
 )
 
 // Header and trailer names.
 const (
 	HeaderRequestID  = "X-Request-Id"
 	HeaderRetryAfter = "Retry-After"
+
+	// HeaderNamespace names the namespace a request acts in
+	// (memory.ValidateNamespace); without it the request acts in the
+	// default namespace, or in the only namespace its API key is bound
+	// to. See Route.Namespace for the routes that do not read it.
+	HeaderNamespace = "X-Memsvc-Namespace"
 
 	// HeaderDecryptionKey carries the passphrase of an encrypted archive
 	// sent to the streaming import route.
@@ -134,6 +181,47 @@ type Route struct {
 	// Protected routes need the API key when authentication is on and are
 	// rate limited; the health and readiness probes are not.
 	Protected bool
+	// Namespace says which namespace a protected route acts in, and so
+	// which API keys may call it.
+	Namespace Reach
+}
+
+// Reach is what a protected route acts on, as far as namespaces go. The
+// zero value, InHeader, is that of every CMP operation, so a new route is
+// confined to one namespace unless it says otherwise.
+type Reach uint8
+
+// The values of Reach.
+const (
+	// InHeader routes act in the namespace named by HeaderNamespace (see
+	// there for the default). A key that may not use it gets 403
+	// FORBIDDEN.
+	InHeader Reach = iota
+	// InPath routes act in the namespace named by the {namespace} path
+	// segment; HeaderNamespace is not read.
+	InPath
+	// KeyWide routes answer for every namespace the caller's key may see
+	// (GET /v1/namespaces); HeaderNamespace is not read.
+	KeyWide
+	// ServerWide routes report on the whole server (/metrics, whose
+	// series have no namespace label): only a key that may see every
+	// namespace may call them.
+	ServerWide
+)
+
+// String names the reach as the API reference does.
+func (r Reach) String() string {
+	switch r {
+	case InHeader:
+		return "header"
+	case InPath:
+		return "path"
+	case KeyWide:
+		return "key's namespaces"
+	case ServerWide:
+		return "all namespaces"
+	}
+	return "unknown"
 }
 
 // Routes returns every route, static paths before the templates that could
@@ -148,7 +236,7 @@ func Routes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: PathHealth, Status: http.StatusOK},
 		{Method: http.MethodGet, Path: PathReadiness, Status: http.StatusOK},
-		get("metrics", PathMetrics),
+		{Op: "metrics", Method: http.MethodGet, Path: PathMetrics, Status: http.StatusOK, Protected: true, Namespace: ServerWide},
 
 		post("encode.store", PathEncode),
 		post("encode.batch", PathEncodeBatch),
@@ -176,6 +264,9 @@ func Routes() []Route {
 		get("introspect.record", PathRecord),
 		post("introspect.decay_forecast", PathDecayForecast),
 		get("introspect.evolution", PathEvolution),
+
+		{Op: "namespaces.list", Method: http.MethodGet, Path: PathNamespaces, Status: http.StatusOK, Protected: true, Namespace: KeyWide},
+		{Op: "namespaces.drop", Method: http.MethodDelete, Path: PathNamespace, Status: http.StatusOK, Body: true, Protected: true, Namespace: InPath},
 	}
 }
 

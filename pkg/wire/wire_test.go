@@ -132,7 +132,7 @@ func TestRoutes(t *testing.T) {
 			if !rt.Protected || rt.Op == "" {
 				t.Errorf("%s: /v1 routes are protected and name their operation", key)
 			}
-			if rt.Path != PathExportStream && rt.Path != PathImportStream {
+			if rt.Path != PathExportStream && rt.Path != PathImportStream && !strings.HasPrefix(rt.Path, PathNamespaces) {
 				v1++
 			}
 		}
@@ -154,6 +154,43 @@ func TestRoutes(t *testing.T) {
 	id := memory.MustParseID("0196a9e2-5c1d-7f00-8a00-0000000000aa")
 	if got := RecordPath(PathRecallAssociate, id); got != "/v1/recall/associate/0196a9e2-5c1d-7f00-8a00-0000000000aa" {
 		t.Errorf("RecordPath = %s", got)
+	}
+	if got := NamespacePath("team.a"); got != "/v1/namespaces/team.a" {
+		t.Errorf("NamespacePath = %s", got)
+	}
+	if got := NamespacePath("a/b"); got != "/v1/namespaces/a%2Fb" {
+		t.Errorf("NamespacePath of a name with a slash = %s", got)
+	}
+}
+
+// TestRouteReach: the CMP operations act in the namespace of the header;
+// only the routes that say why reach further, and the path-scoped route
+// has the path parameter to name its namespace.
+func TestRouteReach(t *testing.T) {
+	want := map[string]Reach{
+		"GET " + PathMetrics:      ServerWide,
+		"GET " + PathNamespaces:   KeyWide,
+		"DELETE " + PathNamespace: InPath,
+	}
+	for _, rt := range Routes() {
+		key := rt.Method + " " + rt.Path
+		if !rt.Protected {
+			continue
+		}
+		if w, ok := want[key]; ok {
+			if rt.Namespace != w {
+				t.Errorf("%s: reach %v, want %v", key, rt.Namespace, w)
+			}
+			delete(want, key)
+		} else if rt.Namespace != InHeader {
+			t.Errorf("%s: reach %v; a CMP operation acts in the namespace of %s", key, rt.Namespace, HeaderNamespace)
+		}
+		if (rt.Namespace == InPath) != strings.Contains(rt.Path, "{"+ParamNamespace+"}") {
+			t.Errorf("%s: reach %v and path %s disagree", key, rt.Namespace, rt.Path)
+		}
+	}
+	for key := range want {
+		t.Errorf("route %s missing", key)
 	}
 }
 

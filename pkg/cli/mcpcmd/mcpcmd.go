@@ -21,10 +21,15 @@ import (
 	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/mcpproxy"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // EnvAPIKey is the environment variable that holds the server's API key.
 const EnvAPIKey = "MEMSVC_SERVER_API_KEY"
+
+// EnvNamespace is the environment variable that names the namespace the
+// tools act in when --namespace does not.
+const EnvNamespace = "MEMSVC_NAMESPACE"
 
 // maxTimeoutSecs bounds --server-timeout-secs (a day).
 const maxTimeoutSecs = 24 * 60 * 60
@@ -40,10 +45,13 @@ const LongHelp = "Runs an MCP server on stdin and stdout (JSON-RPC, one message 
 	"environment: command lines are visible to other users). A key is only sent over\n" +
 	"https, or over http to a loopback address. MEMSVC_SERVER_URL and the memsvc\n" +
 	"configuration are not read: everything the proxy needs is on its command line.\n" +
+	"Every tool acts in the namespace of --namespace (or " + EnvNamespace + "); without\n" +
+	"one, in the server's default namespace, or the only one the API key is bound to.\n" +
 	"The export tool writes archives only into --export-dir, by file name.\n\n" +
 	"Examples:\n" +
 	"  memsvc-mcp --server-url http://127.0.0.1:8420\n" +
 	"  " + EnvAPIKey + "=... memsvc-mcp --server-url https://memory.example.com\n" +
+	"  memsvc-mcp --server-url http://127.0.0.1:8420 --namespace my-project\n" +
 	"  claude mcp add memsvc -- memsvc-mcp --server-url http://127.0.0.1:8420"
 
 // Main runs memsvc-mcp with the process's arguments and returns its
@@ -63,7 +71,7 @@ func Run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	version := fs.BoolLong("version", "print the version and exit")
 	root := &ff.Command{
 		Name:      "memsvc-mcp",
-		Usage:     "memsvc-mcp --server-url URL [--server-api-key KEY] [--server-timeout-secs SECONDS] [--export-dir DIR]",
+		Usage:     "memsvc-mcp --server-url URL [--server-api-key KEY] [--namespace NAME] [--server-timeout-secs SECONDS] [--export-dir DIR]",
 		ShortHelp: "MCP stdio proxy to a running memsvc server",
 		LongHelp:  LongHelp,
 		Flags:     fs,
@@ -88,6 +96,7 @@ type Flags struct {
 	TimeoutSecs uint
 	LogLevel    string
 	ExportDir   string
+	Namespace   string
 
 	timeout interface{ IsSet() bool }
 }
@@ -113,6 +122,7 @@ func (f *Flags) Register(fs *ff.FlagSet) {
 		panic(err) // a programming error: the flag set already has it
 	}
 	fs.StringVar(&f.LogLevel, 0, "log-level", "info", "least severe stderr log level: debug, info, warn or error")
+	fs.StringVar(&f.Namespace, 0, "namespace", "", "namespace every tool acts in (default: $"+EnvNamespace+", else the server's default)")
 	fs.StringVar(&f.ExportDir, 0, "export-dir", "", "the only directory the export tool writes archives into (default: $XDG_DATA_HOME/memsvc/exports, else ~/.local/share/memsvc/exports)")
 }
 
@@ -148,6 +158,17 @@ func (f *Flags) Options(environ []string) (mcpproxy.Options, error) {
 			return opts, cli.Usagef("--server-timeout-secs %d: want 1 to %d seconds (omit the flag for no limit)", f.TimeoutSecs, maxTimeoutSecs)
 		}
 		opts.Timeout = time.Duration(f.TimeoutSecs) * time.Second
+	}
+
+	ns, source := strings.TrimSpace(f.Namespace), "--namespace"
+	if ns == "" {
+		ns, source = strings.TrimSpace(env(environ, EnvNamespace)), EnvNamespace
+	}
+	if ns != "" {
+		if err := memory.ValidateNamespace(ns); err != nil {
+			return opts, cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
+		}
+		opts.Namespace = ns
 	}
 
 	switch f.LogLevel {

@@ -54,6 +54,8 @@ func TestFlags(t *testing.T) {
 		{"env key over plain http", []string{"--server-url", "http://10.1.2.3:8420"}, []string{"MEMSVC_SERVER_API_KEY=k"}, "(from MEMSVC_SERVER_API_KEY)"},
 		{"argument", []string{"--server-url", "http://127.0.0.1:8420", "serve"}, nil, `unexpected argument "serve"`},
 		{"log level", []string{"--server-url", "http://127.0.0.1:8420", "--log-level", "loud"}, nil, `--log-level "loud"`},
+		{"bad namespace", []string{"--server-url", "http://127.0.0.1:8420", "--namespace", "My Project"}, nil, `--namespace: "My Project" must start with a lower-case letter`},
+		{"bad namespace from the environment", []string{"--server-url", "http://127.0.0.1:8420"}, []string{"MEMSVC_NAMESPACE=a:b"}, "MEMSVC_NAMESPACE: "},
 	}
 	for _, c := range commands {
 		for _, tc := range tests {
@@ -142,5 +144,32 @@ func TestVersion(t *testing.T) {
 	_, stderr, code := commands[0].run(t.Context(), []string{"--help"}, "", nil)
 	if code != 0 || !strings.Contains(stderr, "--server-url") || !strings.Contains(stderr, "MEMSVC_SERVER_API_KEY") {
 		t.Fatalf("--help: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestNamespaceOption: --namespace, else MEMSVC_NAMESPACE, names the
+// namespace of the proxy's tools; `memsvc --namespace X mcp` passes the
+// global flag on.
+func TestNamespaceOption(t *testing.T) {
+	for _, tc := range []struct {
+		flag    string
+		environ []string
+		want    string
+	}{
+		{"", nil, ""},
+		{"proj-a", nil, "proj-a"},
+		{"", []string{"MEMSVC_NAMESPACE=from-env"}, "from-env"},
+		{"from-flag", []string{"MEMSVC_NAMESPACE=from-env"}, "from-flag"},
+	} {
+		f := mcpcmd.Flags{ServerURL: "http://127.0.0.1:8420", LogLevel: "info", Namespace: tc.flag}
+		opts, err := f.Options(tc.environ)
+		if err != nil || opts.Namespace != tc.want {
+			t.Errorf("flag %q, environment %v: namespace %q, %v; want %q", tc.flag, tc.environ, opts.Namespace, err, tc.want)
+		}
+	}
+	var out, errOut bytes.Buffer
+	code := servercmd.Run(t.Context(), []string{"--namespace", "Bad Name", "mcp", "--server-url", "http://127.0.0.1:8420"}, strings.NewReader(""), &out, &errOut, nil)
+	if code != 2 || !strings.Contains(errOut.String(), `--namespace: "Bad Name"`) {
+		t.Errorf("memsvc --namespace 'Bad Name' mcp: exit %d: %s", code, errOut.String())
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -21,12 +22,13 @@ func (r *root) ingestCmd() *ff.Command {
 	fs := ff.NewFlagSet("ingest").SetParent(r.flags)
 	serverURL := fs.StringLong("server-url", "", serverURLUsage)
 	spoolDir := fs.StringLong("spool-dir", "", spoolDirUsage)
+	nsFlag := fs.StringLong("namespace", "", namespaceUsage)
 	maxEvent := fs.IntLong("max-event-bytes", recorder.DefaultMaxEventBytes, "largest accepted input line, counting surrounding white space (1 to 1048576)")
 	batchMax := fs.IntLong("batch-max-records", recorder.DefaultBatchMaxRecords, "events per batch (1 to 1000)")
 	flushMS := fs.IntLong("flush-interval-ms", int(recorder.DefaultFlushInterval/time.Millisecond), "longest wait, in milliseconds, before an incomplete batch is sent")
 	return &ff.Command{
 		Name:      "ingest",
-		Usage:     "memsvc-recorder ingest [--server-url URL] [--spool-dir DIR] [FLAGS] < events.jsonl",
+		Usage:     "memsvc-recorder ingest [--server-url URL] [--spool-dir DIR] [--namespace NAME] [FLAGS] < events.jsonl",
 		ShortHelp: "send Capture Events from stdin to the server",
 		LongHelp: "Sends pending spool files first, then reads Capture Events from stdin, one JSON\n" +
 			"object per line: session_id, event_type (user_message, assistant_message,\n" +
@@ -35,7 +37,9 @@ func (r *root) ingestCmd() *ff.Command {
 			"visibility (default normal), secrecy_level (default sensitive), metadata and meta\n" +
 			"are optional. Secrets in content, metadata and meta are redacted before anything\n" +
 			"is sent or spooled. An event with a turn_id, action_id or timestamp that repeats\n" +
-			"a recent one with the same content is dropped as a duplicate.\n\n" +
+			"a recent one with the same content is dropped as a duplicate. Entries go to the\n" +
+			"namespace of --namespace (or MEMSVC_NAMESPACE); what is spooled for a namespace\n" +
+			"is kept apart (<spool-dir>/namespaces/<name>) and replayed only into it.\n\n" +
 			"A line over the size limit or an invalid event is reported with its line number\n" +
 			"and skipped; the other lines go through and the exit code is 1. Batches that\n" +
 			"cannot be sent because the server is unreachable, rate limiting (429) or failing\n" +
@@ -58,8 +62,12 @@ func (r *root) ingestCmd() *ff.Command {
 			case *flushMS < 1:
 				return cli.Usagef("--flush-interval-ms: %d must be at least 1", *flushMS)
 			}
+			ns, err := r.namespace(*nsFlag)
+			if err != nil {
+				return err
+			}
 			url := r.serverURL(*serverURL)
-			c, err := recorder.NewClient(url, recorder.ClientOptions{APIKey: r.apiKey()})
+			c, err := recorder.NewClient(url, recorder.ClientOptions{APIKey: r.apiKey(), Namespace: ns})
 			if err != nil {
 				return err
 			}
@@ -67,7 +75,7 @@ func (r *root) ingestCmd() *ff.Command {
 			if recorder.PlainHTTPRemote(url) {
 				log.Warn("sending journal text over plain http to another host; use https", "server_url", url)
 			}
-			dir, err := r.openSpool(*spoolDir)
+			dir, err := r.openSpool(*spoolDir, ns)
 			if err != nil {
 				return err
 			}
@@ -91,10 +99,17 @@ func (r *root) ingestCmd() *ff.Command {
 	}
 }
 
-func (r *root) openSpool(flag string) (*spool.Dir, error) {
+// openSpool opens the spool of namespace ns: the spool directory itself
+// for none (and default), else its subdirectory namespaces/<ns>, so a
+// batch spooled for one namespace is only ever replayed into it, whichever
+// project's run replays it. The spool package ignores subdirectories.
+func (r *root) openSpool(flag, ns string) (*spool.Dir, error) {
 	path, err := r.spoolDir(flag)
 	if err != nil {
 		return nil, err
+	}
+	if ns != "" && ns != memory.DefaultNamespace {
+		path = filepath.Join(path, "namespaces", ns)
 	}
 	return spool.Open(path, spool.Options{})
 }
@@ -104,9 +119,10 @@ func (r *root) doctorCmd() *ff.Command {
 	serverURL := fs.StringLong("server-url", "", serverURLUsage)
 	spoolDir := fs.StringLong("spool-dir", "", spoolDirUsage)
 	skip := fs.BoolLong("skip-raw-ingest-probe", "check authentication with a raw recall of limit 0 instead of writing a probe record")
+	nsFlag := fs.StringLong("namespace", "", namespaceUsage+"; the probes use it")
 	return &ff.Command{
 		Name:      "doctor",
-		Usage:     "memsvc-recorder doctor [--server-url URL] [--spool-dir DIR] [--skip-raw-ingest-probe]",
+		Usage:     "memsvc-recorder doctor [--server-url URL] [--spool-dir DIR] [--namespace NAME] [--skip-raw-ingest-probe]",
 		ShortHelp: "check the server, the spool directory and the API key",
 		LongHelp: "Runs four checks and prints one line per check, \"ok|fail <check> - <detail>\":\n" +
 			"  health      GET /health\n" +
@@ -124,8 +140,12 @@ func (r *root) doctorCmd() *ff.Command {
 			if len(args) > 0 {
 				return cli.Usagef("doctor takes no arguments")
 			}
+			ns, err := r.namespace(*nsFlag)
+			if err != nil {
+				return err
+			}
 			url := r.serverURL(*serverURL)
-			c, err := recorder.NewClient(url, recorder.ClientOptions{APIKey: r.apiKey()})
+			c, err := recorder.NewClient(url, recorder.ClientOptions{APIKey: r.apiKey(), Namespace: ns})
 			if err != nil {
 				return err
 			}
@@ -154,9 +174,10 @@ func (r *root) installHookCmd() *ff.Command {
 	serverURL := fs.StringLong("server-url", "", serverURLUsage+"; written into the script")
 	target := fs.StringLong("target-dir", "", "project directory (default: the current directory)")
 	force := fs.BoolLong("force", "overwrite existing hook files (never symlinks)")
+	nsFlag := fs.StringLong("namespace", "", "namespace the project's events go to, written into the script (default: derived from the project directory's name)")
 	return &ff.Command{
 		Name:      "install-hook",
-		Usage:     "memsvc-recorder install-hook <claude|codex> [--server-url URL] [--target-dir DIR] [--force]",
+		Usage:     "memsvc-recorder install-hook <claude|codex> [--server-url URL] [--target-dir DIR] [--namespace NAME] [--force]",
 		ShortHelp: "write the hook helper for Claude Code or Codex into a project",
 		LongHelp: "Writes two files into the project's hidden agent directory, .claude/hooks/ for\n" +
 			"Claude Code and .codex/hooks/ for Codex:\n" +
@@ -171,7 +192,10 @@ func (r *root) installHookCmd() *ff.Command {
 			"                                    PreToolUse, PostToolUse, Stop, SubagentStop)\n" +
 			"The registered command finds the helper relative to the project ($CLAUDE_PROJECT_DIR\n" +
 			"for Claude Code, the git work tree for Codex), so a registration checked into the\n" +
-			"repository works in every clone.\n\n" +
+			"repository works in every clone.\n" +
+			"The script records into the project's namespace: --namespace, else the project\n" +
+			"directory's name made a namespace name (\"My App\" becomes my-app); it sets\n" +
+			"MEMSVC_NAMESPACE for the recorder, whatever the agent's environment holds.\n\n" +
 			"Both targets are checked before either is written. Existing files are kept unless\n" +
 			"--force is given; symlinks are refused even then. Settings are never edited: copy\n" +
 			"the example's \"hooks\" into .claude/settings.json yourself. Codex reads its hooks\n" +
@@ -189,12 +213,17 @@ func (r *root) installHookCmd() *ff.Command {
 			if err != nil {
 				return cli.Usagef("%v", err)
 			}
+			if ns := strings.TrimSpace(*nsFlag); ns != "" {
+				if err := memory.ValidateNamespace(ns); err != nil {
+					return cli.Usagef("--namespace: %s", strings.TrimPrefix(err.Error(), "namespace: "))
+				}
+			}
 			url := r.serverURL(*serverURL)
-			inst, err := recorder.InstallHook(recorder.InstallOptions{Agent: agent, ServerURL: url, TargetDir: *target, Force: *force})
+			inst, err := recorder.InstallHook(recorder.InstallOptions{Agent: agent, ServerURL: url, TargetDir: *target, Force: *force, Namespace: strings.TrimSpace(*nsFlag)})
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(r.stdout, "script: %s\nexample: %s\n", inst.Script, inst.Example)
+			fmt.Fprintf(r.stdout, "script: %s\nexample: %s\nnamespace: %s\n", inst.Script, inst.Example, inst.Namespace)
 			if inst.Registration != "" {
 				state := "written"
 				if !inst.RegistrationWritten {
@@ -258,7 +287,7 @@ func (r *root) hookCmd() *ff.Command {
 	queueOnly := fs.BoolLong("queue-only", "queue the events in the spool and return without sending them (memsvc-recorder flush sends them)")
 	return &ff.Command{
 		Name:      "hook",
-		Usage:     "memsvc-recorder hook <claude|codex> [--queue-only] [--server-url URL] [--spool-dir DIR] [PAYLOAD] < payload.json",
+		Usage:     "memsvc-recorder hook <claude|codex> [--queue-only] [--server-url URL] [--spool-dir DIR] [--namespace NAME] [PAYLOAD] < payload.json",
 		ShortHelp: "record one coding-agent hook payload (run by the hook helper script)",
 		LongHelp: "Reads the agent's native hook payload (JSON on stdin, or the PAYLOAD argument as\n" +
 			"Codex's notify program passes it), maps it to Capture Events and records them the\n" +
@@ -298,14 +327,19 @@ func (r *root) hookCmd() *ff.Command {
 				log.Info("empty hook payload; nothing recorded")
 				return nil
 			}
-			dir, err := conn.spool()
+			ns, err := conn.ns()
+			if err != nil {
+				log.Error("hook event not recorded", "err", err)
+				return nil
+			}
+			dir, err := conn.spool(ns)
 			if err != nil {
 				log.Error("hook event not recorded", "err", err)
 				return nil
 			}
 			var sender recorder.Sender // none: every batch is queued in the spool
 			if !*queueOnly {
-				if sender, err = conn.sender(hookCallTimeout); err != nil {
+				if sender, err = conn.sender(ns, hookCallTimeout); err != nil {
 					log.Error("not sending; the event goes to the spool", "err", err)
 				}
 			}

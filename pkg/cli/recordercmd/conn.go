@@ -13,12 +13,14 @@ import (
 )
 
 // connFlags are the flags of the commands that record: where the server
-// and the spool are. Whatever else selects where records go belongs here
-// too, so that every recording command takes it the same way.
+// and the spool are, and the namespace the records go to. Whatever else
+// selects where records go belongs here too, so that every recording
+// command takes it the same way.
 type connFlags struct {
 	r         *root
 	serverURL *string
 	spoolDir  *string
+	namespace *string
 }
 
 func (r *root) addConnFlags(fs *ff.FlagSet) *connFlags {
@@ -26,24 +28,29 @@ func (r *root) addConnFlags(fs *ff.FlagSet) *connFlags {
 		r:         r,
 		serverURL: fs.StringLong("server-url", "", serverURLUsage),
 		spoolDir:  fs.StringLong("spool-dir", "", spoolDirUsage),
+		namespace: fs.StringLong("namespace", "", namespaceUsage),
 	}
 }
 
 // url is the server URL the flags and the environment select.
 func (c *connFlags) url() string { return c.r.serverURL(*c.serverURL) }
 
-// sender is the HTTP client for the server, each call bounded by timeout
-// (0: the recorder's default).
-func (c *connFlags) sender(timeout time.Duration) (recorder.Sender, error) {
-	cl, err := recorder.NewClient(c.url(), recorder.ClientOptions{APIKey: c.r.apiKey(), Timeout: timeout})
+// ns is the namespace the flag and the environment select ("" for none:
+// see root.namespace).
+func (c *connFlags) ns() (string, error) { return c.r.namespace(*c.namespace) }
+
+// sender is the HTTP client for the server, sending into namespace ns,
+// each call bounded by timeout (0: the recorder's default).
+func (c *connFlags) sender(ns string, timeout time.Duration) (recorder.Sender, error) {
+	cl, err := recorder.NewClient(c.url(), recorder.ClientOptions{APIKey: c.r.apiKey(), Namespace: ns, Timeout: timeout})
 	if err != nil {
 		return nil, err // not a nil *client.Client in a non-nil interface
 	}
 	return cl, nil
 }
 
-// spool opens the spool directory.
-func (c *connFlags) spool() (*spool.Dir, error) { return c.r.openSpool(*c.spoolDir) }
+// spool opens the spool of namespace ns (see root.openSpool).
+func (c *connFlags) spool(ns string) (*spool.Dir, error) { return c.r.openSpool(*c.spoolDir, ns) }
 
 // defaultFlushWait bounds how long `flush` waits for another recorder that
 // is flushing the same spool.
@@ -55,17 +62,22 @@ func (r *root) flushCmd() *ff.Command {
 	wait := fs.DurationLong("wait", defaultFlushWait, "longest wait for another recorder that is flushing the same spool")
 	return &ff.Command{
 		Name:      "flush",
-		Usage:     "memsvc-recorder flush [--server-url URL] [--spool-dir DIR] [--wait DURATION]",
+		Usage:     "memsvc-recorder flush [--server-url URL] [--spool-dir DIR] [--namespace NAME] [--wait DURATION]",
 		ShortHelp: "send the spooled events to the server, oldest first",
 		LongHelp: "Sends the pending spool files to the server, oldest first, including files queued\n" +
 			"while it runs, and stops at the first failure that is not the file's own, so that\n" +
 			"no event overtakes an earlier one. One recorder flushes a spool at a time: when\n" +
 			"another is at it, flush waits for it (up to --wait) and then sends what is left.\n" +
 			"The hook helper runs it in the background after `hook --queue-only`.\n\n" +
+			"It sends one namespace's queue, into that namespace: that of --namespace (or\n" +
+			"MEMSVC_NAMESPACE, which the hook helper sets), kept in <spool-dir>/namespaces/<name>;\n" +
+			"without one, the queue of the spool directory itself, which goes to the server's\n" +
+			"default namespace (or the only one the API key is bound to).\n\n" +
 			"Exit codes as for ingest: 0 also when the server is unreachable, rate limiting or\n" +
 			"failing (the files stay for the next run); 1 when it refuses the API key.\n\n" +
 			"Examples:\n" +
 			"  memsvc-recorder flush\n" +
+			"  memsvc-recorder flush --namespace my-app\n" +
 			"  MEMSVC_SERVER_API_KEY=... memsvc-recorder flush --server-url https://memsvc.example.com",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -75,11 +87,15 @@ func (r *root) flushCmd() *ff.Command {
 			if *wait < 0 {
 				return cli.Usagef("--wait: %s must not be negative", *wait)
 			}
-			sender, err := conn.sender(0)
+			ns, err := conn.ns()
 			if err != nil {
 				return err
 			}
-			dir, err := conn.spool()
+			sender, err := conn.sender(ns, 0)
+			if err != nil {
+				return err
+			}
+			dir, err := conn.spool(ns)
 			if err != nil {
 				return err
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // DefaultServerURL is where the recorder looks for the server when neither
@@ -143,6 +144,27 @@ func (r *root) spoolDir(flag string) (string, error) {
 	return filepath.Join(home, ".memsvc", "recorder", "spool"), nil
 }
 
+// EnvNamespace names the namespace the recorder records into when no
+// --namespace flag does; the hook helper script sets it.
+const EnvNamespace = "MEMSVC_NAMESPACE"
+
+// namespace resolves --namespace, then MEMSVC_NAMESPACE; "" names none
+// (the server's default, or the only namespace the API key is bound to).
+// A malformed name is a usage error.
+func (r *root) namespace(flag string) (string, error) {
+	ns, source := strings.TrimSpace(flag), "--namespace"
+	if ns == "" {
+		ns, source = strings.TrimSpace(r.getenv(EnvNamespace)), EnvNamespace
+	}
+	if ns == "" {
+		return "", nil
+	}
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return "", cli.Usagef("%s: %s", source, strings.TrimPrefix(err.Error(), "namespace: "))
+	}
+	return ns, nil
+}
+
 func (r *root) logger() *slog.Logger {
 	level := strings.TrimSpace(r.getenv("MEMSVC_RECORDER_LOG_LEVEL"))
 	return cli.NewLogger(r.stderr, level, "pretty")
@@ -151,4 +173,5 @@ func (r *root) logger() *slog.Logger {
 const (
 	serverURLUsage = "memsvc server URL (default " + DefaultServerURL + ", or MEMSVC_SERVER_URL)"
 	spoolDirUsage  = "spool directory (default MEMSVC_RECORDER_SPOOL_DIR, else $HOME/.memsvc/recorder/spool)"
+	namespaceUsage = "namespace to record into (default MEMSVC_NAMESPACE, else the server's default)"
 )

@@ -28,7 +28,7 @@ func (r *root) watchCmd() *ff.Command {
 	unit := fs.BoolLong("print-systemd-unit", "print a systemd user unit that runs this command, and exit")
 	return &ff.Command{
 		Name:      "watch",
-		Usage:     "memsvc-recorder watch [--agent claude|codex|all] [--server-url URL] [--spool-dir DIR] [FLAGS]",
+		Usage:     "memsvc-recorder watch [--agent claude|codex|all] [--server-url URL] [--spool-dir DIR] [--namespace NAME] [FLAGS]",
 		ShortHelp: "follow Claude Code and Codex session transcripts and record the assistant's side",
 		LongHelp: "Follows the session transcripts the agents write (*.jsonl below the directories)\n" +
 			"and records what no hook delivers: the assistant's messages (assistant_message) and\n" +
@@ -48,6 +48,13 @@ func (r *root) watchCmd() *ff.Command {
 			"--rescan-interval, for missed notifications); otherwise it sleeps. It runs until\n" +
 			"interrupted (exit 0), or exits 1 when the server refuses the API key (what was\n" +
 			"read is spooled). One watch per spool directory.\n\n" +
+			"Everything it records goes to one namespace: that of --namespace (or\n" +
+			"MEMSVC_NAMESPACE), else the server's default (or the only one the API key is bound\n" +
+			"to). It does not derive a namespace from a transcript's project, as install-hook\n" +
+			"does for the hooks: to keep the assistant's side of a project beside its hook\n" +
+			"events, give watch the project's namespace, or leave both in the default one. Its\n" +
+			"spool and offsets are those of the namespace (<spool-dir>/namespaces/<name>), so\n" +
+			"one watch per namespace may run, each reading every transcript.\n\n" +
 			"Examples:\n" +
 			"  memsvc-recorder watch\n" +
 			"  memsvc-recorder watch --agent codex --server-url https://memsvc.example.com\n" +
@@ -86,10 +93,14 @@ func (r *root) watchCmd() *ff.Command {
 				}
 				sources = append(sources, recorder.TranscriptSource{Agent: a, Dir: dir})
 			}
-			if *unit {
-				return r.printWatchUnit(sources, conn, *backfill)
+			ns, err := conn.ns()
+			if err != nil {
+				return err
 			}
-			sender, err := conn.sender(0)
+			if *unit {
+				return r.printWatchUnit(sources, conn, ns, *backfill)
+			}
+			sender, err := conn.sender(ns, 0)
 			if err != nil {
 				return err
 			}
@@ -97,7 +108,7 @@ func (r *root) watchCmd() *ff.Command {
 			if recorder.PlainHTTPRemote(conn.url()) {
 				log.Warn("sending journal text over plain http to another host; use https", "server_url", conn.url())
 			}
-			dir, err := conn.spool()
+			dir, err := conn.spool(ns)
 			if err != nil {
 				return err
 			}
@@ -118,9 +129,9 @@ func (r *root) watchCmd() *ff.Command {
 }
 
 // printWatchUnit prints a systemd user unit running watch with the
-// resolved settings (never the API key: that comes from an environment
-// file).
-func (r *root) printWatchUnit(sources []recorder.TranscriptSource, conn *connFlags, backfill bool) error {
+// resolved settings, namespace ns ("" for none) among them (never the API
+// key: that comes from an environment file).
+func (r *root) printWatchUnit(sources []recorder.TranscriptSource, conn *connFlags, ns string, backfill bool) error {
 	bin, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find this program for the unit's ExecStart: %w", err)
@@ -128,6 +139,9 @@ func (r *root) printWatchUnit(sources []recorder.TranscriptSource, conn *connFla
 	args := []string{bin, "watch", "--server-url", conn.url()}
 	if *conn.spoolDir != "" {
 		args = append(args, "--spool-dir", *conn.spoolDir)
+	}
+	if ns != "" {
+		args = append(args, "--namespace", ns)
 	}
 	if len(sources) == 1 {
 		args = append(args, "--agent", string(sources[0].Agent))

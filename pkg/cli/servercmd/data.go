@@ -61,7 +61,7 @@ func (r *root) storeCmd() *ff.Command {
 			content := memory.TextContent(text)
 			content.Blocks[0].Embedding = vec
 			req := &memory.EncodeStoreRequest{Content: content, Store: &st, Meta: meta}
-			return r.withWritingService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.EncodeStore(ctx, req)
 				if err != nil {
 					return err
@@ -147,7 +147,7 @@ func (r *root) storeRawCmd() *ff.Command {
 			if req.Meta, err = memory.ParseMetaJSON("--meta-json", *metaJSON); err != nil {
 				return &cli.UsageError{Err: err}
 			}
-			return r.withWritingService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.EncodeStoreRaw(ctx, req)
 				if err != nil {
 					return err
@@ -254,7 +254,7 @@ func (r *root) recallRawCmd() *ff.Command {
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.RecallRaw(ctx, &req)
 				if err != nil {
 					return err
@@ -287,7 +287,7 @@ func (r *root) inspectCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				rec, err := svc.Record(ctx, &memory.IntrospectRecordRequest{RecordID: id})
 				if err != nil {
 					return err
@@ -303,20 +303,26 @@ func (r *root) inspectCmd() *ff.Command {
 
 func (r *root) statsCmd() *ff.Command {
 	fs := r.subFlags("stats")
+	all := fs.BoolLong("all-namespaces", "total every namespace (through a server, for an API key that may use them all)")
 	asJSON := jsonFlag(fs)
 	return &ff.Command{
 		Name:      "stats",
-		Usage:     "memsvc stats [--json]",
+		Usage:     "memsvc stats [--all-namespaces] [--json]",
 		ShortHelp: "show statistics",
 		LongHelp: "Shows record counts and average fidelity per store, associations, the raw journal\n" +
-			"and dream counters (--json: the API's answer).",
+			"and dream counters of the namespace of --namespace, or with --all-namespaces of\n" +
+			"every namespace together (--json: the API's answer).",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return cli.Usagef("stats takes no arguments")
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
-				s, err := svc.Stats(ctx)
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
+				stats := svc.Stats
+				if *all {
+					stats = svc.StatsAll
+				}
+				s, err := stats(ctx)
 				if err != nil {
 					return err
 				}
@@ -365,7 +371,7 @@ func (r *root) forgetCmd() *ff.Command {
 				}
 			}
 			yes := true
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Cascade: *cascade, Confirm: &yes})
 				if err != nil {
 					return err

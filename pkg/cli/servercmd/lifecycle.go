@@ -42,7 +42,7 @@ func (r *root) decayTickCmd() *ff.Command {
 			if d > memory.MaxDecayTickSeconds && !*allowLong {
 				return cli.Usagef("--duration %d: more than %d seconds (30 days) in one tick can make every memory dormant at once; add --allow-long if that is what you want", d, memory.MaxDecayTickSeconds)
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: &d, AllowLong: *allowLong})
 				if err != nil {
 					return err
@@ -98,7 +98,7 @@ func (r *root) dreamTickCmd() *ff.Command {
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.DreamTick(ctx, &req)
 				if err != nil {
 					return err
@@ -142,7 +142,7 @@ func (r *root) consolidateCmd() *ff.Command {
 				return cli.Usagef("--min-age-hours and --min-access-count must fit in 32 bits")
 			}
 			req.MinAgeHours, req.MinAccessCount, req.DryRun = uint32(*minAge), uint32(*minAccess), *dry
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Consolidate(ctx, &req)
 				if err != nil {
 					return err
@@ -167,6 +167,7 @@ func (r *root) exportCmd() *ff.Command {
 	output := fs.StringLong("output", "./backup.cma", "archive file to write (written 0600; an existing file is kept unless --force)")
 	format := fs.StringLong("format", "cma", "cma, or jsonl (an alias of cma)")
 	storesFlag := fs.StringLong("stores", "", "comma-separated stores to export (default: all)")
+	nsFlag := fs.StringLong("namespaces", "", "comma-separated namespaces to export, or * for every namespace (default: the one of --namespace)")
 	raw := fs.BoolLong("include-raw-journal", "include the raw journal, every entry of every visibility and secrecy level")
 	sealed := fs.BoolLongDefault("include-sealed", true, "with --include-raw-journal, export sealed entries (--include-sealed=false leaves them out)")
 	secret := fs.BoolLongDefault("include-secret", true, "with --include-raw-journal, export secret entries (--include-secret=false leaves them out)")
@@ -185,9 +186,11 @@ func (r *root) exportCmd() *ff.Command {
 			"the archive is a complete backup; --include-sealed=false and --include-secret=false\n" +
 			"leave those out. On a terminal a progress line shows the bytes written (--quiet\n" +
 			"hides it). Prints the record count, size, archive id and checksum (--json: the\n" +
-			"API's answer).\n\n" +
+			"API's answer). Without --namespaces the archive holds the namespace of\n" +
+			"--namespace; every entry names the namespace it comes from.\n\n" +
 			"Examples:\n" +
 			"  memsvc export --output backup.cma\n" +
+			"  memsvc export --output everything.cma --namespaces '*' --include-raw-journal\n" +
 			"  memsvc export --output backup.cma --include-raw-journal --encrypt --encryption-key-stdin",
 		Flags: fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -197,6 +200,9 @@ func (r *root) exportCmd() *ff.Command {
 			req := memory.DefaultExportRequest()
 			req.Format, req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret, req.Encrypt = *format, *raw, *sealed, *secret, *encrypt
 			var err error
+			if req.Namespaces, err = parseNamespaces("--namespaces", *nsFlag); err != nil {
+				return err
+			}
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
 				return err
 			}
@@ -224,7 +230,7 @@ func (r *root) exportCmd() *ff.Command {
 					return fmt.Errorf("%s already exists; pass --force to overwrite it", *output)
 				}
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				var resp *memory.ExportResponse
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "export", Unit: cli.Bytes})
 				err := writeFileAtomic(*output, func(w io.Writer) error {
@@ -281,6 +287,7 @@ func (r *root) importCmd() *ff.Command {
 	key := fs.StringLong("decryption-key", "", "passphrase of an encrypted archive (prefer --decryption-key-stdin)")
 	keyStdin := fs.BoolLong("decryption-key-stdin", "read the passphrase from stdin")
 	conflict := fs.StringLong("conflict-resolution", "keep_newer", "when an id exists: keep_newer, keep_existing or keep_imported")
+	preserve := fs.BoolLong("preserve-namespaces", "put every entry into the namespace the archive names for it, not the one of --namespace")
 	yes := fs.BoolLong("yes", "confirm --strategy replace without being asked")
 	quiet := quietFlag(fs)
 	asJSON := jsonFlag(fs)
@@ -288,11 +295,14 @@ func (r *root) importCmd() *ff.Command {
 		Name:      "import",
 		Usage:     "memsvc import <PATH> [--strategy merge|replace [--yes]] [--conflict-resolution R] [--decryption-key-stdin]",
 		ShortHelp: "read a CMA archive",
-		LongHelp: "Imports a CMA archive. The archive is checked completely before anything is\n" +
-			"written, and written in one atomic step. Prints how many records were imported\n" +
+		LongHelp: "Imports a CMA archive into the namespace of --namespace, or with\n" +
+			"--preserve-namespaces each entry into the namespace the archive names for it.\n" +
+			"The archive is checked completely before anything is written, and written in\n" +
+			"one atomic step. Prints how many records were imported\n" +
 			"and, with merge, how many of the archive's records were skipped because a copy\n" +
 			"was already stored (--json: the API's answer).\n\n" +
-			"--strategy replace deletes everything first. It asks for a typed confirmation on\n" +
+			"--strategy replace first deletes everything in the namespaces it imports into.\n" +
+			"It asks for a typed confirmation on\n" +
 			"a terminal; otherwise it needs --yes and is refused without it (exit 2).\n\n" +
 			"Examples:\n" +
 			"  memsvc import backup.cma\n" +
@@ -305,6 +315,7 @@ func (r *root) importCmd() *ff.Command {
 			}
 			req := memory.DefaultImportRequest()
 			req.ArchiveID = filepath.Base(path)
+			req.PreserveNamespaces = *preserve
 			if req.Strategy, err = memory.ParseImportStrategy(norm(*strategy)); err != nil {
 				return cli.Usagef("--strategy: %v", err)
 			}
@@ -330,7 +341,7 @@ func (r *root) importCmd() *ff.Command {
 				if err != nil {
 					return err
 				}
-				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL stored memories and raw entries and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
+				ok, err := cli.Confirm(r.stdin, r.stderr, fmt.Sprintf("This deletes ALL stored memories and raw entries of the namespaces it imports into and replaces them with the %d records of %s.\nType \"replace\" to continue: ", inArchive, path), "replace")
 				if err != nil {
 					return err
 				}
@@ -348,7 +359,7 @@ func (r *root) importCmd() *ff.Command {
 			if st, err := f.Stat(); err == nil {
 				size = st.Size()
 			}
-			return r.withWritingService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "import", Unit: cli.Bytes, Total: size})
 				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(&cli.ProgressReader{R: f, P: bar}, 1<<20))
 				if err != nil {

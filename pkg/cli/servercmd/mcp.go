@@ -12,11 +12,12 @@ import (
 
 // mcpCmd is `memsvc mcp`, the same proxy as memsvc-mcp. It opens no data
 // directory and loads no configuration: everything it needs is in its
-// flags and MEMSVC_SERVER_API_KEY, so its flag set has only the proxy's
-// flags (memsvc's global flags are not offered, and --help lists only
-// what the proxy reads). --server-url may still come before "mcp", as
-// memsvc's global flag; MEMSVC_SERVER_URL is not read: the proxy's server
-// is always named explicitly.
+// flags, MEMSVC_SERVER_API_KEY and MEMSVC_NAMESPACE, so its flag set has
+// only the proxy's flags (memsvc's global flags are not offered, and
+// --help lists only what the proxy reads). --server-url and --namespace
+// may still come before "mcp", as memsvc's global flags;
+// MEMSVC_SERVER_URL is not read: the proxy's server is always named
+// explicitly.
 func (r *root) mcpCmd() *ff.Command {
 	fs := ff.NewFlagSet("mcp")
 	var f mcpcmd.Flags
@@ -24,7 +25,7 @@ func (r *root) mcpCmd() *ff.Command {
 	f.Register(fs)
 	return &ff.Command{
 		Name:      "mcp",
-		Usage:     "memsvc mcp --server-url URL [--server-api-key KEY] [--server-timeout-secs SECONDS]",
+		Usage:     "memsvc mcp --server-url URL [--server-api-key KEY] [--namespace NAME] [--server-timeout-secs SECONDS]",
 		ShortHelp: "MCP stdio proxy to a running memsvc server",
 		LongHelp:  mcpcmd.LongHelp,
 		Flags:     fs,
@@ -34,6 +35,9 @@ func (r *root) mcpCmd() *ff.Command {
 			}
 			if f.ServerURL == "" {
 				f.ServerURL = r.serverURL
+			}
+			if f.Namespace == "" {
+				f.Namespace = r.namespace
 			}
 			if r.dataDir != "" || r.configPath != "" {
 				fmt.Fprintln(r.stderr, "memsvc mcp: ignoring --data-dir and --config; the proxy only talks to the server at --server-url")

@@ -53,7 +53,7 @@ func (r *root) recallCmd() *ff.Command {
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {
 				return err
 			}
-			return r.withService(ctx, func(svc memory.Service) error {
+			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.RecallQuery(ctx, &req)
 				if err != nil {
 					return err
@@ -113,7 +113,7 @@ func (r *root) setModeCmd() *ff.Command {
 			if req.Scope, err = parseStores("--scope", *scope); err != nil {
 				return err
 			}
-			return r.withWritingService(ctx, func(svc memory.Service) error {
+			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				if err := svc.SetMode(ctx, req); err != nil {
 					return err
 				}

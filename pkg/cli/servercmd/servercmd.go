@@ -46,6 +46,7 @@ type root struct {
 	dataDir    string
 	configPath string
 	serverURL  string
+	namespace  string
 	version    bool
 
 	flags *ff.FlagSet
@@ -58,6 +59,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 	r.flags.StringVar(&r.dataDir, 0, "data-dir", "", "data directory (default `./data`, or data_dir from the config)")
 	r.flags.StringVar(&r.configPath, 0, "config", "", "TOML configuration file (see deploy-docs/memsvc.example.toml)")
 	r.flags.StringVar(&r.serverURL, 0, "server-url", "", "send data commands to a running server instead of opening the data directory (env MEMSVC_SERVER_URL; API key from MEMSVC_SERVER_API_KEY)")
+	r.flags.StringVar(&r.namespace, 0, "namespace", "", "namespace data commands act in (env MEMSVC_NAMESPACE; default: default, or the only namespace the server's API key is bound to)")
 	r.flags.BoolVar(&r.version, 'V', "version", "print the version and exit")
 	r.cmd = &ff.Command{
 		Name:      "memsvc",
@@ -69,6 +71,7 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 			"  memsvc store-raw \"user asked about rate limits\" --session-id s1\n" +
 			"  memsvc recall-raw --session-id s1\n" +
 			"  memsvc inspect 0190b6a4-7c1e-7a55-9f1a-5f2b3c4d5e6f\n" +
+			"  memsvc --namespace my-project recall \"deploy key\"\n" +
 			"  memsvc stats",
 		Flags: r.flags,
 		Exec: func(ctx context.Context, args []string) error {
@@ -97,6 +100,8 @@ func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root 
 		r.consolidateCmd(),
 		r.exportCmd(),
 		r.importCmd(),
+		r.namespacesCmd(),
+		r.namespaceCmd(),
 		r.healthcheckCmd(),
 		r.auditVerifyCmd(),
 		r.migrateCmd(),
@@ -127,30 +132,59 @@ func (r *root) env(name string) string { return cli.Getenv(r.environ, name) }
 // withService runs fn against a running server when --server-url (or
 // MEMSVC_SERVER_URL) is given, and otherwise against the engine over the
 // data directory (server.OpenLocal), which must already hold a database.
-func (r *root) withService(ctx context.Context, fn func(memory.Service) error) error {
+// fn gets the context to call the service with: it names the namespace of
+// --namespace (or MEMSVC_NAMESPACE), which a client sends to the server
+// and the engine acts in.
+func (r *root) withService(ctx context.Context, fn func(context.Context, memory.Service) error) error {
 	return r.serviceFor(ctx, false, fn)
 }
 
 // withWritingService is withService for the commands that add data: they
 // may create the data directory's database.
-func (r *root) withWritingService(ctx context.Context, fn func(memory.Service) error) error {
+func (r *root) withWritingService(ctx context.Context, fn func(context.Context, memory.Service) error) error {
 	return r.serviceFor(ctx, true, fn)
 }
 
-func (r *root) serviceFor(ctx context.Context, create bool, fn func(memory.Service) error) error {
+func (r *root) serviceFor(ctx context.Context, create bool, fn func(context.Context, memory.Service) error) error {
+	ns, err := r.namespaceOf()
+	if err != nil {
+		return err
+	}
+	ctx = memory.WithNamespace(ctx, ns)
 	url := r.serverURL
 	if url == "" {
 		url = strings.TrimSpace(r.env("MEMSVC_SERVER_URL"))
 	}
 	if url != "" {
-		c, err := client.New(url, client.Options{APIKey: strings.TrimSpace(r.env("MEMSVC_SERVER_API_KEY"))})
+		c, err := client.New(url, client.Options{APIKey: strings.TrimSpace(r.env("MEMSVC_SERVER_API_KEY")), Namespace: ns})
 		if err != nil {
 			return err
 		}
-		return fn(c)
+		return fn(ctx, c)
 	}
-	return r.withLocal(ctx, create, func(l *server.Local) error { return fn(l.Service()) })
+	return r.withLocal(ctx, create, func(l *server.Local) error { return fn(ctx, l.Service()) })
 }
+
+// namespaceOf is the namespace of --namespace, else of MEMSVC_NAMESPACE,
+// else "" (none named: the default namespace, or the one the server's key
+// is bound to). A malformed name is a usage error.
+func (r *root) namespaceOf() (string, error) {
+	ns, source := r.namespace, "--namespace"
+	if ns == "" {
+		ns, source = strings.TrimSpace(r.env(EnvNamespace)), EnvNamespace
+	}
+	if ns == "" {
+		return "", nil
+	}
+	if err := memory.ValidateNamespace(ns); err != nil {
+		return "", cli.Usagef("%s: %v", source, strings.TrimPrefix(err.Error(), "namespace: "))
+	}
+	return ns, nil
+}
+
+// EnvNamespace names the namespace the data commands, the MCP proxy and
+// the recorder act in when no --namespace flag does.
+const EnvNamespace = "MEMSVC_NAMESPACE"
 
 // withLocal opens the data directory for fn and closes it afterwards.
 func (r *root) withLocal(ctx context.Context, create bool, fn func(*server.Local) error) error {
