@@ -76,6 +76,9 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	}
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return nil, err
+	}
 	ns := e.space(ctx)
 	if ns == nil {
 		return &memory.ConsolidateResponse{}, nil // a namespace that does not exist holds nothing

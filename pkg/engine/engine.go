@@ -13,7 +13,8 @@
 // holes. Operations that restructure many
 // records (forget) take Engine.big exclusively. The in-memory indexes are
 // guarded by Engine.mu and updated after the disk write commits, so what the
-// engine reports never runs ahead of what is durable.
+// engine reports never runs ahead of what is durable, except for the side
+// effects of recalls, which are written behind (writebehind.go).
 //
 // Everything a request touches belongs to one namespace (nsstate.go).
 package engine
@@ -71,6 +72,10 @@ type Options struct {
 	// lockReport, when set, checks the lock order in any build and
 	// receives every lock taken out of order (tests of the checker).
 	lockReport func(error)
+	// recallFlushEvery and recallPendingMax, when set, replace the
+	// write-behind bounds of recall effects (writebehind.go; tests).
+	recallFlushEvery time.Duration
+	recallPendingMax int
 }
 
 // Engine implements memory.Service over a store.DB.
@@ -93,9 +98,10 @@ type Options struct {
 //  6. aud.flushMu: one flush of the audit outbox at a time.
 //  7. mu: the in-memory state (the namespaces and, in each, entries, raw
 //     counts, working store, modes).
-//  8. vecMu, evo.mu, aud.queue: the vector indexes, a namespace's
-//     evolution observations and the queue of audited changes waiting for
-//     a group commit; nothing is taken under them.
+//  8. vecMu, evo.mu, aud.queue, wb.mu: the vector indexes, a namespace's
+//     evolution observations, the queue of audited changes waiting for a
+//     group commit and the pending recall effects (writebehind.go);
+//     nothing is taken under them.
 //
 // textindex guards its statistics with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
@@ -119,6 +125,8 @@ type Engine struct {
 	modeMu  lockorder.Mutex // serialises set-mode
 
 	nsMu lockorder.Mutex // serialises the creation of namespaces
+
+	wb *writeBehind // recall effects not yet written
 
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
@@ -177,6 +185,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.openAudit(); err != nil {
 		return nil, err
 	}
+	e.startWriteBehind()
 	if q := e.Quarantined(); len(q) > 0 {
 		e.log.Warn("serving without quarantined records that cannot be read; see the log lines above", "quarantined", len(q))
 	}
@@ -269,6 +278,9 @@ func (e *Engine) get(ns *nsState, id memory.ID) (*memory.MemoryRecord, error) {
 		}
 		return wrec, nil
 	}
+	if rec, ok, err := e.pendingRecord(ns, id); ok || err != nil {
+		return rec, err
+	}
 	rec, err := e.db.GetRecord(ns.id, st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, memory.NotFound(id)
@@ -346,6 +358,7 @@ func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil,
 // store.
 func (e *Engine) Close() error {
 	e.stopLinker()
+	wberr := e.stopWriteBehind()
 	e.stopAudit()
 	e.big.Lock()
 	defer e.big.Unlock()
@@ -355,6 +368,9 @@ func (e *Engine) Close() error {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
 	err := b.Commit()
+	if err == nil {
+		err = wberr
+	}
 	if e.idxDB != nil && e.idxDB != e.db {
 		if cerr := e.idxDB.Close(); err == nil {
 			err = cerr
