@@ -189,3 +189,33 @@ func BenchmarkRecallReconsolidate(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkConsolidateFull times a full consolidation of 4,000 episodic
+// records (text only, none near-duplicates), audit log on: the copies are
+// committed in chunks, and the near-duplicate pass compares every pair.
+func BenchmarkConsolidateFull(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		e := benchAuditedEngine(b)
+		ctx := context.Background()
+		const n = 4000
+		for i := 0; i < n; i += 100 {
+			var reqs []memory.EncodeStoreRequest
+			for j := i; j < i+100; j++ {
+				text := fmt.Sprintf("record %d talks about w%d and w%d and w%d with more words here", j, j%97, j%89, j)
+				reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(text)})
+			}
+			if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		resp, err := e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if resp.SemanticNodesCreated != n {
+			b.Fatalf("%d copies, want %d", resp.SemanticNodesCreated, n)
+		}
+	}
+}
