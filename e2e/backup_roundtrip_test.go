@@ -25,7 +25,8 @@ import (
 //   - memsvc export --include-raw-journal, then memsvc import --strategy
 //     replace --yes into a fresh data directory;
 //   - memsvc-admin backup (its defaults), then memsvc-admin restore
-//     --strategy replace --yes into a second, non-empty server;
+//     --strategy replace --yes into a second, non-empty server; the same
+//     records in a second namespace must come back into it;
 //
 // and in both every curated record (inspect --json) and every raw entry
 // (recall-raw --json with all filters open) must be byte for byte what
@@ -38,12 +39,20 @@ func TestBackupRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := populateEverything(t, c)
+	const other = "proj-b"
+	inOther := []string{"MEMSVC_NAMESPACE=" + other}
+	cb, err := client.New(src.url(""), client.Options{Namespace: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idsB := populateEverything(t, cb)
 
 	archive := filepath.Join(t.TempDir(), "all.cma")
 	if r := runBin(t, time.Minute, nil, "memsvc", "--server-url", src.url(""), "export", "--output", archive, "--include-raw-journal"); r.code != 0 {
 		t.Fatalf("export: %+v", r)
 	}
-	want := snapshot(t, ids, "--server-url", src.url(""))
+	want := snapshot(t, nil, ids, "--server-url", src.url(""))
+	wantB := snapshot(t, inOther, idsB, "--server-url", src.url(""))
 	if len(want.raw) != 9 {
 		t.Fatalf("the source has %d raw entries, want 9", len(want.raw))
 	}
@@ -53,7 +62,7 @@ func TestBackupRoundTrip(t *testing.T) {
 	if r := runBin(t, time.Minute, nil, "memsvc", "--data-dir", fresh, "import", archive, "--strategy", "replace", "--yes"); r.code != 0 {
 		t.Fatalf("import: %+v", r)
 	}
-	want.compare(t, "memsvc import", snapshot(t, ids, "--data-dir", fresh))
+	want.compare(t, "memsvc import", snapshot(t, nil, ids, "--data-dir", fresh))
 
 	// memsvc-admin backup / restore --strategy replace, into a server
 	// that held something else.
@@ -69,8 +78,9 @@ func TestBackupRoundTrip(t *testing.T) {
 	if r := runBin(t, time.Minute, nil, "memsvc-admin", "--quiet", "restore", "--server-url", dst.url(""), b.Path, "--strategy", "replace", "--yes"); r.code != 0 {
 		t.Fatalf("restore: %+v", r)
 	}
-	got := snapshot(t, ids, "--server-url", dst.url(""))
+	got := snapshot(t, nil, ids, "--server-url", dst.url(""))
 	want.compare(t, "memsvc-admin restore", got)
+	wantB.compare(t, "memsvc-admin restore in "+other, snapshot(t, inOther, idsB, "--server-url", dst.url("")))
 	if r := runBin(t, 30*time.Second, nil, "memsvc", "--server-url", dst.url(""), "recall", "replaced", "--mode", "perfect"); !strings.HasPrefix(r.stdout, "Found 0 memories") {
 		t.Errorf("the replaced server still holds its own record: %+v", r)
 	}
@@ -136,12 +146,12 @@ type state struct {
 }
 
 // snapshot reads every curated record of ids and every raw entry through
-// the memsvc binary in the mode the flag picks.
-func snapshot(t *testing.T, ids []memory.ID, modeFlag, modeValue string) state {
+// the memsvc binary in the mode the flag picks, with env (the namespace).
+func snapshot(t *testing.T, env []string, ids []memory.ID, modeFlag, modeValue string) state {
 	t.Helper()
 	s := state{curated: map[memory.ID]string{}}
 	for _, id := range ids {
-		r := runBin(t, 30*time.Second, nil, "memsvc", modeFlag, modeValue, "inspect", id.String(), "--json")
+		r := runBin(t, 30*time.Second, env, "memsvc", modeFlag, modeValue, "inspect", id.String(), "--json")
 		if r.code != 0 {
 			t.Fatalf("%s inspect %s: %+v", modeFlag, id, r)
 		}
@@ -150,7 +160,7 @@ func snapshot(t *testing.T, ids []memory.ID, modeFlag, modeValue string) state {
 		// decay tick (pkg/engine/decay.go), and a server ticks once at start.
 		s.curated[id] = lastDecayTickRE.ReplaceAllString(r.stdout, `"last_decay_tick": "<engine's>"`)
 	}
-	r := runBin(t, 30*time.Second, nil, "memsvc", modeFlag, modeValue, "recall-raw", "--json", "--limit", "1000",
+	r := runBin(t, 30*time.Second, env, "memsvc", modeFlag, modeValue, "recall-raw", "--json", "--limit", "1000",
 		"--include-private-scratch", "--include-sealed", "--secrecy-levels", "public,sensitive,secret")
 	var resp struct{ Records []json.RawMessage }
 	if err := json.Unmarshal([]byte(r.stdout), &resp); err != nil || r.code != 0 {

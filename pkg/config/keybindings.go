@@ -17,6 +17,9 @@ func keyBindings(v any) ([]KeyBinding, error) {
 	if !ok {
 		return nil, fmt.Errorf(`want an array of tables such as [[auth.keys]] key = "..." namespaces = ["project-a"]`)
 	}
+	if len(list) == 0 {
+		return nil, nil // no bindings, however written: one representation
+	}
 	out := make([]KeyBinding, 0, len(list))
 	for i, item := range list {
 		t, ok := item.(map[string]any)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/peterbourgon/ff/v4"
@@ -36,6 +37,7 @@ func (r *root) backupCmd() *ff.Command {
 	dir := fs.StringLong("dir", "", "backup directory (created 0700 if missing)")
 	keep := fs.IntLong("keep", 7, "complete backups to keep in --dir, the new one included; older ones are deleted")
 	storesFlag := fs.StringLong("stores", "", "comma-separated stores to back up (default: all)")
+	nsFlag := fs.StringLong("namespaces", memory.AllNamespaces, "comma-separated namespaces to back up; * (the default) is every namespace, which needs a key that may use them all")
 	raw := fs.BoolLongDefault("include-raw-journal", true, "back up the raw journal too, every entry of every visibility and secrecy level (--include-raw-journal=false: curated memories only)")
 	sealed := fs.BoolLongDefault("include-sealed", true, "back up sealed raw entries (--include-sealed=false leaves them out)")
 	secret := fs.BoolLongDefault("include-secret", true, "back up secret raw entries (--include-secret=false leaves them out)")
@@ -48,8 +50,10 @@ func (r *root) backupCmd() *ff.Command {
 		Usage:     "memsvc-admin backup --server-url URL --dir DIR [--keep N] [--encrypt --encryption-key-stdin]",
 		ShortHelp: "back up a running server into a directory, verified and rotated (JSON)",
 		LongHelp: "Exports everything the server holds through its HTTP API, the curated memories\n" +
-			"and every raw journal entry (sealed and secret ones included; the --include-*\n" +
-			"flags =false narrow it), and keeps the newest --keep backups in --dir.\n" +
+			"and every raw journal entry of every namespace (sealed and secret ones included;\n" +
+			"--namespaces and the --include-* flags =false narrow it), and keeps the newest\n" +
+			"--keep backups in --dir. A key bound to some namespaces must name them with\n" +
+			"--namespaces. Each entry keeps its namespace; restore puts it back there.\n" +
 			"Step by step:\n\n" +
 			"  1. lock --dir (a second backup into the same directory fails) and delete the\n" +
 			"     memsvc-*.cma.part files that an interrupted run left behind;\n" +
@@ -88,6 +92,9 @@ func (r *root) backupCmd() *ff.Command {
 			req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret, req.Encrypt = *raw, *sealed, *secret, *encrypt
 			var err error
 			if req.Stores, err = parseStores(*storesFlag); err != nil {
+				return err
+			}
+			if req.Namespaces, err = parseNamespaces(*nsFlag); err != nil {
 				return err
 			}
 			pass, err := cli.Secret(r.stdin, r.stderr, *key, *keyStdin, "--encryption-key", "Backup passphrase: ")
@@ -159,6 +166,30 @@ func (r *root) logger() *slog.Logger {
 
 // parseStores parses a comma-separated list of store names; empty means
 // all stores (nil).
+// parseNamespaces reads --namespaces: * alone, or names.
+func parseNamespaces(list string) ([]string, error) {
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if name != memory.AllNamespaces {
+			if err := memory.ValidateNamespace(name); err != nil {
+				return nil, cli.Usagef("--namespaces: %v", err)
+			}
+		}
+		out = append(out, name)
+	}
+	switch {
+	case len(out) == 0:
+		return nil, cli.Usagef("--namespaces is empty: name namespaces, or * for every one")
+	case len(out) > 1 && slices.Contains(out, memory.AllNamespaces):
+		return nil, cli.Usagef("--namespaces %q: * already means every namespace; give it alone", list)
+	}
+	return out, nil
+}
+
 func parseStores(list string) ([]memory.StoreType, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil

@@ -33,6 +33,7 @@ func (r *root) restoreCmd() *ff.Command {
 	strategy := fs.StringLong("strategy", "merge", "merge into the server's data, or replace it entirely")
 	conflict := fs.StringLong("conflict-resolution", "keep_newer", "with merge, when a record id exists: keep_newer, keep_existing or keep_imported")
 	passphrase := r.keyFlags(fs)
+	preserve := fs.BoolLongDefault("preserve-namespaces", true, "put each entry back into the namespace the archive names for it, which needs a key that may use every namespace (--preserve-namespaces=false: everything into the key's namespace)")
 	yes := fs.BoolLong("yes", "confirm --strategy replace without being asked")
 	timeout := fs.DurationLong("timeout", 0, "give up when the import takes longer than this; 0 means no limit")
 	return &ff.Command{
@@ -41,8 +42,11 @@ func (r *root) restoreCmd() *ff.Command {
 		ShortHelp: "verify an archive, then import it into a running server (JSON)",
 		LongHelp: "Verifies FILE completely first (as `archive verify` does; a damaged archive is\n" +
 			"reported and nothing is sent), then streams it to the server's import API. The\n" +
-			"server checks it again and applies it in one atomic step.\n\n" +
-			"--strategy replace deletes everything on the server before importing. It needs\n" +
+			"server checks it again and applies it in one atomic step. Each entry goes back\n" +
+			"into the namespace it was backed up from (--preserve-namespaces=false puts\n" +
+			"everything into the key's own namespace, default for an unbound key).\n\n" +
+			"--strategy replace deletes everything on the server (with\n" +
+			"--preserve-namespaces=false: in the key's namespace) before importing. It needs\n" +
 			"--yes, or a typed confirmation when stdin is a terminal; without a terminal and\n" +
 			"without --yes it is refused (exit 2).\n\n" +
 			"Prints the archive's format, checksum and record count and the number of records\n" +
@@ -65,6 +69,7 @@ func (r *root) restoreCmd() *ff.Command {
 			if req.ConflictResolution, err = memory.ParseConflictResolution(strings.ToLower(strings.TrimSpace(*conflict))); err != nil {
 				return cli.Usagef("--conflict-resolution: %v", err)
 			}
+			req.PreserveNamespaces = *preserve
 			replace := req.Strategy == memory.ImportReplace
 			interactive := cli.IsTerminal(r.stdin)
 			if replace && !*yes && !interactive {
@@ -92,7 +97,11 @@ func (r *root) restoreCmd() *ff.Command {
 			records := sc.sum.Header.Records()
 			r.info("restore: %s verified (%s, %d records, checksum %s)", path, formatName(sc.sum.Format), records, sc.sum.Checksum)
 			if replace && !*yes {
-				if err := r.confirm(fmt.Sprintf("This deletes ALL data on %s and replaces it with the %d records of %s.\nType \"replace\" to continue: ", url, records, path), "replace"); err != nil {
+				what := "ALL data on " + url
+				if !*preserve {
+					what = "all data of the key's namespace on " + url
+				}
+				if err := r.confirm(fmt.Sprintf("This deletes %s and replaces it with the %d records of %s.\nType \"replace\" to continue: ", what, records, path), "replace"); err != nil {
 					return err
 				}
 			}
