@@ -492,11 +492,15 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 		}
 		return recs, nil
 	}
+	if err := e.makeRoom(); err != nil {
+		return nil, err
+	}
 	recs, err := e.reconsolidate(ns, budget, ids)
 	if err != nil {
 		return nil, err
 	}
-	return recs, e.recalled()
+	e.recalled()
+	return recs, nil
 }
 
 // reconsolidate reads and changes the records ids under their locks.

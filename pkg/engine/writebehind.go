@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
@@ -25,12 +26,14 @@ import (
 // stored, updated or forgotten record:
 //   - the flusher runs every recallFlushEvery, so effects older than that
 //     are on disk unless the disk is failing;
-//   - a recall that leaves more than recallPendingMax records pending
-//     flushes them itself before it answers, so no more than that many
-//     records' effects are ever pending;
+//   - a recall that finds recallPendingMax records pending flushes them
+//     itself before it changes anything (and fails if they cannot be
+//     written), so no more than that many records' effects are ever
+//     pending, plus those of the recalls running;
 //   - Close flushes everything, and so does every operation that
 //     restructures many records (those that hold big exclusively), before
-//     it starts, so they work on what the recalls left.
+//     it starts, so they work on what the recalls left; an export tries
+//     to, and on a full disk goes on without the pending effects.
 //
 // A write of a record by anything else (update, link, forget, import...)
 // happens under the record's lock, reads the record through Engine.get,
@@ -55,6 +58,8 @@ type writeBehind struct {
 
 	every time.Duration // flush interval
 	max   int           // records pending before a recall flushes itself
+
+	tries atomic.Uint64 // flushes the flusher has tried (tests)
 
 	wake chan struct{}
 	stop chan struct{}
@@ -90,6 +95,7 @@ func (e *Engine) runFlusher() {
 	defer close(w.done)
 	tick := time.NewTicker(w.every)
 	defer tick.Stop()
+	failing := false // log when writing stops and resumes, not every try
 	for {
 		select {
 		case <-w.stop:
@@ -100,9 +106,14 @@ func (e *Engine) runFlusher() {
 		e.big.RLock()
 		err := e.flushRecalls()
 		e.big.RUnlock()
-		if err != nil {
-			e.log.Error("writing recall effects; they stay pending and are tried again", "err", err)
+		w.tries.Add(1)
+		switch {
+		case err != nil && !failing:
+			e.log.Error("cannot write recall effects; they stay pending and are tried again (recalls fail once the bound is reached)", "err", err)
+		case err == nil && failing:
+			e.log.Info("writing recall effects again")
 		}
+		failing = err != nil
 	}
 }
 
@@ -166,24 +177,34 @@ func (e *Engine) wrote(ns *nsState, id memory.ID) {
 	e.wb.mu.Unlock()
 }
 
-// recalled is called after a recall with reconsolidation released its
-// record locks: past the bound it flushes (the caller holds big shared),
-// else it wakes the flusher when a group is ready.
-func (e *Engine) recalled() error {
+// makeRoom is called before a recall with reconsolidation takes its
+// record locks: with the bound reached it writes the pending effects
+// first (the caller holds big shared), and fails, changing nothing, when
+// they cannot be written.
+func (e *Engine) makeRoom() error {
 	w := e.wb
 	w.mu.Lock()
 	n := len(w.pending)
 	w.mu.Unlock()
-	switch {
-	case n > w.max:
-		return e.flushRecalls()
-	case n >= recallFlushGroup:
+	if n < w.max {
+		return nil
+	}
+	return e.flushRecalls()
+}
+
+// recalled is called after a recall with reconsolidation: it wakes the
+// flusher once a group is ready.
+func (e *Engine) recalled() {
+	w := e.wb
+	w.mu.Lock()
+	n := len(w.pending)
+	w.mu.Unlock()
+	if n >= recallFlushGroup {
 		select {
 		case w.wake <- struct{}{}:
 		default:
 		}
 	}
-	return nil
 }
 
 // flushRecalls writes the pending effects, in groups of at most

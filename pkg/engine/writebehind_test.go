@@ -2,12 +2,16 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -128,8 +132,8 @@ func recordText(rec *memory.MemoryRecord) string {
 	return sb.String()
 }
 
-// TestRecallPendingBound: a recall that leaves more records pending than
-// the bound writes them before it answers.
+// TestRecallPendingBound: a recall that finds the bound's number of
+// records pending writes them before it changes anything.
 func TestRecallPendingBound(t *testing.T) {
 	h := newHarness(t, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: 3})
 	for i := range 10 {
@@ -279,4 +283,76 @@ func recallChild(dir string) {
 		}
 		fmt.Println("recalled", resp.Memories[0].Record.ID)
 	}
+}
+
+// TestRecallEffectsDiskFull: while the disk is full the flusher keeps the
+// effects pending and logs once, a recall past the bound fails rather than
+// exceed it, an export goes on, and once space returns the effects are
+// written and the recovery is logged.
+func TestRecallEffectsDiskFull(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	var logBuf lockedBuffer
+	db, err := store.Open(t.TempDir(), store.Options{MinFreeBytes: 1 << 20,
+		DiskFree: func(string) (uint64, error) { return free.Load(), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: 5 * time.Millisecond,
+		recallPendingMax: 2, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := &harness{t: t, db: db, e: e}
+	var ids []memory.ID
+	for i := range 3 {
+		ids = append(ids, h.store(fmt.Sprintf("note %s on a full disk", crashWord(i)), memory.StoreEpisodic))
+	}
+	free.Store(0)
+	h.recallOne(crashWord(0), 1)
+	h.recallOne(crashWord(1), 1)
+	tries := e.wb.tries.Load()
+	waitFor(t, "the flusher to try a few times", func() bool { return e.wb.tries.Load() >= tries+3 })
+	w := crashWord(2)
+	_, err = e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &w},
+		Stores: memory.PersistentStores, Limit: 1, IncludeDecayed: true, Reconsolidate: true})
+	if !errors.Is(err, store.ErrNoSpace) {
+		t.Fatalf("recall past the bound on a full disk: %v, want ErrNoSpace", err)
+	}
+	if got := h.record(ids[2]).AccessCount; got != 0 {
+		t.Fatalf("the refused recall changed its record: access count %d", got)
+	}
+	// An export is a read: it goes on without the pending effects.
+	if _, err := e.Export(context.Background(), &memory.ExportRequest{Format: "cma"}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("export on a full disk with recall effects pending: %v", err)
+	}
+	free.Store(1 << 40)
+	waitFor(t, "the effects to be written", func() bool {
+		rec, err := db.GetRecord(store.DefaultNS, memory.StoreEpisodic, ids[0])
+		return err == nil && rec.AccessCount == 1
+	})
+	waitFor(t, "the recovery to be logged", func() bool { return strings.Contains(logBuf.String(), "writing recall effects again") })
+	if n := strings.Count(logBuf.String(), "cannot write recall effects"); n != 1 {
+		t.Fatalf("%d error lines while the disk was full, want 1:\n%s", n, logBuf.String())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger and a test at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
