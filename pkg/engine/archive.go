@@ -58,6 +58,11 @@ func (e *Engine) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 	// A consistent view: the store snapshot and the working stores as of
 	// now.
 	e.big.RLock()
+	if err := e.flushRecalls(); err != nil {
+		// An export is a read and goes on when the disk is full: the
+		// archive then lacks the access counts still pending.
+		e.log.Warn("export without the recall effects not yet written", "err", err)
+	}
 	snap := e.db.NewSnapshot()
 	views := e.exportViews(names)
 	e.big.RUnlock()
@@ -298,6 +303,9 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return nil, err
+	}
 	targets := make([]*nsState, len(parts))
 	for i, p := range parts {
 		if targets[i], err = e.spaceFor(memory.WithNamespace(ctx, p.name)); err != nil {

@@ -92,6 +92,7 @@ func TestAuditEveryChange(t *testing.T) {
 	if _, err := h.e.RecallQuery(ctx, &req); err != nil {
 		t.Fatal(err)
 	}
+	h.flushRecalls() // recall effects are written (and logged) behind
 	tick(t, h, 3600)
 	if err := h.e.SetMode(ctx, &memory.SetModeRequest{Mode: memory.ModePerfect}); err != nil {
 		t.Fatal(err)

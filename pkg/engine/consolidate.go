@@ -76,6 +76,9 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	}
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return nil, err
+	}
 	ns := e.space(ctx)
 	if ns == nil {
 		return &memory.ConsolidateResponse{}, nil // a namespace that does not exist holds nothing
@@ -186,13 +189,18 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 			return nil, err
 		}
 	}
+	var stale []*memory.MemoryRecord
 	for _, rec := range work {
-		if upToDate(rec) {
-			continue
+		if !upToDate(rec) {
+			stale = append(stale, rec)
 		}
-		if err := e.consolidateOne(ns, rec, copies[rec.ID], now); err != nil {
+	}
+	for len(stale) > 0 {
+		n := min(len(stale), copyChunk)
+		if err := e.consolidateChunk(ns, stale[:n], copies, now); err != nil {
 			return nil, err
 		}
+		stale = stale[n:]
 	}
 	if len(prune) > 0 {
 		doomed := map[memory.ID]memory.StoreType{}
@@ -271,9 +279,38 @@ func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
 	return len(ta) > 0 && j >= dupJaccard
 }
 
-// consolidateOne writes (or refreshes) the semantic copy of rec, in rec's
-// namespace ns.
-func (e *Engine) consolidateOne(ns *nsState, rec *memory.MemoryRecord, existing *memory.MemoryRecord, now time.Time) error {
+// copyChunk is how many records one commit of a consolidation
+// copies: one sync and one audit entry per chunk, not per record. Each
+// chunk is atomic; a run stopped between chunks is finished by the next
+// one, which skips the copies already up to date.
+const copyChunk = 256
+
+// consolidateChunk writes (or refreshes) the semantic copies of recs, in
+// their namespace ns, in one commit; copies maps a source to its existing
+// copy.
+func (e *Engine) consolidateChunk(ns *nsState, recs []*memory.MemoryRecord, copies map[memory.ID]*memory.MemoryRecord, now time.Time) error {
+	t := e.begin(ns)
+	defer t.close()
+	ids := make([]memory.ID, 0, 2*len(recs))
+	refreshed := 0
+	for _, rec := range recs {
+		cp, err := e.consolidateInto(t, ns, rec, copies[rec.ID], now)
+		if err != nil {
+			return err
+		}
+		if copies[rec.ID] != nil {
+			refreshed++
+		}
+		ids = append(ids, rec.ID, cp)
+	}
+	t.audit(audit.OpConsolidate, ids, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},
+		map[string]any{"step": "copy", "records": len(recs), "refreshed": refreshed})
+	return t.commit()
+}
+
+// consolidateInto adds to t the semantic copy of rec (a new one, or
+// existing refreshed) and returns its id.
+func (e *Engine) consolidateInto(t *txn, ns *nsState, rec *memory.MemoryRecord, existing *memory.MemoryRecord, now time.Time) (memory.ID, error) {
 	cp := &memory.MemoryRecord{
 		ID: e.ids.New(), Store: memory.StoreSemantic, CreatedAt: now, LastAccessedAt: now, Version: 1,
 		Fidelity: e.newFidelity(ns, memory.StoreSemantic, rec.Emotion, now),
@@ -301,8 +338,6 @@ func (e *Engine) consolidateOne(ns *nsState, rec *memory.MemoryRecord, existing 
 	cp.Meta.ContextEdges = []memory.MetaEdge{{SourceID: &cp.ID, TargetID: src, Relation: memory.RelDerivedFrom, Confidence: &one}}
 	addEdge(cp, rec.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now)
 
-	t := e.begin(ns)
-	defer t.close()
 	if addEdge(rec, cp.ID, memory.AssocSemantic, memory.OriginDerivation, 1, now) {
 		// The link is provenance, not a change of the memory: the version
 		// stays, so the copy remains up to date.
@@ -314,9 +349,7 @@ func (e *Engine) consolidateOne(ns *nsState, rec *memory.MemoryRecord, existing 
 		put = t.putNewRecord
 	}
 	if err := put(cp); err != nil {
-		return err
+		return memory.ID{}, err
 	}
-	t.audit(audit.OpConsolidate, []memory.ID{rec.ID, cp.ID}, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},
-		map[string]any{"step": "copy", "refreshed": existing != nil})
-	return t.commit()
+	return cp.ID, nil
 }

@@ -7,13 +7,14 @@
 // Operations that touch one record (store, update, raw append) run
 // concurrently; they take a shared hold on Engine.big plus a striped lock per
 // record, so two writers of the same record never interleave and commits of
-// different records share a disk sync. With the audit log on, every commit
-// takes the next outbox sequence under one lock held through the commit
-// (the log's sequence must not have holes), so audited commits are synced
-// one at a time. Operations that restructure many
+// different records share a disk sync. With the audit log on, audited
+// commits take their outbox sequences in group commits (commit.go): the
+// changes waiting at once share one sync, and the log's sequence has no
+// holes. Operations that restructure many
 // records (forget) take Engine.big exclusively. The in-memory indexes are
 // guarded by Engine.mu and updated after the disk write commits, so what the
-// engine reports never runs ahead of what is durable.
+// engine reports never runs ahead of what is durable, except for the side
+// effects of recalls, which are written behind (writebehind.go).
 //
 // Everything a request touches belongs to one namespace (nsstate.go).
 package engine
@@ -77,6 +78,10 @@ type Options struct {
 	// lockReport, when set, checks the lock order in any build and
 	// receives every lock taken out of order (tests of the checker).
 	lockReport func(error)
+	// recallFlushEvery and recallPendingMax, when set, replace the
+	// write-behind bounds of recall effects (writebehind.go; tests).
+	recallFlushEvery time.Duration
+	recallPendingMax int
 }
 
 // Engine implements memory.Service over a store.DB.
@@ -94,12 +99,15 @@ type Options struct {
 //  3. workMu, rawMu, nsMu: serialise working-store writes, raw writes
 //     that carry client ids, and the creation of namespaces.
 //  4. locks[i]: record stripes (lockRecord, lockRecords).
-//  5. aud.mu: audit sequence assignment, held through the commit.
+//  5. aud.mu: held by the leader of an audited group commit through the
+//     commit (commit.go).
 //  6. aud.flushMu: one flush of the audit outbox at a time.
 //  7. mu: the in-memory state (the namespaces and, in each, entries, raw
 //     counts, working store, modes).
-//  8. vecMu, evo.mu: the vector indexes and a namespace's evolution
-//     observations; nothing is taken under them.
+//  8. vecMu, evo.mu, aud.queue, wb.mu: the vector indexes, a namespace's
+//     evolution observations, the queue of audited changes waiting for a
+//     group commit and the pending recall effects (writebehind.go);
+//     nothing is taken under them.
 //
 // searchindex guards each index with a lock of its own under mu, and
 // the store's locks are below every engine lock. In test binaries built
@@ -123,6 +131,8 @@ type Engine struct {
 	modeMu  lockorder.Mutex // serialises set-mode
 
 	nsMu lockorder.Mutex // serialises the creation of namespaces
+
+	wb *writeBehind // recall effects not yet written
 
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
@@ -196,6 +206,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.openAudit(); err != nil {
 		return nil, err
 	}
+	e.startWriteBehind()
 	if q := e.Quarantined(); len(q) > 0 {
 		e.log.Warn("serving without quarantined records that cannot be read; see the log lines above", "quarantined", len(q))
 	}
@@ -288,6 +299,9 @@ func (e *Engine) get(ns *nsState, id memory.ID) (*memory.MemoryRecord, error) {
 		}
 		return wrec, nil
 	}
+	if rec, ok, err := e.pendingRecord(ns, id); ok || err != nil {
+		return rec, err
+	}
 	rec, err := e.db.GetRecord(ns.id, st, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, memory.NotFound(id)
@@ -365,6 +379,7 @@ func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil,
 // store.
 func (e *Engine) Close() error {
 	e.stopLinker()
+	wberr := e.stopWriteBehind()
 	e.stopAudit()
 	e.big.Lock()
 	defer e.big.Unlock()
@@ -374,6 +389,9 @@ func (e *Engine) Close() error {
 		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	}
 	err := b.Commit()
+	if err == nil {
+		err = wberr
+	}
 	if serr := e.saveSnapshots(); serr != nil {
 		// Only a faster next start is lost: it builds the indexes.
 		e.log.Warn("index snapshot not written at close", "err", serr)

@@ -37,6 +37,9 @@ func (e *Engine) Forget(ctx context.Context, req *memory.ForgetRequest) (*memory
 
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return nil, err
+	}
 	ns := e.space(ctx)
 	if ns == nil {
 		return &memory.ForgetResponse{}, nil // a namespace that does not exist holds nothing

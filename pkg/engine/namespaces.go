@@ -53,6 +53,9 @@ func (e *Engine) DropNamespace(ctx context.Context, req *memory.DropNamespaceReq
 	// whether its namespace was dropped once it holds big.
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return nil, err
+	}
 	e.mu.RLock()
 	ns := e.spaces[req.Name]
 	var resp memory.DropNamespaceResponse

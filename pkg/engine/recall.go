@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -441,7 +440,8 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 // finishRecall reads the answer's records and, when asked, reconsolidates
 // them: access count and time, spaced reinforcement, and strengthening of
 // the edges between records recalled together in human mode (modes holds
-// the recall mode of each store). All of it is one commit.
+// the recall mode of each store). The changes take effect in memory at
+// once and are written behind (writebehind.go).
 //
 // Perfect mode learns no associations: co-activation raises the edge
 // weights spreading activation follows, so a perfect-mode recall that
@@ -452,7 +452,7 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 // recalled, before reinforcement restarts its clock: the answer reports,
 // and human mode renders, what was remembered, while the counters and
 // stability show this recall's reinforcement. Reinforcement applies to the
-// stored record, so the next read sees the restored score.
+// record itself, so the next read sees the restored score.
 func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, modes *[memory.StoreWorking + 1]memory.RecallMode, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
@@ -473,6 +473,20 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 		}
 		return recs, nil
 	}
+	if err := e.makeRoom(); err != nil {
+		return nil, err
+	}
+	recs, err := e.reconsolidate(ns, budget, modes, ids)
+	if err != nil {
+		return nil, err
+	}
+	e.recalled()
+	return recs, nil
+}
+
+// reconsolidate reads and changes the records ids under their locks;
+// modes holds the recall mode of each store.
+func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, modes *[memory.StoreWorking + 1]memory.RecallMode, ids []memory.ID) ([]*memory.MemoryRecord, error) {
 	defer e.lockRecords(ids)()
 	now := e.now()
 	recs := make([]*memory.MemoryRecord, len(ids))
@@ -491,15 +505,10 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 			together[id] = true
 		}
 	}
-	t := e.begin(ns)
-	defer t.close()
-	reinforced := 0
 	for _, rec := range recs {
 		rec.AccessCount++
 		rec.LastAccessedAt = now
-		if reinforce(ns, rec) {
-			reinforced++
-		}
+		reinforced := reinforce(ns, rec)
 		for j := range rec.Associations {
 			a := &rec.Associations[j]
 			if together[rec.ID] && together[a.TargetID] {
@@ -507,12 +516,7 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 			}
 		}
 		rec.UpdatedAt = now
-		t.touchRecord(rec)
-	}
-	t.b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
-	t.audit(audit.OpRecallReconsolidate, ids, storesOf(recs), map[string]any{"records": len(recs), "reinforced": reinforced})
-	if err := t.commit(); err != nil {
-		return nil, err
+		e.holdRecall(ns, rec, reinforced)
 	}
 	return recs, nil
 }

@@ -186,6 +186,9 @@ func (e *Engine) prune(ctx context.Context, ns *nsState, ids []memory.ID, clock 
 	}
 	e.big.Lock()
 	defer e.big.Unlock()
+	if err := e.flushRecalls(); err != nil {
+		return 0, err
+	}
 	doomed := map[memory.ID]memory.StoreType{}
 	e.mu.RLock()
 	if !ns.dropped {

@@ -202,15 +202,18 @@ func (t *txn) commit() error {
 		ns.resetLocked()
 	}
 	for _, d := range t.dels {
+		e.wrote(d.ns, d.id)
 		d.ns.working.delete(d.id)
 		d.ns.st.delete(d.id)
 		d.ns.vectors.Remove(d.id)
 	}
 	for _, p := range t.puts {
+		e.wrote(p.ns, p.rec.ID)
 		applyRecord(p.ns, p.rec)
 		p.ns.vectors.Put(p.rec.ID, p.rec.Content.Embedding())
 	}
 	for _, p := range t.touched {
+		e.wrote(p.ns, p.rec.ID)
 		applyRecord(p.ns, p.rec) // its vector row is unchanged
 	}
 	for _, r := range t.raws {

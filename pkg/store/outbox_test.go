@@ -45,6 +45,13 @@ func TestOutboxKeys(t *testing.T) {
 			t.Fatalf("outbox %v, want %v", got, want)
 		}
 	}
+	var from []uint64
+	if err := db.ScanOutboxFrom(8, func(seq uint64, _ []byte) (bool, error) {
+		from = append(from, seq)
+		return true, nil
+	}); err != nil || len(from) != 2 || from[0] != 256 || from[1] != 300 {
+		t.Fatalf("outbox from 8: %v, %v; want [256 300]", from, err)
+	}
 	commit(t, db, func(b *Batch) { b.DeleteOutbox(7); b.DeleteOutbox(256) })
 	if got := scan(); len(got) != 1 || got[0].seq != 300 {
 		t.Fatalf("after deletes: %v", got)

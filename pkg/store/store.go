@@ -634,12 +634,38 @@ func (b *Batch) Commit() error { return b.commit(pebble.Sync) }
 // data that is rebuilt after a crash.
 func (b *Batch) CommitNoSync() error { return b.commit(pebble.NoSync) }
 
-// commit applies the batch. Record values are refused in a directory that
-// is encrypted but was opened without its passphrase: they would be
-// written in plaintext where the operator asked for encryption.
-func (b *Batch) commit(o *pebble.WriteOptions) error {
+// Append adds the writes of o after those of b, so that both commit
+// together: a group commit of several changes shares one sync. o is left as
+// it was and still has to be closed. A batch that Commit would refuse is
+// refused here, and b is left as it was.
+func (b *Batch) Append(o *Batch) error {
+	if err := o.writable(); err != nil {
+		return err
+	}
+	if err := b.b.Apply(o.b, nil); err != nil {
+		return err
+	}
+	b.records = b.records || o.records
+	b.healed = append(b.healed, o.healed...)
+	b.released = append(b.released, o.released...)
+	b.dropped = append(b.dropped, o.dropped...)
+	return nil
+}
+
+// writable refuses record values in a directory that is encrypted but was
+// opened without its passphrase: they would be written in plaintext where
+// the operator asked for encryption.
+func (b *Batch) writable() error {
 	if b.records && b.db.keys == nil && b.db.hasHeader {
 		return fmt.Errorf("data directory %s is encrypted; not writing records in plaintext: %w", b.db.dir, ErrEncrypted)
+	}
+	return nil
+}
+
+// commit applies the batch, unless writable refuses it.
+func (b *Batch) commit(o *pebble.WriteOptions) error {
+	if err := b.writable(); err != nil {
+		return err
 	}
 	if err := b.db.space.check(b.b.Len()); err != nil {
 		return err
@@ -1195,7 +1221,18 @@ func (b *Batch) DeleteOutbox(seq uint64) { b.Delete(outboxKey(seq)) }
 // ScanOutbox calls fn with every outbox event in sequence order until fn
 // returns false. The event is only valid during the call.
 func (db *DB) ScanOutbox(fn func(seq uint64, event []byte) (bool, error)) error {
-	return db.ScanPrefix([]byte{kindOutbox}, false, func(k, v []byte) (bool, error) {
+	return db.ScanOutboxFrom(0, fn)
+}
+
+// ScanOutboxFrom is ScanOutbox from sequence from on. Starting past the
+// events already taken skips their deletions, which pile up in the store
+// until a compaction and would otherwise be stepped over on every scan.
+func (db *DB) ScanOutboxFrom(from uint64, fn func(seq uint64, event []byte) (bool, error)) error {
+	lower := []byte{kindOutbox} // from 0 on: malformed keys too
+	if from > 0 {
+		lower = outboxKey(from)
+	}
+	return db.Scan(lower, PrefixEnd(lower[:1]), false, func(k, v []byte) (bool, error) {
 		if len(k) != 9 {
 			return false, fmt.Errorf("outbox key %x: %w", k, ErrCorrupt)
 		}

@@ -736,3 +736,67 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("db sees %d records, want 2", got)
 	}
 }
+
+// TestAppendCommitsTogether: batches appended to another commit with it,
+// their bookkeeping included (a namespace dropped in an appended batch is
+// forgotten when the group commits), and a batch Commit would refuse is
+// refused by Append without changing the group.
+func TestAppendCommitsTogether(t *testing.T) {
+	db := openMem(t)
+	ns, err := db.CreateNamespace("gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := db.NewBatch()
+	defer group.Close()
+	a, b := db.NewBatch(), db.NewBatch()
+	defer a.Close()
+	defer b.Close()
+	a.Set([]byte("ka"), []byte("1"))
+	b.Set([]byte("kb"), []byte("2"))
+	b.DropNamespace(ns)
+	for _, o := range []*Batch{a, b} {
+		if err := group.Append(o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Get([]byte("ka")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("appended write visible before the group committed: %v", err)
+	}
+	if err := group.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"ka", "kb"} {
+		if _, err := db.Get([]byte(k)); err != nil {
+			t.Errorf("%s after the group commit: %v", k, err)
+		}
+	}
+	if _, ok := db.LookupNamespace("gone"); ok {
+		t.Error("the namespace dropped in an appended batch is still live")
+	}
+	// An appended batch may be committed again on its own: Append left it as it was.
+	if a.Empty() {
+		t.Error("Append emptied the appended batch")
+	}
+}
+
+func TestAppendRefusesPlaintextRecords(t *testing.T) {
+	dir := t.TempDir()
+	closeDB(t, openEnc(t, dir, "pw")) // header only
+	db := openPlain(t, dir)
+	group := db.NewBatch()
+	defer group.Close()
+	group.PutMeta("k", []byte("v"))
+	rec := db.NewBatch()
+	defer rec.Close()
+	rec.PutRecord(DefaultNS, minimalRecord())
+	if err := group.Append(rec); !errors.Is(err, ErrEncrypted) {
+		t.Fatalf("Append of a plaintext record in a locked directory: %v", err)
+	}
+	if err := group.Commit(); err != nil {
+		t.Fatalf("the group after a refused Append: %v", err)
+	}
+	if sealed, plain := sealedValues(t, db); sealed+plain != 0 {
+		t.Errorf("%d record values written", sealed+plain)
+	}
+}

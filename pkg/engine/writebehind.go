@@ -1,0 +1,280 @@
+package engine
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// Write-behind of recall side effects.
+//
+// A recall with reconsolidation changes the records it returns: access
+// count and time, reinforcement where due, co-activation of the links
+// between them. It used to commit (and sync, and audit) that change before
+// answering. Now the changed records take effect in memory at once, in the
+// namespace's state (ranking, fidelity) and in a table of pending records
+// that every read of a record consults first (Engine.get), and a flusher
+// writes them behind: grouped, one sync and one audit entry per group and
+// namespace.
+//
+// What a crash can lose is bounded, and only ever these effects, never a
+// stored, updated or forgotten record:
+//   - the flusher runs every recallFlushEvery, so effects older than that
+//     are on disk unless the disk is failing;
+//   - a recall that finds recallPendingMax records pending flushes them
+//     itself before it changes anything (and fails if they cannot be
+//     written), so no more than that many records' effects are ever
+//     pending, plus those of the recalls running;
+//   - Close flushes everything, and so does every operation that
+//     restructures many records (those that hold big exclusively), before
+//     it starts, so they work on what the recalls left; an export tries
+//     to, and on a full disk goes on without the pending effects.
+//
+// A write of a record by anything else (update, link, forget, import...)
+// happens under the record's lock, reads the record through Engine.get,
+// pending effects included, and drops the pending entry when it commits:
+// its write carries the effects. The flusher takes the records' locks
+// too, so it never writes an effect over a newer version.
+
+// Bounds of the write-behind (see above); docs/design.md states them as
+// the loss bound.
+const (
+	recallFlushEvery = 500 * time.Millisecond
+	recallPendingMax = 4096
+	// recallFlushGroup bounds the records of one group commit, so the
+	// record locks it holds through its sync cover few records.
+	recallFlushGroup = 256
+)
+
+// writeBehind holds the pending recall effects.
+type writeBehind struct {
+	mu      lockorder.Mutex // guards pending
+	pending map[nsID]*pendingRecall
+
+	every time.Duration // flush interval
+	max   int           // records pending before a recall flushes itself
+
+	tries atomic.Uint64 // flushes the flusher has tried (tests)
+
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
+}
+
+// pendingRecall is a record changed by recalls and not yet written.
+type pendingRecall struct {
+	rec        []byte // store.EncodeRecord of the record as changed
+	store      memory.StoreType
+	recalls    int // recalls that changed it since the last write
+	reinforced int // of which reinforced it
+}
+
+func (e *Engine) startWriteBehind() {
+	w := &writeBehind{pending: map[nsID]*pendingRecall{}, every: recallFlushEvery, max: recallPendingMax,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	if e.opts.recallFlushEvery > 0 {
+		w.every = e.opts.recallFlushEvery
+	}
+	if e.opts.recallPendingMax > 0 {
+		w.max = e.opts.recallPendingMax
+	}
+	w.mu.Init(e.order, "wb.mu", rankLeaf)
+	e.wb = w
+	go e.runFlusher()
+}
+
+// runFlusher flushes the pending effects every interval, or sooner when a
+// recall asks.
+func (e *Engine) runFlusher() {
+	w := e.wb
+	defer close(w.done)
+	tick := time.NewTicker(w.every)
+	defer tick.Stop()
+	failing := false // log when writing stops and resumes, not every try
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-tick.C:
+		case <-w.wake:
+		}
+		e.big.RLock()
+		err := e.flushRecalls()
+		e.big.RUnlock()
+		w.tries.Add(1)
+		switch {
+		case err != nil && !failing:
+			e.log.Error("cannot write recall effects; they stay pending and are tried again (recalls fail once the bound is reached)", "err", err)
+		case err == nil && failing:
+			e.log.Info("writing recall effects again")
+		}
+		failing = err != nil
+	}
+}
+
+// stopWriteBehind stops the flusher and writes what is pending.
+func (e *Engine) stopWriteBehind() error {
+	close(e.wb.stop)
+	<-e.wb.done
+	e.big.Lock()
+	defer e.big.Unlock()
+	return e.flushRecalls()
+}
+
+// holdRecall records the effects of a recall on rec, whose lock the caller
+// holds, and applies them to the namespace's state.
+func (e *Engine) holdRecall(ns *nsState, rec *memory.MemoryRecord, reinforced bool) {
+	enc := store.EncodeRecord(rec)
+	e.mu.Lock()
+	applyRecord(ns, rec)
+	e.mu.Unlock()
+	w := e.wb
+	w.mu.Lock()
+	p := w.pending[nsID{ns, rec.ID}]
+	if p == nil {
+		p = &pendingRecall{}
+		w.pending[nsID{ns, rec.ID}] = p
+	}
+	p.rec, p.store = enc, rec.Store
+	p.recalls++
+	if reinforced {
+		p.reinforced++
+	}
+	w.mu.Unlock()
+}
+
+// pendingRecord is the record id of namespace ns as recalls left it, if
+// they changed it since it was last written.
+func (e *Engine) pendingRecord(ns *nsState, id memory.ID) (*memory.MemoryRecord, bool, error) {
+	w := e.wb
+	w.mu.Lock()
+	p := w.pending[nsID{ns, id}]
+	var enc []byte
+	if p != nil {
+		enc = p.rec
+	}
+	w.mu.Unlock()
+	if enc == nil {
+		return nil, false, nil
+	}
+	rec, err := store.DecodeRecord(enc)
+	return rec, err == nil, err
+}
+
+// wrote drops the pending effects of records a commit wrote: the commit
+// carried them. Callers hold the records' locks, or big exclusively.
+func (e *Engine) wrote(ns *nsState, id memory.ID) {
+	if e.wb == nil {
+		return
+	}
+	e.wb.mu.Lock()
+	delete(e.wb.pending, nsID{ns, id})
+	e.wb.mu.Unlock()
+}
+
+// makeRoom is called before a recall with reconsolidation takes its
+// record locks: with the bound reached it writes the pending effects
+// first (the caller holds big shared), and fails, changing nothing, when
+// they cannot be written.
+func (e *Engine) makeRoom() error {
+	w := e.wb
+	w.mu.Lock()
+	n := len(w.pending)
+	w.mu.Unlock()
+	if n < w.max {
+		return nil
+	}
+	return e.flushRecalls()
+}
+
+// recalled is called after a recall with reconsolidation: it wakes the
+// flusher once a group is ready.
+func (e *Engine) recalled() {
+	w := e.wb
+	w.mu.Lock()
+	n := len(w.pending)
+	w.mu.Unlock()
+	if n >= recallFlushGroup {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flushRecalls writes the pending effects, in groups of at most
+// recallFlushGroup records of one namespace. Callers hold big, shared or
+// exclusively. Effects that arrive while it runs may wait for the next
+// flush.
+func (e *Engine) flushRecalls() error {
+	w := e.wb
+	w.mu.Lock()
+	byNS := map[*nsState][]memory.ID{}
+	for k := range w.pending {
+		byNS[k.ns] = append(byNS[k.ns], k.id)
+	}
+	w.mu.Unlock()
+	for ns, ids := range byNS {
+		for len(ids) > 0 {
+			n := min(len(ids), recallFlushGroup)
+			if err := e.flushGroup(ns, ids[:n]); err != nil {
+				return err
+			}
+			ids = ids[n:]
+		}
+	}
+	return nil
+}
+
+// flushGroup writes the pending effects on records ids of namespace ns in
+// one commit with one audit entry.
+func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) error {
+	defer e.lockRecords(ids)()
+	w := e.wb
+	var recs []*memory.MemoryRecord
+	var written []memory.ID
+	recalls, reinforced := 0, 0
+	for _, id := range ids {
+		w.mu.Lock()
+		p := w.pending[nsID{ns, id}]
+		w.mu.Unlock()
+		if p == nil {
+			continue // written by someone else meanwhile
+		}
+		rec, err := store.DecodeRecord(p.rec)
+		if err != nil {
+			return fmt.Errorf("pending recall effects of %s: %w", id, err)
+		}
+		e.mu.RLock()
+		ent, ok := ns.st.entries[id]
+		live := ok && ent.store == p.store && !ns.dropped
+		e.mu.RUnlock()
+		if !live {
+			// The record moved or went by a way that does not pass
+			// through the pending table; its effects went with it.
+			e.wrote(ns, id)
+			continue
+		}
+		recs = append(recs, rec)
+		written = append(written, id)
+		recalls += p.recalls
+		reinforced += p.reinforced
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	t := e.begin(ns)
+	defer t.close()
+	for _, rec := range recs {
+		t.touchRecord(rec)
+	}
+	t.b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
+	t.audit(audit.OpRecallReconsolidate, written, storesOf(recs),
+		map[string]any{"records": len(recs), "recalls": recalls, "reinforced": reinforced})
+	return t.commit()
+}

@@ -1,0 +1,339 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
+)
+
+// recallOne recalls by text with reconsolidation, at most limit records.
+func (h *harness) recallOne(text string, limit uint32) []memory.ID {
+	h.t.Helper()
+	req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text}, Stores: memory.PersistentStores(),
+		Limit: limit, IncludeDecayed: true, Reconsolidate: true}
+	resp, err := h.e.RecallQuery(context.Background(), req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	var ids []memory.ID
+	for _, m := range resp.Memories {
+		ids = append(ids, m.Record.ID)
+	}
+	return ids
+}
+
+// onDisk reads a default-namespace record as the store holds it.
+func (h *harness) onDisk(id memory.ID, st memory.StoreType) (*memory.MemoryRecord, error) {
+	return h.db.GetRecord(store.DefaultNS, st, id)
+}
+
+func (h *harness) flushRecalls() {
+	h.t.Helper()
+	h.e.big.RLock()
+	err := h.e.flushRecalls()
+	h.e.big.RUnlock()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// TestRecallWriteBehind: a recall's effects show at once and reach the
+// disk with the next flush, all recalls since the last one in one commit
+// with one audit entry; an update or a forget of the record in between
+// carries or ends them, and the flush never writes over either.
+func TestRecallWriteBehind(t *testing.T) {
+	h, path := auditHarness(t)
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	h.reopen()
+	a := h.store("alpha note about lanterns", memory.StoreEpisodic)
+	b := h.store("beta note about lanterns", memory.StoreEpisodic)
+	for range 2 {
+		if got := h.recallOne("lanterns", 2); len(got) != 2 {
+			t.Fatalf("recall found %v, want both", got)
+		}
+	}
+	if got := h.record(a).AccessCount; got != 2 {
+		t.Fatalf("access count after two recalls: %d, want 2 at once", got)
+	}
+	if rec, err := h.onDisk(a, memory.StoreEpisodic); err != nil || rec.AccessCount != 0 {
+		t.Fatalf("before the flush the disk has access count %v (%v), want 0: the effect is written behind", rec.AccessCount, err)
+	}
+	h.flushRecalls()
+	if rec, err := h.onDisk(a, memory.StoreEpisodic); err != nil || rec.AccessCount != 2 {
+		t.Fatalf("after the flush: %v, %v; want access count 2", rec, err)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	var entries []auditLine
+	for _, l := range readAudit(t, path) {
+		if l.Operation == audit.OpRecallReconsolidate {
+			entries = append(entries, l)
+		}
+	}
+	if len(entries) != 1 {
+		t.Fatalf("%d recall audit entries for one flush, want 1", len(entries))
+	}
+	var sum struct{ Records, Recalls int }
+	if err := json.Unmarshal(entries[0].Summary, &sum); err != nil || sum.Records != 2 || sum.Recalls != 4 {
+		t.Fatalf("flush audit summary %s, want 2 records and 4 recalls (of a record each)", entries[0].Summary)
+	}
+
+	// An update carries the pending effect; the flush writes nothing over it.
+	h.recallOne("alpha", 1)
+	text := memory.TextContent("alpha note, rewritten")
+	if err := h.e.EncodeUpdate(context.Background(), &memory.EncodeUpdateRequest{RecordID: a, Content: &text}); err != nil {
+		t.Fatal(err)
+	}
+	h.flushRecalls()
+	rec, err := h.onDisk(a, memory.StoreEpisodic)
+	if err != nil || rec.AccessCount != 3 || recordText(rec) != "alpha note, rewritten" {
+		t.Fatalf("after recall, update, flush: %v; want the new text and access count 3", rec)
+	}
+
+	// A forget ends it; the flush does not bring the record back.
+	h.recallOne("beta", 1)
+	if _, err := h.e.Forget(context.Background(), &memory.ForgetRequest{RecordIDs: []memory.ID{b}, Confirm: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	h.flushRecalls()
+	if _, err := h.onDisk(b, memory.StoreEpisodic); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("forgotten record after a flush: %v", err)
+	}
+
+	// Close writes what is pending.
+	h.recallOne("alpha", 1)
+	h.reopen()
+	if got := h.record(a).AccessCount; got != 4 {
+		t.Fatalf("access count after a clean restart: %d, want 4", got)
+	}
+}
+
+func recordText(rec *memory.MemoryRecord) string {
+	var sb strings.Builder
+	for _, b := range rec.Content.Blocks {
+		sb.Write(b.Data)
+	}
+	return sb.String()
+}
+
+// TestRecallPendingBound: a recall that finds the bound's number of
+// records pending writes them before it changes anything.
+func TestRecallPendingBound(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: 3})
+	for i := range 10 {
+		h.store(fmt.Sprintf("note %s of the bound", crashWord(i)), memory.StoreEpisodic)
+	}
+	most := 0
+	for i := range 10 {
+		h.recallOne(crashWord(i), 1)
+		h.e.wb.mu.Lock()
+		n := len(h.e.wb.pending)
+		h.e.wb.mu.Unlock()
+		if n > 3 {
+			t.Fatalf("%d records pending after recall %d, bound 3", n, i)
+		}
+		most = max(most, n)
+	}
+	if most == 0 {
+		t.Fatal("nothing was ever pending: recalls wrote their effects at once")
+	}
+}
+
+// crashWord is a word only record i of the crash tests carries.
+func crashWord(i int) string {
+	const letters = "bcdfghjklmnpqrstvwxz"
+	return "zy" + letters[i/len(letters):i/len(letters)+1] + letters[i%len(letters):i%len(letters)+1]
+}
+
+// Bounds of the kill -9 test's child.
+const (
+	crashRecords    = 24
+	crashPendingMax = 8
+)
+
+// TestRecallEffectsKill: a process recalling in a loop is killed with
+// SIGKILL. After a restart every stored record is there, and the access
+// counts of at most the bound's number of records (plus one for a recall
+// in flight) fall short of the recalls acknowledged; none exceeds them by
+// more than the recall in flight.
+func TestRecallEffectsKill(t *testing.T) {
+	if dir := os.Getenv("MEMSVC_RECALL_CHILD"); dir != "" {
+		recallChild(dir)
+		return
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	cmd, out := startChild(t, ctx, "TestRecallEffectsKill", "MEMSVC_RECALL_CHILD="+dir)
+	sc := bufio.NewScanner(out)
+	stored := map[string]bool{}
+	acked := map[string]uint32{}
+	recalls := 0
+	for recalls < 300 && sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) == 2 && f[0] == "stored":
+			stored[f[1]] = true
+		case len(f) == 2 && f[0] == "recalled":
+			acked[f[1]]++
+			recalls++
+		case len(f) > 0 && f[0] == "error":
+			t.Fatalf("child: %s", sc.Text())
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	if recalls < 300 {
+		t.Fatalf("child stopped after %d recalls: %v", recalls, sc.Err())
+	}
+
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e, err := Open(context.Background(), db, Options{SimilarLinks: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	counts := map[string]uint32{}
+	if err := db.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
+		counts[rec.ID.String()] = rec.AccessCount
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != crashRecords {
+		t.Fatalf("child acknowledged %d stores, want %d", len(stored), crashRecords)
+	}
+	short, written := 0, 0
+	for id := range stored {
+		got, ok := counts[id]
+		if !ok {
+			t.Fatalf("stored record %s lost", id)
+		}
+		want := acked[id]
+		switch {
+		case got > want+1:
+			t.Fatalf("record %s: access count %d, only %d recalls acknowledged", id, got, want)
+		case got < want:
+			short++
+		}
+		if got > 0 {
+			written++
+		}
+	}
+	if short > crashPendingMax+1 {
+		t.Fatalf("%d records lost recall effects, bound %d", short, crashPendingMax+1)
+	}
+	if written == 0 {
+		t.Fatal("no recall effect reached the disk")
+	}
+	t.Logf("%d recalls acknowledged; %d records short of them after the kill", recalls, short)
+}
+
+func recallChild(dir string) {
+	fail := func(err error) {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		fail(err)
+	}
+	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
+	if err != nil {
+		fail(err)
+	}
+	st := memory.StoreEpisodic
+	for i := range crashRecords {
+		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{
+			Content: memory.TextContent(fmt.Sprintf("note %s for the kill", crashWord(i))), Store: &st})
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println("stored", resp.RecordID)
+	}
+	for i := 0; ; i++ {
+		w := crashWord(i % crashRecords)
+		resp, err := e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &w},
+			Stores: memory.PersistentStores(), Limit: 1, IncludeDecayed: true, Reconsolidate: true})
+		if err != nil {
+			fail(err)
+		}
+		if len(resp.Memories) != 1 {
+			fail(fmt.Errorf("recall %s found %d records", w, len(resp.Memories)))
+		}
+		fmt.Println("recalled", resp.Memories[0].Record.ID)
+	}
+}
+
+// TestRecallEffectsDiskFull: while the disk is full the flusher keeps the
+// effects pending and logs once, a recall past the bound fails rather than
+// exceed it, an export goes on, and once space returns the effects are
+// written and the recovery is logged.
+func TestRecallEffectsDiskFull(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	var logBuf lockedBuffer
+	db, err := store.Open(t.TempDir(), store.Options{MinFreeBytes: 1 << 20,
+		DiskFree: func(string) (uint64, error) { return free.Load(), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: 5 * time.Millisecond,
+		recallPendingMax: 2, Logger: slog.New(slog.NewTextHandler(&logBuf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := &harness{t: t, db: db, e: e}
+	var ids []memory.ID
+	for i := range 3 {
+		ids = append(ids, h.store(fmt.Sprintf("note %s on a full disk", crashWord(i)), memory.StoreEpisodic))
+	}
+	free.Store(0)
+	h.recallOne(crashWord(0), 1)
+	h.recallOne(crashWord(1), 1)
+	tries := e.wb.tries.Load()
+	waitFor(t, "the flusher to try a few times", func() bool { return e.wb.tries.Load() >= tries+3 })
+	w := crashWord(2)
+	_, err = e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &w},
+		Stores: memory.PersistentStores(), Limit: 1, IncludeDecayed: true, Reconsolidate: true})
+	if !errors.Is(err, store.ErrNoSpace) {
+		t.Fatalf("recall past the bound on a full disk: %v, want ErrNoSpace", err)
+	}
+	if got := h.record(ids[2]).AccessCount; got != 0 {
+		t.Fatalf("the refused recall changed its record: access count %d", got)
+	}
+	// An export is a read: it goes on without the pending effects.
+	if _, err := e.Export(context.Background(), &memory.ExportRequest{Format: "cma"}, &bytes.Buffer{}); err != nil {
+		t.Fatalf("export on a full disk with recall effects pending: %v", err)
+	}
+	free.Store(1 << 40)
+	waitFor(t, "the effects to be written", func() bool {
+		rec, err := db.GetRecord(store.DefaultNS, memory.StoreEpisodic, ids[0])
+		return err == nil && rec.AccessCount == 1
+	})
+	waitFor(t, "the recovery to be logged", func() bool { return strings.Contains(logBuf.String(), "writing recall effects again") })
+	if n := strings.Count(logBuf.String(), "cannot write recall effects"); n != 1 {
+		t.Fatalf("%d error lines while the disk was full, want 1:\n%s", n, logBuf.String())
+	}
+}
