@@ -13,10 +13,8 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// rankWorld is a small fixed corpus stored through the engine (so the
-// conversation order is the engine's) and indexed in a searchindex built
-// here, as the engine's index will hold it: one field of every text of a
-// record, Okapi BM25.
+// rankWorld is a small fixed corpus stored through the engine, ranked
+// over the engine's own index and conversation order, as recall ranks.
 type rankWorld struct {
 	t    *testing.T
 	seqs *seqWorld
@@ -70,24 +68,8 @@ func newRankWorld(t *testing.T) *rankWorld {
 			w.seqs.named(names[i], r.RecordID)
 		}
 	}
-	an := textindex.NewAnalyzer()
-	ix, err := searchindex.Build(searchindex.Config{
-		Fields: []searchindex.Field{{Name: "text", Weight: 1, B: 0.75}}, K1: 1.2, Analyzer: an, AnalyzerVersion: an.Version(),
-	}, func(add searchindex.AddFunc) error {
-		for _, id := range w.seqs.id {
-			rec := w.seqs.h.record(id)
-			d := &searchindex.Document{ID: id}
-			d.Fields[0] = recordTexts(rec)
-			if err := add(d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.ix, w.an = ix, rank.NewAnalyzer(textindex.Tokenize)
+	// The engine's own index of the namespace, as recall reads it.
+	w.ix, w.an = w.seqs.h.e.defaultSpace().text, rank.NewAnalyzer(textindex.Tokenize)
 	return w
 }
 
@@ -164,6 +146,20 @@ func TestTextRankingPatterns(t *testing.T) {
 			}
 			if got, scores := w.ranked(full, tc.query); !slices.Equal(got, tc.want) {
 				t.Errorf("ranking %q: %q (scores %.3f), want %q", tc.query, got, scores, tc.want)
+			}
+			// Recall itself answers in that order (perfect mode, the
+			// API's defaults otherwise; the corpus has no associations).
+			req := textQuery(tc.query)
+			resp, err := w.seqs.h.e.RecallQuery(context.Background(), &req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range resp.Memories {
+				got = append(got, w.seqs.name[m.Record.ID])
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("recall %q: %q, want %q", tc.query, got, tc.want)
 			}
 		})
 	}
