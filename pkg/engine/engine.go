@@ -35,6 +35,8 @@ import (
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
+	"memsvc.dev/memsvc/pkg/engine/rank"
+	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -134,6 +136,13 @@ type Engine struct {
 
 	clockBits atomic.Uint64 // engine-wide decay clock in seconds, as float64 bits
 
+	// function knows the function words of queries and texts (ranking
+	// and human-mode rendering); it is read-only after Open.
+	function *rank.Analyzer
+	// ranking is how text recall ranks (textrank.go); read-only after
+	// Open.
+	ranking textRanking
+
 	vecMu lockorder.RWMutex // guards the vector indexes' matrices
 
 	// Index snapshots (snapshot.go): one written at a time, and at most
@@ -176,6 +185,9 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 		now:  func() time.Time { return opts.Now().UTC() },
 		opts: opts,
 		seed: maphash.MakeSeed(),
+
+		function: rank.NewAnalyzer(textindex.Tokenize),
+		ranking:  recommendedTextRanking(),
 	}
 	e.initLocks()
 	e.ids = memory.NewIDSource(e.now, nil)

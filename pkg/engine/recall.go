@@ -7,10 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode"
-	"unicode/utf8"
+	"time"
 
-	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -30,10 +28,21 @@ const (
 	// and fidelity weighting to reorder.
 	candidateFactor = 3
 	candidateExtra  = 20
-	// Human-mode rendering masks words of records below this score.
-	maskBelow = 0.9
-	maxMask   = 0.8
+	// UseFactor bounds what a record's use history (its fidelity, which
+	// reinforcement restores) does to its rank in human mode: relevance is
+	// multiplied by useWeight(f), between 1/UseFactor at fidelity 0 and 1
+	// at fidelity 1, so a less relevant record never passes a more
+	// relevant one whose relevance is UseFactor times its own or more.
+	// Within that band fidelity orders records of near-equal relevance.
+	UseFactor = 1.05
 )
+
+// useWeight is the human-mode multiplier of relevance at fidelity f: linear
+// from 1/UseFactor at 0 to 1 at 1.
+func useWeight(f float64) float64 {
+	f = min(max(f, 0), 1)
+	return 1/UseFactor + (1-1/UseFactor)*f
+}
 
 // recallPlan is a recall request after validation and defaults.
 type recallPlan struct {
@@ -84,7 +93,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	if len(cands) > p.limit {
 		cands = cands[:p.limit]
 	}
-	recs, err := e.finishRecall(ns, memory.AnswerBudgetOf(ctx), req.Reconsolidate, cands)
+	recs, err := e.finishRecall(ns, memory.AnswerBudgetOf(ctx), req.Reconsolidate, &p.modes, cands)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +105,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		}
 		e.observeRecall(ns, p.storeList, seen)
 	}
+	var words *wordClasser // made for the first record human mode renders
 	for i, c := range cands {
 		rec := recs[i]
 		// Rendered from the score the record had when recalled (see
@@ -103,7 +113,10 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		// this recall reinforces it.
 		rendered := rec.Content
 		if p.modes[rec.Store] == memory.ModeHuman {
-			rendered = renderHuman(rec)
+			if words == nil {
+				words = newWordClasser(p.text, e.function)
+			}
+			rendered = renderHuman(rec, words)
 		}
 		resp.Memories = append(resp.Memories, memory.RecalledMemory{
 			Record: *rec, RelevanceScore: c.score, ActivationPath: c.path, RenderedContent: rendered,
@@ -314,23 +327,25 @@ func (e *Engine) vectorHits(ns *nsState, p *recallPlan, k int) []vecindex.Hit {
 	}})
 }
 
-// textHitsLocked adds the full-text hits, their BM25 scores normalised by
-// the best one and weighed by w.
+// textHitsLocked adds the text hits of the ranking stage (textrank.go:
+// query analysis, BM25, proximity, conversation neighbours), their scores
+// normalised by the best one and weighed by w. A hit need not contain a
+// query word: the record after one that does shares its evidence.
 func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, found *relevance) error {
 	if p.text == "" {
 		return nil
 	}
-	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(p.text), Limit: k, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
+	hits, err := e.ranking.rank(ns.text, e.function, conversation{ns.st}, p.text, k, func(id memory.ID) bool {
 		_, ok := eligible(ns, p, id)
 		return ok
-	}})
+	})
 	if err != nil {
-		return fmt.Errorf("text search: %w", err)
+		return err
 	}
 	if len(hits) > 0 {
 		top := hits[0].Score
 		for _, h := range hits {
-			found.add(h.ID, w*h.Score/top)
+			found.add(h.Doc, w*h.Score/top)
 		}
 	}
 	return nil
@@ -348,15 +363,16 @@ func eligibleLocked(ns *nsState, p *recallPlan, found *relevance) []candidate {
 	return cands
 }
 
-// weighFidelityLocked weighs human-mode candidates by their fidelity and
-// drops those under the plan's minimum fidelity, counting them.
+// weighFidelityLocked weighs human-mode candidates by their fidelity
+// (useWeight, a bounded factor) and drops those under the plan's minimum
+// fidelity, counting them.
 func weighFidelityLocked(ns *nsState, p *recallPlan, cands []candidate, meta *memory.QueryMetadata) []candidate {
 	out := cands[:0]
 	for _, c := range cands {
 		ent := ns.st.entries[c.id]
 		f := ent.score(p.clock)
 		if p.modes[ent.store] == memory.ModeHuman {
-			c.score *= 0.5 + 0.5*f
+			c.score *= useWeight(f)
 		}
 		if p.minFid != nil && f < *p.minFid && !p.decayed {
 			meta.FidelityFiltered++
@@ -423,15 +439,21 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 
 // finishRecall reads the answer's records and, when asked, reconsolidates
 // them: access count and time, spaced reinforcement, and strengthening of
-// the edges between records recalled together. The changes take effect in
-// memory at once and are written behind (writebehind.go).
+// the edges between records recalled together in human mode (modes holds
+// the recall mode of each store). The changes take effect in memory at
+// once and are written behind (writebehind.go).
+//
+// Perfect mode learns no associations: co-activation raises the edge
+// weights spreading activation follows, so a perfect-mode recall that
+// strengthened them would rank the next question by the questions asked
+// before it. Its answer depends on the records alone.
 //
 // Each record's fidelity (score, noise level) is presented as it was when
 // recalled, before reinforcement restarts its clock: the answer reports,
 // and human mode renders, what was remembered, while the counters and
 // stability show this recall's reinforcement. Reinforcement applies to the
 // record itself, so the next read sees the restored score.
-func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, cands []candidate) ([]*memory.MemoryRecord, error) {
+func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsolidate bool, modes *[memory.StoreWorking + 1]memory.RecallMode, cands []candidate) ([]*memory.MemoryRecord, error) {
 	ids := make([]memory.ID, len(cands))
 	for i, c := range cands {
 		ids[i] = c.id
@@ -454,7 +476,7 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 	if err := e.makeRoom(); err != nil {
 		return nil, err
 	}
-	recs, err := e.reconsolidate(ns, budget, ids)
+	recs, err := e.reconsolidate(ns, budget, modes, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -462,8 +484,9 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 	return recs, nil
 }
 
-// reconsolidate reads and changes the records ids under their locks.
-func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, ids []memory.ID) ([]*memory.MemoryRecord, error) {
+// reconsolidate reads and changes the records ids under their locks;
+// modes holds the recall mode of each store.
+func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, modes *[memory.StoreWorking + 1]memory.RecallMode, ids []memory.ID) ([]*memory.MemoryRecord, error) {
 	defer e.lockRecords(ids)()
 	now := e.now()
 	recs := make([]*memory.MemoryRecord, len(ids))
@@ -478,7 +501,9 @@ func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, ids []m
 		}
 		e.present(ns, rec) // as recalled: before reinforce moves its clock
 		recs[i] = rec
-		together[id] = true
+		if modes[rec.Store] == memory.ModeHuman {
+			together[id] = true
+		}
 	}
 	for _, rec := range recs {
 		rec.AccessCount++
@@ -486,9 +511,8 @@ func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, ids []m
 		reinforced := reinforce(ns, rec)
 		for j := range rec.Associations {
 			a := &rec.Associations[j]
-			if together[a.TargetID] {
-				a.Weight += coActivationStep * (1 - a.Weight)
-				a.LastCoActivation = now
+			if together[rec.ID] && together[a.TargetID] {
+				coActivate(a, now)
 			}
 		}
 		rec.UpdatedAt = now
@@ -497,108 +521,32 @@ func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, ids []m
 	return recs, nil
 }
 
-// coActivationStep is how far an edge between two records recalled
-// together moves toward weight 1.
-const coActivationStep = 0.1
+// Co-activation strengthens the edge between two records recalled
+// together in human mode: it moves coActivationStep of the way toward
+// weight 1, by at most a factor UseFactor, and at most once per
+// coActivationSpacing (from the edge's last co-activation, or its
+// creation). Like reinforcement it is spaced, so questions asked in a
+// row do not teach the graph again and again what the first of them
+// taught it: within any hour an edge's weight, and so what spreading
+// activation passes along it, changes by at most UseFactor, and a recall
+// ranks by what the graph held before the questions that preceded it
+// within a factor of UseFactor per hop (TestReconsolidationCostsAtMostAPoint,
+// TestCoActivationBounded).
+const (
+	coActivationStep    = 0.1
+	coActivationSpacing = time.Hour
+)
 
-// renderHuman is the content as a human would remember it: records whose
-// score is below maskBelow lose a deterministic share of their words
-// (min(1 - score, maxMask)), chosen by hashing the record id, version and
-// word position, so the same record renders the same way until it changes.
-func renderHuman(rec *memory.MemoryRecord) memory.MemoryContent {
-	score := rec.Fidelity.Score
-	if score >= maskBelow {
-		return rec.Content
+// coActivate strengthens a, an edge between two records recalled
+// together at now.
+func coActivate(a *memory.Association, now time.Time) {
+	last := a.LastCoActivation
+	if last.IsZero() {
+		last = a.CreatedAt
 	}
-	share := math.Min(1-score, maxMask)
-	out := rec.Content
-	out.Blocks = slices.Clone(rec.Content.Blocks)
-	var seed [20]byte
-	copy(seed[:], rec.ID[:])
-	seed[16], seed[17], seed[18], seed[19] = byte(rec.Version>>24), byte(rec.Version>>16), byte(rec.Version>>8), byte(rec.Version)
-	for bi := range out.Blocks {
-		b := &out.Blocks[bi]
-		if b.Modality != memory.ModalityText || !utf8.Valid(b.Data) {
-			continue
-		}
-		b.Data = memory.Bytes(maskWords(string(b.Data), share, seed[:], bi))
+	if now.Sub(last) < coActivationSpacing {
+		return
 	}
-	return out
-}
-
-// maskWords replaces exactly round(share·n) of the n words of s with "...",
-// keeping the whitespace between them. The masked words are those with the
-// smallest hashes of (seed, block, position), so the choice is stable for
-// a given record version and spread over the text.
-func maskWords(s string, share float64, seed []byte, block int) string {
-	type span struct{ start, end int }
-	var words []span
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unicode.IsSpace(r) {
-			i += n
-			continue
-		}
-		j := i
-		for j < len(s) {
-			r, n := utf8.DecodeRuneInString(s[j:])
-			if unicode.IsSpace(r) {
-				break
-			}
-			j += n
-		}
-		words = append(words, span{i, j})
-		i = j
-	}
-	k := int(math.Round(share * float64(len(words))))
-	if k <= 0 {
-		return s
-	}
-	order := make([]int, len(words))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		return cmp.Compare(wordHash(seed, block, a), wordHash(seed, block, b))
-	})
-	masked := make([]bool, len(words))
-	for _, w := range order[:k] {
-		masked[w] = true
-	}
-	var b strings.Builder
-	prev := 0
-	for i, w := range words {
-		b.WriteString(s[prev:w.start])
-		if masked[i] {
-			b.WriteString("...")
-		} else {
-			b.WriteString(s[w.start:w.end])
-		}
-		prev = w.end
-	}
-	b.WriteString(s[prev:])
-	return b.String()
-}
-
-// wordHash maps (seed, block, word) to [0, 1) with FNV-1a, stable across
-// processes and releases.
-func wordHash(seed []byte, block, word int) float64 {
-	h := uint64(14695981039346656037)
-	mix := func(c byte) {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	for _, c := range seed {
-		mix(c)
-	}
-	for _, v := range [2]int{block, word} {
-		for k := 0; k < 4; k++ {
-			mix(byte(v >> (8 * k)))
-		}
-	}
-	// Finalise so neighbouring words are independent.
-	h ^= h >> 33
-	h *= 0xff51afd7ed558ccd
-	h ^= h >> 33
-	return float64(h>>11) / (1 << 53)
+	a.Weight = min(a.Weight+coActivationStep*(1-a.Weight), UseFactor*a.Weight, 1)
+	a.LastCoActivation = now
 }

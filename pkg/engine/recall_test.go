@@ -91,9 +91,11 @@ func TestRecallRanking(t *testing.T) {
 		want  []string
 	}{
 		// Stemming: "rotating keys" finds rotate/rotated/keys; the records
-		// with both stems rank first; pebble's meta-memory mentions a
+		// with both stems rank first, the one with them closer together
+		// ahead (proximity: "key was rotated" two words apart, "rotate
+		// the deploy keys" three); pebble's meta-memory mentions a
 		// "key-value" store.
-		{"rotating keys", []string{"rotation", "rotated", "keys-api", "pebble"}},
+		{"rotating keys", []string{"rotated", "rotation", "keys-api", "pebble"}},
 		{"deploy", []string{"deploys", "rotation"}},
 		// "Why" questions find the rationale in meta-memory.
 		{"why did we choose pebble over sqlite", []string{"pebble"}},
@@ -202,10 +204,16 @@ func vecRecord(h *harness, text string, v []float32) memory.ID {
 func TestRecallVectorAndHybrid(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := context.Background()
-	a := vecRecord(h, "alpha about cats", []float32{1, 0, 0})
-	b := vecRecord(h, "beta about dogs", []float32{0.8, 0.6, 0})
-	c := vecRecord(h, "gamma about cats and dogs", []float32{0, 0, 1})
-	vecRecord(h, "other dimension", []float32{1, 0}) // skipped, not an error
+	// Stored a second apart, so no two are one batch (whose records share
+	// their evidence with their neighbours).
+	vec := func(text string, v []float32) memory.ID {
+		h.clock.Advance(time.Second)
+		return vecRecord(h, text, v)
+	}
+	a := vec("alpha about cats", []float32{1, 0, 0})
+	b := vec("beta about dogs", []float32{0.8, 0.6, 0})
+	c := vec("gamma about cats and dogs", []float32{0, 0, 1})
+	vec("other dimension", []float32{1, 0}) // skipped, not an error
 
 	ids := func(resp *memory.RecallQueryResponse) []memory.ID {
 		var out []memory.ID
@@ -279,8 +287,19 @@ func TestReconsolidationAndCoActivation(t *testing.T) {
 	if want := 0.7 + coActivationStep*0.3; seq.Weight < want-1e-9 || seq.Weight > want+1e-9 || !seq.LastCoActivation.Equal(h.clock.Now()) {
 		t.Errorf("co-activation: %+v, want weight %v", seq, want)
 	}
+	// A perfect-mode recall counts the access but strengthens no edge.
+	h.clock.Advance(time.Hour)
+	req.RecallMode = ptr(memory.ModePerfect)
+	if _, err := h.e.RecallQuery(ctx, &req); err != nil {
+		t.Fatal(err)
+	}
+	perfect := h.record(a)
+	i := slices.IndexFunc(perfect.Associations, func(as memory.Association) bool { return as.AssociationType == memory.AssocSequential })
+	if perfect.AccessCount != 2 || i < 0 || perfect.Associations[i].Weight != seq.Weight || !perfect.Associations[i].LastCoActivation.Equal(seq.LastCoActivation) {
+		t.Errorf("perfect-mode recall: access count %d, associations %+v, want 2 and the sequential edge as it was: %+v", perfect.AccessCount, perfect.Associations, seq)
+	}
 	h.checkStats(func(s *memory.Stats, when string) {
-		if s.TotalRecallCount != 1 {
+		if s.TotalRecallCount != 2 {
 			t.Errorf("%s: total_recall_count %d", when, s.TotalRecallCount)
 		}
 	})

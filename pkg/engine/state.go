@@ -20,6 +20,7 @@ type entry struct {
 	edges                         []edge // outgoing associations
 	vector                        bool   // has an embedding
 	dream                         dreamKind
+	session                       uint64 // sequence key (sequenceKey), never 0
 }
 
 // score is the entry's fidelity at clock reading c.
@@ -50,6 +51,7 @@ const (
 type state struct {
 	entries  map[memory.ID]*entry
 	incoming map[memory.ID]map[memory.ID]struct{} // target -> sources
+	sessions sessions                             // records by sequence key, in order (sequence.go)
 
 	count [memory.StoreWorking + 1]uint32
 	// sumScore holds the score sums per store at clock reading sumClock;
@@ -97,6 +99,7 @@ func newState() *state {
 	return &state{
 		entries:  make(map[memory.ID]*entry),
 		incoming: make(map[memory.ID]map[memory.ID]struct{}),
+		sessions: make(sessions),
 	}
 }
 
@@ -111,6 +114,7 @@ func entryOf(rec *memory.MemoryRecord) *entry {
 		base:      f.ClockBase,
 		vector:    rec.Content.Embedding() != nil,
 		dream:     dreamKindOf(rec),
+		session:   sequenceKey(rec.Metadata, rec.CreatedAt),
 	}
 	if len(rec.Associations) > 0 {
 		e.edges = make([]edge, len(rec.Associations))
@@ -124,10 +128,16 @@ func entryOf(rec *memory.MemoryRecord) *entry {
 // put adds or replaces the entry of rec.
 func (s *state) put(rec *memory.MemoryRecord) {
 	e := entryOf(rec)
+	old, had := s.entries[rec.ID]
+	// A record that keeps its session and creation time keeps its place.
+	moved := !had || old.session != e.session || !old.created.Equal(e.created)
 	var oldCreated *int64
-	if old, ok := s.entries[rec.ID]; ok {
-		s.remove(rec.ID, old)
+	if had {
+		s.remove(rec.ID, old, moved)
 		oldCreated = ptrTo(old.created.UnixNano())
+	}
+	if moved {
+		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: rec.ID})
 	}
 	s.recent.put(rec.ID, e.created.UnixNano(), oldCreated)
 	s.version++
@@ -162,7 +172,7 @@ func (s *state) put(rec *memory.MemoryRecord) {
 func (s *state) delete(id memory.ID) {
 	if e, ok := s.entries[id]; ok {
 		s.version++
-		s.remove(id, e)
+		s.remove(id, e, true)
 		delete(s.entries, id)
 		s.recent.deleted(s)
 	}
@@ -170,7 +180,12 @@ func (s *state) delete(id memory.ID) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-func (s *state) remove(id memory.ID, e *entry) {
+// remove takes e out of the counts and edges and, when fromSession, out
+// of its session's order.
+func (s *state) remove(id memory.ID, e *entry, fromSession bool) {
+	if fromSession {
+		s.sessions.remove(e.session, seqItem{created: e.created.UnixNano(), id: id})
+	}
 	s.count[e.store]--
 	s.sumScore[e.store] -= e.score(s.sumClock)
 	s.edges -= uint32(len(e.edges))

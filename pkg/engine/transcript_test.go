@@ -36,6 +36,7 @@ import (
 //
 //	reset [working=N]                       a new engine on an empty store
 //	store name=N [store=S] [emotion=(label, level)] [embed=(x, y, ...)] [link=(target, type, weight)]
+//	                                        store one record, a millisecond after the last command
 //	update name=N                           replace the record's text
 //	raw name=N session=S [topic=T] [speaker=S] [visibility=V] [secrecy=L]
 //	advance by=DURATION                     move the wall clock
@@ -159,6 +160,10 @@ func (tr *transcript) run(t *testing.T, d *datadriven.TestData) (string, error) 
 func (tr *transcript) store(ctx context.Context, t *testing.T, d *datadriven.TestData) (string, error) {
 	var n string
 	d.ScanArgs(t, "name", &n)
+	// Records stored one by one are stored at different times, as they
+	// are by a client: at one instant they would be one batch, whose
+	// records share their evidence in recall (pkg/engine/sequence.go).
+	tr.clock.Advance(time.Millisecond)
 	req := &memory.EncodeStoreRequest{Content: memory.TextContent(strings.TrimSpace(d.Input))}
 	if arg, ok := d.Arg("store"); ok {
 		st, err := memory.ParseStoreType(arg.SingleVal(t))

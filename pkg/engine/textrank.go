@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"memsvc.dev/memsvc/pkg/engine/rank"
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// textRanking is the ranking of text recall over a namespace's in-memory
+// index, the pipeline docs/recall-ranking.md measured with package rank:
+//
+//  1. Query analysis: the query's terms, each once, question and function
+//     words at weight 0 unless the query has nothing else
+//     (rank.Analyzer).
+//  2. First stage: the index's top Candidates by weighted BM25F.
+//  3. Second stage: each candidate's score plus Proximity times the
+//     BM25TP term-pair score (searchindex.Index.Proximity), then shared
+//     with its neighbours in its conversation (rank.SmoothNeighbours over
+//     the engine's sequence, sequence.go), which brings in the record
+//     after the turn that echoes the question.
+//
+// Everything is a function of the index and the sequence: no map order,
+// time or randomness, and ties fall to the record id.
+type textRanking struct {
+	Candidates int          // first-stage hits the second stage sees
+	Proximity  float64      // weight of the BM25TP score
+	Context    rank.Context // share of a neighbour's evidence
+}
+
+// recommendedTextRanking returns the settings measured best on the
+// development sets (rank.Recommended), with the second stage over the
+// best 15 first-stage hits rather than 30: through the engine's recall
+// both sets score the same hit@5 and MRR with 15, 20 and 30 candidates
+// (TestRecallAblation's loop), and the second stage is most of the
+// stage's cost.
+func recommendedTextRanking() textRanking {
+	p := rank.Recommended()
+	return textRanking{Candidates: secondStageCandidates, Proximity: p.Proximity, Context: p.Context}
+}
+
+// secondStageCandidates is how many first-stage hits recall's second
+// stage reranks.
+const secondStageCandidates = 15
+
+// rank returns up to k records for the query text, best first, from
+// index ix whose records are in conversation order seq; an analyses the
+// query's function words. Only records eligible accepts are returned,
+// but every indexed record lends its evidence to its neighbours. Callers
+// hold whatever lock seq needs (Engine.mu for the engine's sequence).
+func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool) ([]rank.Scored[memory.ID], error) {
+	if k <= 0 {
+		return nil, nil
+	}
+	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
+	for _, t := range an.Analyze(ix.Analyze(text)) {
+		// Function words (weight 0) add nothing to any score: leave them
+		// out of the index's work (the analyser weighs them when the
+		// query has nothing else).
+		if t.Weight > 0 {
+			q.Terms = append(q.Terms, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
+		}
+	}
+	hits, err := ix.Search(q)
+	if err != nil {
+		return nil, fmt.Errorf("text search: %w", err)
+	}
+	if len(hits) == 0 {
+		return nil, nil
+	}
+	// The second stage sees the best Candidates hits; the rest keep their
+	// first-stage score, below the candidates', and follow them.
+	top, rest := hits, []searchindex.Hit(nil)
+	if r.Candidates > 0 && len(hits) > r.Candidates {
+		top, rest = hits[:r.Candidates], hits[r.Candidates:]
+	}
+	ids := make([]memory.ID, len(top))
+	for i, h := range top {
+		ids[i] = h.ID
+	}
+	prox, err := ix.Proximity(q, ids)
+	if err != nil {
+		return nil, fmt.Errorf("text proximity: %w", err)
+	}
+	cands := make([]rank.Scored[memory.ID], len(top), len(hits))
+	for i, h := range top {
+		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
+	}
+	var own map[memory.ID]float64 // the neighbours that are not hits
+	if r.Context != (rank.Context{}) {
+		if c, ok := seq.(conversation); ok {
+			seq = newSeqMemo(c.s)
+		}
+		if own, err = r.neighbourScores(ix, q, seq, ids); err != nil {
+			return nil, err
+		}
+		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return own[id] })
+	}
+	if len(rest) > 0 {
+		seen := make(map[memory.ID]bool, len(cands))
+		for _, c := range cands {
+			seen[c.Doc] = true
+		}
+		for _, h := range rest {
+			if !seen[h.ID] {
+				cands = append(cands, rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score})
+			}
+		}
+	}
+	out := cands[:0]
+	for _, c := range cands {
+		// The first stage's hits passed the filter; neighbours may not.
+		if _, nb := own[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
+			out = append(out, c)
+		}
+	}
+	// Equal scores fall to the id, as everywhere in recall.
+	slices.SortStableFunc(out, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// neighbourScores scores, in one pass over the index, the neighbours of
+// the candidates ids that are not candidates themselves: their own
+// evidence, which rank.SmoothNeighbours shares with the records next to
+// them.
+func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID) (map[memory.ID]float64, error) {
+	var near []memory.ID
+	for _, id := range ids {
+		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
+			if n, ok := side(id); ok && !slices.Contains(ids, n) && !slices.Contains(near, n) {
+				near = append(near, n)
+			}
+		}
+	}
+	if len(near) == 0 {
+		return nil, nil
+	}
+	bm25, err := ix.ScoreDocs(q, near)
+	if err != nil {
+		return nil, fmt.Errorf("score the neighbours: %w", err)
+	}
+	// Proximity only where a query term occurs: it is 0 elsewhere.
+	var matched []memory.ID
+	for i, id := range near {
+		if bm25[i] > 0 {
+			matched = append(matched, id)
+		}
+	}
+	prox, err := ix.Proximity(q, matched)
+	if err != nil {
+		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
+	}
+	own := make(map[memory.ID]float64, len(near))
+	for i, id := range near {
+		own[id] = bm25[i]
+	}
+	for i, id := range matched {
+		own[id] += r.Proximity * prox[i].Score
+	}
+	return own, nil
+}
+
+// seqMemo remembers the neighbours a ranking looked up in the engine's
+// conversation order: each record's are asked for several times (once to
+// score it, once per record next to it), and both are found with one
+// lookup of its place.
+type seqMemo struct {
+	s    *state
+	memo map[memory.ID][2]neighbourOf
+}
+
+type neighbourOf struct {
+	id memory.ID
+	ok bool
+}
+
+func newSeqMemo(s *state) *seqMemo {
+	return &seqMemo{s: s, memo: make(map[memory.ID][2]neighbourOf, 64)}
+}
+
+// Prev returns the record before doc.
+func (m *seqMemo) Prev(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[0]; return n.id, n.ok }
+
+// Next returns the record after doc.
+func (m *seqMemo) Next(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[1]; return n.id, n.ok }
+
+func (m *seqMemo) look(doc memory.ID) [2]neighbourOf {
+	if n, ok := m.memo[doc]; ok {
+		return n
+	}
+	prev, next := m.s.neighbours(doc)
+	n := [2]neighbourOf{prev, next}
+	m.memo[doc] = n
+	return n
+}
