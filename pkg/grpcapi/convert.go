@@ -156,6 +156,28 @@ func optTimestamp(t *time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(*t)
 }
 
+// cursor reads an optional page cursor. An empty id is the zero id, as in
+// the JSON model where the id may be left out; the created_at is checked
+// by the request's Validate.
+func (d *decoder) cursor(f string, in *pb.PageCursor) *memory.PageCursor {
+	if in == nil {
+		return nil
+	}
+	c := &memory.PageCursor{CreatedAt: d.time(join(f, "created_at"), in.GetCreatedAt())}
+	if in.GetId() != "" {
+		c.ID = d.id(join(f, "id"), in.GetId())
+	}
+	return c
+}
+
+// pbCursor writes an optional page cursor.
+func pbCursor(c *memory.PageCursor) *pb.PageCursor {
+	if c == nil {
+		return nil
+	}
+	return &pb.PageCursor{CreatedAt: timestamp(c.CreatedAt), Id: c.ID.String()}
+}
+
 func clone[T any](p *T) *T {
 	if p == nil {
 		return nil

@@ -184,6 +184,7 @@ func toModelRecallQueryRequest(d *decoder, f string, in *pb.RecallQueryRequest) 
 		r.ActivationDepth = in.GetActivationDepth()
 	}
 	r.RecallMode = optEnum[memory.RecallMode](d, join(f, "recall_mode"), in.GetRecallMode())
+	r.Before = d.cursor(join(f, "before"), in.GetBefore())
 	return &r
 }
 
@@ -240,6 +241,7 @@ func toModelRecallRawQueryRequest(d *decoder, f string, in *pb.RecallRawQueryReq
 	r.IncludePrivateScratch = in.GetIncludePrivateScratch()
 	r.IncludeSealed = in.GetIncludeSealed()
 	r.SecrecyLevels = secrecyList(d, join(f, "secrecy_levels"), in.GetSecrecyLevels())
+	r.Before = d.cursor(join(f, "before"), in.GetBefore())
 	return &r
 }
 
@@ -288,6 +290,7 @@ func toModelRecallTimelineRequest(d *decoder, f string, in *pb.RecallTimelineReq
 	r.MinFidelity = clone(in.MinFidelity)
 	r.EmotionFilter = optEmotion(in.GetEmotionFilter())
 	r.Limit = clone(in.Limit)
+	r.After = d.cursor(join(f, "after"), in.GetAfter())
 	return &r
 }
 

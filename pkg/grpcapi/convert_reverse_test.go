@@ -157,6 +157,7 @@ func toProtoRecallQueryRequest(e *encoder, r *memory.RecallQueryRequest) *pb.Rec
 		Reconsolidate:   &r.Reconsolidate,
 		ActivationDepth: &r.ActivationDepth,
 		RecallMode:      pbOptEnum[pb.RecallMode](r.RecallMode),
+		Before:          pbCursor(r.Before),
 	}
 }
 
@@ -218,6 +219,7 @@ func toProtoRecallRawQueryRequest(_ *encoder, r *memory.RecallRawQueryRequest) *
 		IncludePrivateScratch: r.IncludePrivateScratch,
 		IncludeSealed:         r.IncludeSealed,
 		SecrecyLevels:         pbSecrecyList(r.SecrecyLevels),
+		Before:                pbCursor(r.Before),
 	}
 }
 
@@ -258,6 +260,7 @@ func toProtoRecallTimelineRequest(_ *encoder, r *memory.RecallTimelineRequest) *
 		MinFidelity:   clone(r.MinFidelity),
 		EmotionFilter: pbEmotion(r.EmotionFilter),
 		Limit:         clone(r.Limit),
+		After:         pbCursor(r.After),
 	}
 }
 

@@ -173,10 +173,6 @@ func roundTrip[M any, P proto.Message](t *testing.T, toProto func(*encoder, *M) 
 
 func TestRoundTrip(t *testing.T) {
 	noArchive := func(r *memory.ImportRequest) { r.ArchiveData = nil }
-	// The page cursors are HTTP only for now.
-	noBefore := func(r *memory.RecallQueryRequest) { r.Before = nil }
-	noRawBefore := func(r *memory.RecallRawQueryRequest) { r.Before = nil }
-	noAfter := func(r *memory.RecallTimelineRequest) { r.After = nil }
 	tests := []struct {
 		name string
 		run  func(t *testing.T)
@@ -194,10 +190,10 @@ func TestRoundTrip(t *testing.T) {
 		{"EncodeBatchStoreRawResponse", func(t *testing.T) {
 			roundTrip(t, toProtoEncodeBatchStoreRawResponse, toModelEncodeBatchStoreRawResponse, nil)
 		}},
-		{"RecallQueryRequest", func(t *testing.T) { roundTrip(t, toProtoRecallQueryRequest, toModelRecallQueryRequest, noBefore) }},
+		{"RecallQueryRequest", func(t *testing.T) { roundTrip(t, toProtoRecallQueryRequest, toModelRecallQueryRequest, nil) }},
 		{"RecallQueryResponse", func(t *testing.T) { roundTrip(t, toProtoRecallQueryResponse, toModelRecallQueryResponse, nil) }},
 		{"RecallRawQueryRequest", func(t *testing.T) {
-			roundTrip(t, toProtoRecallRawQueryRequest, toModelRecallRawQueryRequest, noRawBefore)
+			roundTrip(t, toProtoRecallRawQueryRequest, toModelRecallRawQueryRequest, nil)
 		}},
 		{"RecallRawQueryResponse", func(t *testing.T) {
 			roundTrip(t, toProtoRecallRawQueryResponse, toModelRecallRawQueryResponse, nil)
@@ -208,7 +204,7 @@ func TestRoundTrip(t *testing.T) {
 		{"RecallAssociateResponse", func(t *testing.T) {
 			roundTrip(t, toProtoRecallAssociateResponse, toModelRecallAssociateResponse, nil)
 		}},
-		{"RecallTimelineRequest", func(t *testing.T) { roundTrip(t, toProtoRecallTimelineRequest, toModelRecallTimelineRequest, noAfter) }},
+		{"RecallTimelineRequest", func(t *testing.T) { roundTrip(t, toProtoRecallTimelineRequest, toModelRecallTimelineRequest, nil) }},
 		{"RecallTimelineResponse", func(t *testing.T) {
 			roundTrip(t, toProtoRecallTimelineResponse, toModelRecallTimelineResponse, nil)
 		}},

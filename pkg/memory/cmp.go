@@ -197,7 +197,7 @@ type RecallQueryRequest struct {
 	ActivationDepth uint32      `json:"activation_depth"`
 	RecallMode      *RecallMode `json:"recall_mode"`
 	// Before keeps only the records that follow the cursor in newest-first
-	// order: the next page of a recency listing (HTTP only).
+	// order: the next page of a recency listing.
 	Before *PageCursor `json:"before,omitempty"`
 }
 
@@ -266,7 +266,7 @@ type RecallRawQueryRequest struct {
 	IncludeSealed         bool           `json:"include_sealed"`
 	SecrecyLevels         []SecrecyLevel `json:"secrecy_levels"`
 	// Before keeps only the entries that follow the cursor in the
-	// answer's newest-first order: the next page (HTTP only).
+	// answer's newest-first order: the next page.
 	Before *PageCursor `json:"before,omitempty"`
 }
 
@@ -335,7 +335,7 @@ type RecallTimelineRequest struct {
 	EmotionFilter *EmotionVector  `json:"emotion_filter"`
 	Limit         *uint32         `json:"limit"`
 	// After keeps only the records that follow the cursor in the answer's
-	// oldest-first order: the rest of a truncated window (HTTP only).
+	// oldest-first order: the rest of a truncated window.
 	After *PageCursor `json:"after,omitempty"`
 }
 

@@ -1226,6 +1226,64 @@ func (x *TemporalRange) GetEnd() *timestamppb.Timestamp {
 	return nil
 }
 
+// PageCursor is a point in the order of records by creation time, ties
+// broken by id: the last record of a page, where the next page continues.
+// Every record of a batch has the same creation time, so a time alone
+// cannot say where a page ended.
+type PageCursor struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Required.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// A UUID; empty is the smallest id.
+	Id            string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PageCursor) Reset() {
+	*x = PageCursor{}
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PageCursor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PageCursor) ProtoMessage() {}
+
+func (x *PageCursor) ProtoReflect() protoreflect.Message {
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PageCursor.ProtoReflect.Descriptor instead.
+func (*PageCursor) Descriptor() ([]byte, []int) {
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PageCursor) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *PageCursor) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
 // MemoryRecord is one curated memory.
 type MemoryRecord struct {
 	state          protoimpl.MessageState `protogen:"open.v1"`
@@ -1249,7 +1307,7 @@ type MemoryRecord struct {
 
 func (x *MemoryRecord) Reset() {
 	*x = MemoryRecord{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[6]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1319,7 @@ func (x *MemoryRecord) String() string {
 func (*MemoryRecord) ProtoMessage() {}
 
 func (x *MemoryRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[6]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1332,7 @@ func (x *MemoryRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryRecord.ProtoReflect.Descriptor instead.
 func (*MemoryRecord) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{6}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MemoryRecord) GetId() string {
@@ -1379,7 +1437,7 @@ type MemoryContent struct {
 
 func (x *MemoryContent) Reset() {
 	*x = MemoryContent{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[7]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1391,7 +1449,7 @@ func (x *MemoryContent) String() string {
 func (*MemoryContent) ProtoMessage() {}
 
 func (x *MemoryContent) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[7]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1404,7 +1462,7 @@ func (x *MemoryContent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MemoryContent.ProtoReflect.Descriptor instead.
 func (*MemoryContent) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{7}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *MemoryContent) GetBlocks() []*ContentBlock {
@@ -1435,7 +1493,7 @@ type ContentBlock struct {
 
 func (x *ContentBlock) Reset() {
 	*x = ContentBlock{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[8]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1447,7 +1505,7 @@ func (x *ContentBlock) String() string {
 func (*ContentBlock) ProtoMessage() {}
 
 func (x *ContentBlock) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[8]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1460,7 +1518,7 @@ func (x *ContentBlock) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ContentBlock.ProtoReflect.Descriptor instead.
 func (*ContentBlock) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{8}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ContentBlock) GetModality() Modality {
@@ -1508,7 +1566,7 @@ type FidelityState struct {
 
 func (x *FidelityState) Reset() {
 	*x = FidelityState{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[9]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1520,7 +1578,7 @@ func (x *FidelityState) String() string {
 func (*FidelityState) ProtoMessage() {}
 
 func (x *FidelityState) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[9]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1533,7 +1591,7 @@ func (x *FidelityState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FidelityState.ProtoReflect.Descriptor instead.
 func (*FidelityState) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{9}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *FidelityState) GetScore() float64 {
@@ -1604,7 +1662,7 @@ type EmotionVector struct {
 
 func (x *EmotionVector) Reset() {
 	*x = EmotionVector{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[10]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1674,7 @@ func (x *EmotionVector) String() string {
 func (*EmotionVector) ProtoMessage() {}
 
 func (x *EmotionVector) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[10]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1687,7 @@ func (x *EmotionVector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EmotionVector.ProtoReflect.Descriptor instead.
 func (*EmotionVector) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{10}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EmotionVector) GetJoy() float64 {
@@ -1717,7 +1775,7 @@ type Association struct {
 
 func (x *Association) Reset() {
 	*x = Association{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[11]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1729,7 +1787,7 @@ func (x *Association) String() string {
 func (*Association) ProtoMessage() {}
 
 func (x *Association) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[11]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1742,7 +1800,7 @@ func (x *Association) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Association.ProtoReflect.Descriptor instead.
 func (*Association) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{11}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Association) GetTargetId() string {
@@ -1811,7 +1869,7 @@ type RawJournalRecord struct {
 
 func (x *RawJournalRecord) Reset() {
 	*x = RawJournalRecord{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[12]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1823,7 +1881,7 @@ func (x *RawJournalRecord) String() string {
 func (*RawJournalRecord) ProtoMessage() {}
 
 func (x *RawJournalRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[12]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1836,7 +1894,7 @@ func (x *RawJournalRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RawJournalRecord.ProtoReflect.Descriptor instead.
 func (*RawJournalRecord) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{12}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RawJournalRecord) GetId() string {
@@ -1970,7 +2028,7 @@ type MetaMemory struct {
 
 func (x *MetaMemory) Reset() {
 	*x = MetaMemory{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[13]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1982,7 +2040,7 @@ func (x *MetaMemory) String() string {
 func (*MetaMemory) ProtoMessage() {}
 
 func (x *MetaMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[13]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1995,7 +2053,7 @@ func (x *MetaMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaMemory.ProtoReflect.Descriptor instead.
 func (*MetaMemory) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{13}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MetaMemory) GetSchemaVersion() uint32 {
@@ -2125,7 +2183,7 @@ type MetaEvidenceRef struct {
 
 func (x *MetaEvidenceRef) Reset() {
 	*x = MetaEvidenceRef{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[14]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2195,7 @@ func (x *MetaEvidenceRef) String() string {
 func (*MetaEvidenceRef) ProtoMessage() {}
 
 func (x *MetaEvidenceRef) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[14]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2208,7 @@ func (x *MetaEvidenceRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaEvidenceRef.ProtoReflect.Descriptor instead.
 func (*MetaEvidenceRef) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{14}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *MetaEvidenceRef) GetRecordId() string {
@@ -2207,7 +2265,7 @@ type MetaAlternative struct {
 
 func (x *MetaAlternative) Reset() {
 	*x = MetaAlternative{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[15]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2219,7 +2277,7 @@ func (x *MetaAlternative) String() string {
 func (*MetaAlternative) ProtoMessage() {}
 
 func (x *MetaAlternative) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[15]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2232,7 +2290,7 @@ func (x *MetaAlternative) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaAlternative.ProtoReflect.Descriptor instead.
 func (*MetaAlternative) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{15}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *MetaAlternative) GetOption() string {
@@ -2272,7 +2330,7 @@ type MetaEdge struct {
 
 func (x *MetaEdge) Reset() {
 	*x = MetaEdge{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[16]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2284,7 +2342,7 @@ func (x *MetaEdge) String() string {
 func (*MetaEdge) ProtoMessage() {}
 
 func (x *MetaEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[16]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2297,7 +2355,7 @@ func (x *MetaEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MetaEdge.ProtoReflect.Descriptor instead.
 func (*MetaEdge) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{16}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *MetaEdge) GetSourceId() string {
@@ -2362,7 +2420,7 @@ type EncodeContext struct {
 
 func (x *EncodeContext) Reset() {
 	*x = EncodeContext{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[17]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2374,7 +2432,7 @@ func (x *EncodeContext) String() string {
 func (*EncodeContext) ProtoMessage() {}
 
 func (x *EncodeContext) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[17]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2387,7 +2445,7 @@ func (x *EncodeContext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeContext.ProtoReflect.Descriptor instead.
 func (*EncodeContext) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{17}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *EncodeContext) GetSource() string {
@@ -2430,7 +2488,7 @@ type ManualAssociation struct {
 
 func (x *ManualAssociation) Reset() {
 	*x = ManualAssociation{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[18]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2442,7 +2500,7 @@ func (x *ManualAssociation) String() string {
 func (*ManualAssociation) ProtoMessage() {}
 
 func (x *ManualAssociation) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[18]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2455,7 +2513,7 @@ func (x *ManualAssociation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManualAssociation.ProtoReflect.Descriptor instead.
 func (*ManualAssociation) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{18}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ManualAssociation) GetTargetId() string {
@@ -2497,7 +2555,7 @@ type EncodeStoreRequest struct {
 
 func (x *EncodeStoreRequest) Reset() {
 	*x = EncodeStoreRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[19]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2567,7 @@ func (x *EncodeStoreRequest) String() string {
 func (*EncodeStoreRequest) ProtoMessage() {}
 
 func (x *EncodeStoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[19]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2580,7 @@ func (x *EncodeStoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeStoreRequest.ProtoReflect.Descriptor instead.
 func (*EncodeStoreRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{19}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *EncodeStoreRequest) GetHeader() *CmpHeader {
@@ -2594,7 +2652,7 @@ type EncodeStoreResponse struct {
 
 func (x *EncodeStoreResponse) Reset() {
 	*x = EncodeStoreResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[20]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2606,7 +2664,7 @@ func (x *EncodeStoreResponse) String() string {
 func (*EncodeStoreResponse) ProtoMessage() {}
 
 func (x *EncodeStoreResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[20]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2619,7 +2677,7 @@ func (x *EncodeStoreResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeStoreResponse.ProtoReflect.Descriptor instead.
 func (*EncodeStoreResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{20}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *EncodeStoreResponse) GetRecordId() string {
@@ -2662,7 +2720,7 @@ type EncodeBatchRequest struct {
 
 func (x *EncodeBatchRequest) Reset() {
 	*x = EncodeBatchRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[21]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2674,7 +2732,7 @@ func (x *EncodeBatchRequest) String() string {
 func (*EncodeBatchRequest) ProtoMessage() {}
 
 func (x *EncodeBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[21]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2687,7 +2745,7 @@ func (x *EncodeBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeBatchRequest.ProtoReflect.Descriptor instead.
 func (*EncodeBatchRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{21}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *EncodeBatchRequest) GetHeader() *CmpHeader {
@@ -2722,7 +2780,7 @@ type EncodeBatchResponse struct {
 
 func (x *EncodeBatchResponse) Reset() {
 	*x = EncodeBatchResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[22]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2792,7 @@ func (x *EncodeBatchResponse) String() string {
 func (*EncodeBatchResponse) ProtoMessage() {}
 
 func (x *EncodeBatchResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[22]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2805,7 @@ func (x *EncodeBatchResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeBatchResponse.ProtoReflect.Descriptor instead.
 func (*EncodeBatchResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{22}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *EncodeBatchResponse) GetResults() []*EncodeStoreResponse {
@@ -2780,7 +2838,7 @@ type EncodeUpdateRequest struct {
 
 func (x *EncodeUpdateRequest) Reset() {
 	*x = EncodeUpdateRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[23]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2792,7 +2850,7 @@ func (x *EncodeUpdateRequest) String() string {
 func (*EncodeUpdateRequest) ProtoMessage() {}
 
 func (x *EncodeUpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[23]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2805,7 +2863,7 @@ func (x *EncodeUpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeUpdateRequest.ProtoReflect.Descriptor instead.
 func (*EncodeUpdateRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{23}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *EncodeUpdateRequest) GetHeader() *CmpHeader {
@@ -2859,7 +2917,7 @@ type EncodeUpdateResponse struct {
 
 func (x *EncodeUpdateResponse) Reset() {
 	*x = EncodeUpdateResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[24]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2871,7 +2929,7 @@ func (x *EncodeUpdateResponse) String() string {
 func (*EncodeUpdateResponse) ProtoMessage() {}
 
 func (x *EncodeUpdateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[24]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2884,7 +2942,7 @@ func (x *EncodeUpdateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeUpdateResponse.ProtoReflect.Descriptor instead.
 func (*EncodeUpdateResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{24}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{25}
 }
 
 // EncodeStoreRawRequest appends one raw journal entry. Unspecified source,
@@ -2911,7 +2969,7 @@ type EncodeStoreRawRequest struct {
 
 func (x *EncodeStoreRawRequest) Reset() {
 	*x = EncodeStoreRawRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[25]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +2981,7 @@ func (x *EncodeStoreRawRequest) String() string {
 func (*EncodeStoreRawRequest) ProtoMessage() {}
 
 func (x *EncodeStoreRawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[25]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +2994,7 @@ func (x *EncodeStoreRawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeStoreRawRequest.ProtoReflect.Descriptor instead.
 func (*EncodeStoreRawRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{25}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *EncodeStoreRawRequest) GetHeader() *CmpHeader {
@@ -3038,7 +3096,7 @@ type EncodeStoreRawResponse struct {
 
 func (x *EncodeStoreRawResponse) Reset() {
 	*x = EncodeStoreRawResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[26]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3050,7 +3108,7 @@ func (x *EncodeStoreRawResponse) String() string {
 func (*EncodeStoreRawResponse) ProtoMessage() {}
 
 func (x *EncodeStoreRawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[26]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3063,7 +3121,7 @@ func (x *EncodeStoreRawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeStoreRawResponse.ProtoReflect.Descriptor instead.
 func (*EncodeStoreRawResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{26}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *EncodeStoreRawResponse) GetRecordId() string {
@@ -3112,7 +3170,7 @@ type EncodeBatchStoreRawRequest struct {
 
 func (x *EncodeBatchStoreRawRequest) Reset() {
 	*x = EncodeBatchStoreRawRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[27]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3124,7 +3182,7 @@ func (x *EncodeBatchStoreRawRequest) String() string {
 func (*EncodeBatchStoreRawRequest) ProtoMessage() {}
 
 func (x *EncodeBatchStoreRawRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[27]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3137,7 +3195,7 @@ func (x *EncodeBatchStoreRawRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeBatchStoreRawRequest.ProtoReflect.Descriptor instead.
 func (*EncodeBatchStoreRawRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{27}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *EncodeBatchStoreRawRequest) GetHeader() *CmpHeader {
@@ -3164,7 +3222,7 @@ type EncodeBatchStoreRawResponse struct {
 
 func (x *EncodeBatchStoreRawResponse) Reset() {
 	*x = EncodeBatchStoreRawResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[28]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3176,7 +3234,7 @@ func (x *EncodeBatchStoreRawResponse) String() string {
 func (*EncodeBatchStoreRawResponse) ProtoMessage() {}
 
 func (x *EncodeBatchStoreRawResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[28]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3189,7 +3247,7 @@ func (x *EncodeBatchStoreRawResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EncodeBatchStoreRawResponse.ProtoReflect.Descriptor instead.
 func (*EncodeBatchStoreRawResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{28}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *EncodeBatchStoreRawResponse) GetResults() []*EncodeStoreRawResponse {
@@ -3216,7 +3274,7 @@ type RecallCue struct {
 
 func (x *RecallCue) Reset() {
 	*x = RecallCue{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[29]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3228,7 +3286,7 @@ func (x *RecallCue) String() string {
 func (*RecallCue) ProtoMessage() {}
 
 func (x *RecallCue) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[29]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3241,7 +3299,7 @@ func (x *RecallCue) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallCue.ProtoReflect.Descriptor instead.
 func (*RecallCue) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{29}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RecallCue) GetText() string {
@@ -3316,14 +3374,17 @@ type RecallQueryRequest struct {
 	// Unset: 2.
 	ActivationDepth *uint32 `protobuf:"varint,8,opt,name=activation_depth,json=activationDepth,proto3,oneof" json:"activation_depth,omitempty"`
 	// Unspecified: the persisted mode of the searched stores.
-	RecallMode    RecallMode `protobuf:"varint,9,opt,name=recall_mode,json=recallMode,proto3,enum=memsvc.v1.RecallMode" json:"recall_mode,omitempty"`
+	RecallMode RecallMode `protobuf:"varint,9,opt,name=recall_mode,json=recallMode,proto3,enum=memsvc.v1.RecallMode" json:"recall_mode,omitempty"`
+	// Keeps only the memories after this one in newest-first order: created
+	// earlier, or at the same instant with a smaller id.
+	Before        *PageCursor `protobuf:"bytes,10,opt,name=before,proto3" json:"before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecallQueryRequest) Reset() {
 	*x = RecallQueryRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[30]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3335,7 +3396,7 @@ func (x *RecallQueryRequest) String() string {
 func (*RecallQueryRequest) ProtoMessage() {}
 
 func (x *RecallQueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[30]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3348,7 +3409,7 @@ func (x *RecallQueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallQueryRequest.ProtoReflect.Descriptor instead.
 func (*RecallQueryRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{30}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RecallQueryRequest) GetHeader() *CmpHeader {
@@ -3414,6 +3475,13 @@ func (x *RecallQueryRequest) GetRecallMode() RecallMode {
 	return RecallMode_RECALL_MODE_UNSPECIFIED
 }
 
+func (x *RecallQueryRequest) GetBefore() *PageCursor {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
 // RecalledMemory is one recall hit.
 type RecalledMemory struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -3427,7 +3495,7 @@ type RecalledMemory struct {
 
 func (x *RecalledMemory) Reset() {
 	*x = RecalledMemory{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[31]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3507,7 @@ func (x *RecalledMemory) String() string {
 func (*RecalledMemory) ProtoMessage() {}
 
 func (x *RecalledMemory) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[31]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3520,7 @@ func (x *RecalledMemory) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecalledMemory.ProtoReflect.Descriptor instead.
 func (*RecalledMemory) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{31}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RecalledMemory) GetRecord() *MemoryRecord {
@@ -3495,7 +3563,7 @@ type QueryMetadata struct {
 
 func (x *QueryMetadata) Reset() {
 	*x = QueryMetadata{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[32]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3507,7 +3575,7 @@ func (x *QueryMetadata) String() string {
 func (*QueryMetadata) ProtoMessage() {}
 
 func (x *QueryMetadata) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[32]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3520,7 +3588,7 @@ func (x *QueryMetadata) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use QueryMetadata.ProtoReflect.Descriptor instead.
 func (*QueryMetadata) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{32}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *QueryMetadata) GetTotalRecordsScanned() uint32 {
@@ -3555,7 +3623,7 @@ type ActivationTrace struct {
 
 func (x *ActivationTrace) Reset() {
 	*x = ActivationTrace{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[33]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3567,7 +3635,7 @@ func (x *ActivationTrace) String() string {
 func (*ActivationTrace) ProtoMessage() {}
 
 func (x *ActivationTrace) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[33]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3580,7 +3648,7 @@ func (x *ActivationTrace) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActivationTrace.ProtoReflect.Descriptor instead.
 func (*ActivationTrace) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{33}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ActivationTrace) GetSourceId() string {
@@ -3611,7 +3679,7 @@ type Activation struct {
 
 func (x *Activation) Reset() {
 	*x = Activation{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[34]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3623,7 +3691,7 @@ func (x *Activation) String() string {
 func (*Activation) ProtoMessage() {}
 
 func (x *Activation) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[34]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3636,7 +3704,7 @@ func (x *Activation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Activation.ProtoReflect.Descriptor instead.
 func (*Activation) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{34}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Activation) GetRecordId() string {
@@ -3680,7 +3748,7 @@ type RecallQueryResponse struct {
 
 func (x *RecallQueryResponse) Reset() {
 	*x = RecallQueryResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[35]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3692,7 +3760,7 @@ func (x *RecallQueryResponse) String() string {
 func (*RecallQueryResponse) ProtoMessage() {}
 
 func (x *RecallQueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[35]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3705,7 +3773,7 @@ func (x *RecallQueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallQueryResponse.ProtoReflect.Descriptor instead.
 func (*RecallQueryResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{35}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RecallQueryResponse) GetMemories() []*RecalledMemory {
@@ -3749,13 +3817,15 @@ type RecallRawQueryRequest struct {
 	IncludeSealed         bool    `protobuf:"varint,7,opt,name=include_sealed,json=includeSealed,proto3" json:"include_sealed,omitempty"`
 	// Unset means public and sensitive; an empty list matches nothing.
 	SecrecyLevels *SecrecyLevelList `protobuf:"bytes,8,opt,name=secrecy_levels,json=secrecyLevels,proto3" json:"secrecy_levels,omitempty"`
+	// Keeps only the entries after this one in the answer's order.
+	Before        *PageCursor `protobuf:"bytes,9,opt,name=before,proto3" json:"before,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecallRawQueryRequest) Reset() {
 	*x = RecallRawQueryRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[36]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3767,7 +3837,7 @@ func (x *RecallRawQueryRequest) String() string {
 func (*RecallRawQueryRequest) ProtoMessage() {}
 
 func (x *RecallRawQueryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[36]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3780,7 +3850,7 @@ func (x *RecallRawQueryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallRawQueryRequest.ProtoReflect.Descriptor instead.
 func (*RecallRawQueryRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{36}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RecallRawQueryRequest) GetHeader() *CmpHeader {
@@ -3839,6 +3909,13 @@ func (x *RecallRawQueryRequest) GetSecrecyLevels() *SecrecyLevelList {
 	return nil
 }
 
+func (x *RecallRawQueryRequest) GetBefore() *PageCursor {
+	if x != nil {
+		return x.Before
+	}
+	return nil
+}
+
 // RecallRawQueryResponse answers RecallRawQuery, newest entries first.
 type RecallRawQueryResponse struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -3850,7 +3927,7 @@ type RecallRawQueryResponse struct {
 
 func (x *RecallRawQueryResponse) Reset() {
 	*x = RecallRawQueryResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[37]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3862,7 +3939,7 @@ func (x *RecallRawQueryResponse) String() string {
 func (*RecallRawQueryResponse) ProtoMessage() {}
 
 func (x *RecallRawQueryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[37]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3875,7 +3952,7 @@ func (x *RecallRawQueryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallRawQueryResponse.ProtoReflect.Descriptor instead.
 func (*RecallRawQueryResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{37}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *RecallRawQueryResponse) GetRecords() []*RawJournalRecord {
@@ -3911,7 +3988,7 @@ type RecallAssociateRequest struct {
 
 func (x *RecallAssociateRequest) Reset() {
 	*x = RecallAssociateRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[38]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3923,7 +4000,7 @@ func (x *RecallAssociateRequest) String() string {
 func (*RecallAssociateRequest) ProtoMessage() {}
 
 func (x *RecallAssociateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[38]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3936,7 +4013,7 @@ func (x *RecallAssociateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallAssociateRequest.ProtoReflect.Descriptor instead.
 func (*RecallAssociateRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{38}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RecallAssociateRequest) GetHeader() *CmpHeader {
@@ -3992,7 +4069,7 @@ type RecallAssociateResponse struct {
 
 func (x *RecallAssociateResponse) Reset() {
 	*x = RecallAssociateResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[39]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4004,7 +4081,7 @@ func (x *RecallAssociateResponse) String() string {
 func (*RecallAssociateResponse) ProtoMessage() {}
 
 func (x *RecallAssociateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[39]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4017,7 +4094,7 @@ func (x *RecallAssociateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallAssociateResponse.ProtoReflect.Descriptor instead.
 func (*RecallAssociateResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{39}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RecallAssociateResponse) GetMemories() []*RecalledMemory {
@@ -4045,14 +4122,17 @@ type RecallTimelineRequest struct {
 	EmotionFilter *EmotionVector  `protobuf:"bytes,5,opt,name=emotion_filter,json=emotionFilter,proto3" json:"emotion_filter,omitempty"`
 	// Memories returned across all buckets, oldest first; unset: 1000, the
 	// maximum.
-	Limit         *uint32 `protobuf:"varint,6,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	Limit *uint32 `protobuf:"varint,6,opt,name=limit,proto3,oneof" json:"limit,omitempty"`
+	// Keeps only the memories after this one in the answer's order: created
+	// later, or at the same instant with a larger id.
+	After         *PageCursor `protobuf:"bytes,7,opt,name=after,proto3" json:"after,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RecallTimelineRequest) Reset() {
 	*x = RecallTimelineRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[40]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4064,7 +4144,7 @@ func (x *RecallTimelineRequest) String() string {
 func (*RecallTimelineRequest) ProtoMessage() {}
 
 func (x *RecallTimelineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[40]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4077,7 +4157,7 @@ func (x *RecallTimelineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallTimelineRequest.ProtoReflect.Descriptor instead.
 func (*RecallTimelineRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{40}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RecallTimelineRequest) GetHeader() *CmpHeader {
@@ -4122,6 +4202,13 @@ func (x *RecallTimelineRequest) GetLimit() uint32 {
 	return 0
 }
 
+func (x *RecallTimelineRequest) GetAfter() *PageCursor {
+	if x != nil {
+		return x.After
+	}
+	return nil
+}
+
 // TimelineBucket is one non-empty time bucket.
 type TimelineBucket struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4135,7 +4222,7 @@ type TimelineBucket struct {
 
 func (x *TimelineBucket) Reset() {
 	*x = TimelineBucket{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[41]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4147,7 +4234,7 @@ func (x *TimelineBucket) String() string {
 func (*TimelineBucket) ProtoMessage() {}
 
 func (x *TimelineBucket) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[41]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4160,7 +4247,7 @@ func (x *TimelineBucket) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TimelineBucket.ProtoReflect.Descriptor instead.
 func (*TimelineBucket) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{41}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *TimelineBucket) GetStart() *timestamppb.Timestamp {
@@ -4203,7 +4290,7 @@ type RecallTimelineResponse struct {
 
 func (x *RecallTimelineResponse) Reset() {
 	*x = RecallTimelineResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[42]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4215,7 +4302,7 @@ func (x *RecallTimelineResponse) String() string {
 func (*RecallTimelineResponse) ProtoMessage() {}
 
 func (x *RecallTimelineResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[42]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4228,7 +4315,7 @@ func (x *RecallTimelineResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallTimelineResponse.ProtoReflect.Descriptor instead.
 func (*RecallTimelineResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{42}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *RecallTimelineResponse) GetBuckets() []*TimelineBucket {
@@ -4263,7 +4350,7 @@ type RecallGraphRequest struct {
 
 func (x *RecallGraphRequest) Reset() {
 	*x = RecallGraphRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[43]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4275,7 +4362,7 @@ func (x *RecallGraphRequest) String() string {
 func (*RecallGraphRequest) ProtoMessage() {}
 
 func (x *RecallGraphRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[43]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4288,7 +4375,7 @@ func (x *RecallGraphRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallGraphRequest.ProtoReflect.Descriptor instead.
 func (*RecallGraphRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{43}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RecallGraphRequest) GetHeader() *CmpHeader {
@@ -4347,7 +4434,7 @@ type GraphNode struct {
 
 func (x *GraphNode) Reset() {
 	*x = GraphNode{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[44]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4359,7 +4446,7 @@ func (x *GraphNode) String() string {
 func (*GraphNode) ProtoMessage() {}
 
 func (x *GraphNode) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[44]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4372,7 +4459,7 @@ func (x *GraphNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphNode.ProtoReflect.Descriptor instead.
 func (*GraphNode) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{44}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *GraphNode) GetId() string {
@@ -4423,7 +4510,7 @@ type GraphEdge struct {
 
 func (x *GraphEdge) Reset() {
 	*x = GraphEdge{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[45]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4435,7 +4522,7 @@ func (x *GraphEdge) String() string {
 func (*GraphEdge) ProtoMessage() {}
 
 func (x *GraphEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[45]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4448,7 +4535,7 @@ func (x *GraphEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GraphEdge.ProtoReflect.Descriptor instead.
 func (*GraphEdge) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{45}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *GraphEdge) GetSource() string {
@@ -4492,7 +4579,7 @@ type RecallGraphResponse struct {
 
 func (x *RecallGraphResponse) Reset() {
 	*x = RecallGraphResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[46]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4504,7 +4591,7 @@ func (x *RecallGraphResponse) String() string {
 func (*RecallGraphResponse) ProtoMessage() {}
 
 func (x *RecallGraphResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[46]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4517,7 +4604,7 @@ func (x *RecallGraphResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RecallGraphResponse.ProtoReflect.Descriptor instead.
 func (*RecallGraphResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{46}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RecallGraphResponse) GetNodes() []*GraphNode {
@@ -4563,7 +4650,7 @@ type ConsolidateRequest struct {
 
 func (x *ConsolidateRequest) Reset() {
 	*x = ConsolidateRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[47]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4575,7 +4662,7 @@ func (x *ConsolidateRequest) String() string {
 func (*ConsolidateRequest) ProtoMessage() {}
 
 func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[47]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4588,7 +4675,7 @@ func (x *ConsolidateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateRequest.ProtoReflect.Descriptor instead.
 func (*ConsolidateRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{47}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *ConsolidateRequest) GetHeader() *CmpHeader {
@@ -4640,7 +4727,7 @@ type ConsolidateResponse struct {
 
 func (x *ConsolidateResponse) Reset() {
 	*x = ConsolidateResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[48]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4652,7 +4739,7 @@ func (x *ConsolidateResponse) String() string {
 func (*ConsolidateResponse) ProtoMessage() {}
 
 func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[48]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4665,7 +4752,7 @@ func (x *ConsolidateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConsolidateResponse.ProtoReflect.Descriptor instead.
 func (*ConsolidateResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{48}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *ConsolidateResponse) GetRecordsProcessed() uint32 {
@@ -4723,7 +4810,7 @@ type DreamTickRequest struct {
 
 func (x *DreamTickRequest) Reset() {
 	*x = DreamTickRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[49]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4735,7 +4822,7 @@ func (x *DreamTickRequest) String() string {
 func (*DreamTickRequest) ProtoMessage() {}
 
 func (x *DreamTickRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[49]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4748,7 +4835,7 @@ func (x *DreamTickRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DreamTickRequest.ProtoReflect.Descriptor instead.
 func (*DreamTickRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{49}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *DreamTickRequest) GetHeader() *CmpHeader {
@@ -4820,7 +4907,7 @@ type DreamTickResponse struct {
 
 func (x *DreamTickResponse) Reset() {
 	*x = DreamTickResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[50]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4832,7 +4919,7 @@ func (x *DreamTickResponse) String() string {
 func (*DreamTickResponse) ProtoMessage() {}
 
 func (x *DreamTickResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[50]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4845,7 +4932,7 @@ func (x *DreamTickResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DreamTickResponse.ProtoReflect.Descriptor instead.
 func (*DreamTickResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{50}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *DreamTickResponse) GetGroupsProcessed() uint32 {
@@ -4889,7 +4976,7 @@ type DecayTickRequest struct {
 
 func (x *DecayTickRequest) Reset() {
 	*x = DecayTickRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[51]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4901,7 +4988,7 @@ func (x *DecayTickRequest) String() string {
 func (*DecayTickRequest) ProtoMessage() {}
 
 func (x *DecayTickRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[51]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4914,7 +5001,7 @@ func (x *DecayTickRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecayTickRequest.ProtoReflect.Descriptor instead.
 func (*DecayTickRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{51}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *DecayTickRequest) GetHeader() *CmpHeader {
@@ -4950,7 +5037,7 @@ type DecayTickResponse struct {
 
 func (x *DecayTickResponse) Reset() {
 	*x = DecayTickResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[52]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4962,7 +5049,7 @@ func (x *DecayTickResponse) String() string {
 func (*DecayTickResponse) ProtoMessage() {}
 
 func (x *DecayTickResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[52]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4975,7 +5062,7 @@ func (x *DecayTickResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecayTickResponse.ProtoReflect.Descriptor instead.
 func (*DecayTickResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{52}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *DecayTickResponse) GetRecordsUpdated() uint32 {
@@ -5012,7 +5099,7 @@ type SetModeRequest struct {
 
 func (x *SetModeRequest) Reset() {
 	*x = SetModeRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[53]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5024,7 +5111,7 @@ func (x *SetModeRequest) String() string {
 func (*SetModeRequest) ProtoMessage() {}
 
 func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[53]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5037,7 +5124,7 @@ func (x *SetModeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeRequest.ProtoReflect.Descriptor instead.
 func (*SetModeRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{53}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *SetModeRequest) GetHeader() *CmpHeader {
@@ -5070,7 +5157,7 @@ type SetModeResponse struct {
 
 func (x *SetModeResponse) Reset() {
 	*x = SetModeResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[54]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5082,7 +5169,7 @@ func (x *SetModeResponse) String() string {
 func (*SetModeResponse) ProtoMessage() {}
 
 func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[54]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5095,7 +5182,7 @@ func (x *SetModeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetModeResponse.ProtoReflect.Descriptor instead.
 func (*SetModeResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{54}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{55}
 }
 
 // ForgetRequest deletes the union of the selected records.
@@ -5114,7 +5201,7 @@ type ForgetRequest struct {
 
 func (x *ForgetRequest) Reset() {
 	*x = ForgetRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[55]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5126,7 +5213,7 @@ func (x *ForgetRequest) String() string {
 func (*ForgetRequest) ProtoMessage() {}
 
 func (x *ForgetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[55]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5139,7 +5226,7 @@ func (x *ForgetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetRequest.ProtoReflect.Descriptor instead.
 func (*ForgetRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{55}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ForgetRequest) GetHeader() *CmpHeader {
@@ -5194,7 +5281,7 @@ type ForgetResponse struct {
 
 func (x *ForgetResponse) Reset() {
 	*x = ForgetResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[56]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5206,7 +5293,7 @@ func (x *ForgetResponse) String() string {
 func (*ForgetResponse) ProtoMessage() {}
 
 func (x *ForgetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[56]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5219,7 +5306,7 @@ func (x *ForgetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ForgetResponse.ProtoReflect.Descriptor instead.
 func (*ForgetResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{56}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ForgetResponse) GetRecordsDeleted() uint32 {
@@ -5252,7 +5339,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[57]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5264,7 +5351,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[57]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5277,7 +5364,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{57}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ExportRequest) GetHeader() *CmpHeader {
@@ -5357,7 +5444,7 @@ type ExportResponse struct {
 
 func (x *ExportResponse) Reset() {
 	*x = ExportResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[58]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5369,7 +5456,7 @@ func (x *ExportResponse) String() string {
 func (*ExportResponse) ProtoMessage() {}
 
 func (x *ExportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[58]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5382,7 +5469,7 @@ func (x *ExportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportResponse.ProtoReflect.Descriptor instead.
 func (*ExportResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{58}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ExportResponse) GetPart() isExportResponse_Part {
@@ -5441,7 +5528,7 @@ type ExportSummary struct {
 
 func (x *ExportSummary) Reset() {
 	*x = ExportSummary{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[59]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5453,7 +5540,7 @@ func (x *ExportSummary) String() string {
 func (*ExportSummary) ProtoMessage() {}
 
 func (x *ExportSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[59]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5466,7 +5553,7 @@ func (x *ExportSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportSummary.ProtoReflect.Descriptor instead.
 func (*ExportSummary) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{59}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ExportSummary) GetArchiveId() string {
@@ -5510,7 +5597,7 @@ type ImportRequest struct {
 
 func (x *ImportRequest) Reset() {
 	*x = ImportRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[60]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5522,7 +5609,7 @@ func (x *ImportRequest) String() string {
 func (*ImportRequest) ProtoMessage() {}
 
 func (x *ImportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[60]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5535,7 +5622,7 @@ func (x *ImportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportRequest.ProtoReflect.Descriptor instead.
 func (*ImportRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{60}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ImportRequest) GetOptions() *ImportOptions {
@@ -5571,7 +5658,7 @@ type ImportOptions struct {
 
 func (x *ImportOptions) Reset() {
 	*x = ImportOptions{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[61]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5583,7 +5670,7 @@ func (x *ImportOptions) String() string {
 func (*ImportOptions) ProtoMessage() {}
 
 func (x *ImportOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[61]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5596,7 +5683,7 @@ func (x *ImportOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportOptions.ProtoReflect.Descriptor instead.
 func (*ImportOptions) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{61}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ImportOptions) GetHeader() *CmpHeader {
@@ -5656,7 +5743,7 @@ type ImportResponse struct {
 
 func (x *ImportResponse) Reset() {
 	*x = ImportResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[62]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5668,7 +5755,7 @@ func (x *ImportResponse) String() string {
 func (*ImportResponse) ProtoMessage() {}
 
 func (x *ImportResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[62]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5681,7 +5768,7 @@ func (x *ImportResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportResponse.ProtoReflect.Descriptor instead.
 func (*ImportResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{62}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ImportResponse) GetRecordsImported() uint32 {
@@ -5717,7 +5804,7 @@ type StatsRequest struct {
 
 func (x *StatsRequest) Reset() {
 	*x = StatsRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[63]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5729,7 +5816,7 @@ func (x *StatsRequest) String() string {
 func (*StatsRequest) ProtoMessage() {}
 
 func (x *StatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[63]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5742,7 +5829,7 @@ func (x *StatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsRequest.ProtoReflect.Descriptor instead.
 func (*StatsRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{63}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StatsRequest) GetAllNamespaces() bool {
@@ -5783,7 +5870,7 @@ type StatsResponse struct {
 
 func (x *StatsResponse) Reset() {
 	*x = StatsResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[64]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5795,7 +5882,7 @@ func (x *StatsResponse) String() string {
 func (*StatsResponse) ProtoMessage() {}
 
 func (x *StatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[64]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5808,7 +5895,7 @@ func (x *StatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatsResponse.ProtoReflect.Descriptor instead.
 func (*StatsResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{64}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *StatsResponse) GetTotalRecords() uint32 {
@@ -5959,7 +6046,7 @@ type IntrospectRecordRequest struct {
 
 func (x *IntrospectRecordRequest) Reset() {
 	*x = IntrospectRecordRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[65]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5971,7 +6058,7 @@ func (x *IntrospectRecordRequest) String() string {
 func (*IntrospectRecordRequest) ProtoMessage() {}
 
 func (x *IntrospectRecordRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[65]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5984,7 +6071,7 @@ func (x *IntrospectRecordRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntrospectRecordRequest.ProtoReflect.Descriptor instead.
 func (*IntrospectRecordRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{65}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *IntrospectRecordRequest) GetHeader() *CmpHeader {
@@ -6032,7 +6119,7 @@ type IntrospectRecordResponse struct {
 
 func (x *IntrospectRecordResponse) Reset() {
 	*x = IntrospectRecordResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[66]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6044,7 +6131,7 @@ func (x *IntrospectRecordResponse) String() string {
 func (*IntrospectRecordResponse) ProtoMessage() {}
 
 func (x *IntrospectRecordResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[66]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6057,7 +6144,7 @@ func (x *IntrospectRecordResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntrospectRecordResponse.ProtoReflect.Descriptor instead.
 func (*IntrospectRecordResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{66}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *IntrospectRecordResponse) GetRecord() *MemoryRecord {
@@ -6080,7 +6167,7 @@ type DecayForecastRequest struct {
 
 func (x *DecayForecastRequest) Reset() {
 	*x = DecayForecastRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[67]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6092,7 +6179,7 @@ func (x *DecayForecastRequest) String() string {
 func (*DecayForecastRequest) ProtoMessage() {}
 
 func (x *DecayForecastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[67]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6105,7 +6192,7 @@ func (x *DecayForecastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecayForecastRequest.ProtoReflect.Descriptor instead.
 func (*DecayForecastRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{67}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *DecayForecastRequest) GetHeader() *CmpHeader {
@@ -6143,7 +6230,7 @@ type DecayForecast struct {
 
 func (x *DecayForecast) Reset() {
 	*x = DecayForecast{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[68]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6155,7 +6242,7 @@ func (x *DecayForecast) String() string {
 func (*DecayForecast) ProtoMessage() {}
 
 func (x *DecayForecast) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[68]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6168,7 +6255,7 @@ func (x *DecayForecast) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecayForecast.ProtoReflect.Descriptor instead.
 func (*DecayForecast) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{68}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *DecayForecast) GetRecordId() string {
@@ -6209,7 +6296,7 @@ type DecayForecastResponse struct {
 
 func (x *DecayForecastResponse) Reset() {
 	*x = DecayForecastResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[69]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6221,7 +6308,7 @@ func (x *DecayForecastResponse) String() string {
 func (*DecayForecastResponse) ProtoMessage() {}
 
 func (x *DecayForecastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[69]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6234,7 +6321,7 @@ func (x *DecayForecastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecayForecastResponse.ProtoReflect.Descriptor instead.
 func (*DecayForecastResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{69}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *DecayForecastResponse) GetForecasts() []*DecayForecast {
@@ -6253,7 +6340,7 @@ type EvolutionRequest struct {
 
 func (x *EvolutionRequest) Reset() {
 	*x = EvolutionRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[70]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6265,7 +6352,7 @@ func (x *EvolutionRequest) String() string {
 func (*EvolutionRequest) ProtoMessage() {}
 
 func (x *EvolutionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[70]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6278,7 +6365,7 @@ func (x *EvolutionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvolutionRequest.ProtoReflect.Descriptor instead.
 func (*EvolutionRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{70}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{71}
 }
 
 // ParameterAdjustment is one parameter change the engine made.
@@ -6295,7 +6382,7 @@ type ParameterAdjustment struct {
 
 func (x *ParameterAdjustment) Reset() {
 	*x = ParameterAdjustment{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[71]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6307,7 +6394,7 @@ func (x *ParameterAdjustment) String() string {
 func (*ParameterAdjustment) ProtoMessage() {}
 
 func (x *ParameterAdjustment) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[71]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6320,7 +6407,7 @@ func (x *ParameterAdjustment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ParameterAdjustment.ProtoReflect.Descriptor instead.
 func (*ParameterAdjustment) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{71}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *ParameterAdjustment) GetStore() StoreType {
@@ -6370,7 +6457,7 @@ type EvolutionMetrics struct {
 
 func (x *EvolutionMetrics) Reset() {
 	*x = EvolutionMetrics{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[72]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6382,7 +6469,7 @@ func (x *EvolutionMetrics) String() string {
 func (*EvolutionMetrics) ProtoMessage() {}
 
 func (x *EvolutionMetrics) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[72]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6395,7 +6482,7 @@ func (x *EvolutionMetrics) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvolutionMetrics.ProtoReflect.Descriptor instead.
 func (*EvolutionMetrics) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{72}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *EvolutionMetrics) GetParameterAdjustments() []*ParameterAdjustment {
@@ -6429,7 +6516,7 @@ type EvolutionResponse struct {
 
 func (x *EvolutionResponse) Reset() {
 	*x = EvolutionResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[73]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6528,7 @@ func (x *EvolutionResponse) String() string {
 func (*EvolutionResponse) ProtoMessage() {}
 
 func (x *EvolutionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[73]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6541,7 @@ func (x *EvolutionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvolutionResponse.ProtoReflect.Descriptor instead.
 func (*EvolutionResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{73}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *EvolutionResponse) GetMetrics() *EvolutionMetrics {
@@ -6473,7 +6560,7 @@ type NamespacesRequest struct {
 
 func (x *NamespacesRequest) Reset() {
 	*x = NamespacesRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[74]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6485,7 +6572,7 @@ func (x *NamespacesRequest) String() string {
 func (*NamespacesRequest) ProtoMessage() {}
 
 func (x *NamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[74]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6498,7 +6585,7 @@ func (x *NamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespacesRequest.ProtoReflect.Descriptor instead.
 func (*NamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{74}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{75}
 }
 
 // NamespaceInfo is one namespace and its counts.
@@ -6515,7 +6602,7 @@ type NamespaceInfo struct {
 
 func (x *NamespaceInfo) Reset() {
 	*x = NamespaceInfo{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[75]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6527,7 +6614,7 @@ func (x *NamespaceInfo) String() string {
 func (*NamespaceInfo) ProtoMessage() {}
 
 func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[75]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6540,7 +6627,7 @@ func (x *NamespaceInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespaceInfo.ProtoReflect.Descriptor instead.
 func (*NamespaceInfo) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{75}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *NamespaceInfo) GetName() string {
@@ -6581,7 +6668,7 @@ type NamespacesResponse struct {
 
 func (x *NamespacesResponse) Reset() {
 	*x = NamespacesResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[76]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6593,7 +6680,7 @@ func (x *NamespacesResponse) String() string {
 func (*NamespacesResponse) ProtoMessage() {}
 
 func (x *NamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[76]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6606,7 +6693,7 @@ func (x *NamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespacesResponse.ProtoReflect.Descriptor instead.
 func (*NamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{76}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *NamespacesResponse) GetNamespaces() []*NamespaceInfo {
@@ -6628,7 +6715,7 @@ type DropNamespaceRequest struct {
 
 func (x *DropNamespaceRequest) Reset() {
 	*x = DropNamespaceRequest{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[77]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6640,7 +6727,7 @@ func (x *DropNamespaceRequest) String() string {
 func (*DropNamespaceRequest) ProtoMessage() {}
 
 func (x *DropNamespaceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[77]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6653,7 +6740,7 @@ func (x *DropNamespaceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropNamespaceRequest.ProtoReflect.Descriptor instead.
 func (*DropNamespaceRequest) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{77}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *DropNamespaceRequest) GetName() string {
@@ -6682,7 +6769,7 @@ type DropNamespaceResponse struct {
 
 func (x *DropNamespaceResponse) Reset() {
 	*x = DropNamespaceResponse{}
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[78]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6694,7 +6781,7 @@ func (x *DropNamespaceResponse) String() string {
 func (*DropNamespaceResponse) ProtoMessage() {}
 
 func (x *DropNamespaceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_memsvc_v1_memsvc_proto_msgTypes[78]
+	mi := &file_memsvc_v1_memsvc_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6707,7 +6794,7 @@ func (x *DropNamespaceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropNamespaceResponse.ProtoReflect.Descriptor instead.
 func (*DropNamespaceResponse) Descriptor() ([]byte, []int) {
-	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{78}
+	return file_memsvc_v1_memsvc_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *DropNamespaceResponse) GetName() string {
@@ -6753,7 +6840,12 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\ttimestamp\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\ttimestamp\"o\n" +
 	"\rTemporalRange\x120\n" +
 	"\x05start\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05start\x12,\n" +
-	"\x03end\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\"\xfd\x04\n" +
+	"\x03end\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x03end\"W\n" +
+	"\n" +
+	"PageCursor\x129\n" +
+	"\n" +
+	"created_at\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\"\xfd\x04\n" +
 	"\fMemoryRecord\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12*\n" +
 	"\x05store\x18\x02 \x01(\x0e2\x14.memsvc.v1.StoreTypeR\x05store\x129\n" +
@@ -6993,7 +7085,7 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\tembedding\x18\b \x03(\x02R\tembeddingB\a\n" +
 	"\x05_textB\b\n" +
 	"\x06_imageB\b\n" +
-	"\x06_audio\"\xdd\x03\n" +
+	"\x06_audio\"\x8c\x04\n" +
 	"\x12RecallQueryRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12&\n" +
 	"\x03cue\x18\x02 \x01(\v2\x14.memsvc.v1.RecallCueR\x03cue\x120\n" +
@@ -7004,7 +7096,9 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\rreconsolidate\x18\a \x01(\bH\x02R\rreconsolidate\x88\x01\x01\x12.\n" +
 	"\x10activation_depth\x18\b \x01(\rH\x03R\x0factivationDepth\x88\x01\x01\x126\n" +
 	"\vrecall_mode\x18\t \x01(\x0e2\x15.memsvc.v1.RecallModeR\n" +
-	"recallModeB\b\n" +
+	"recallMode\x12-\n" +
+	"\x06before\x18\n" +
+	" \x01(\v2\x15.memsvc.v1.PageCursorR\x06beforeB\b\n" +
 	"\x06_limitB\x0f\n" +
 	"\r_min_fidelityB\x10\n" +
 	"\x0e_reconsolidateB\x13\n" +
@@ -7031,7 +7125,7 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\bmemories\x18\x01 \x03(\v2\x19.memsvc.v1.RecalledMemoryR\bmemories\x12E\n" +
 	"\x10activation_trace\x18\x02 \x01(\v2\x1a.memsvc.v1.ActivationTraceR\x0factivationTrace\x12)\n" +
 	"\x10total_candidates\x18\x03 \x01(\rR\x0ftotalCandidates\x12?\n" +
-	"\x0equery_metadata\x18\x04 \x01(\v2\x18.memsvc.v1.QueryMetadataR\rqueryMetadata\"\x9b\x03\n" +
+	"\x0equery_metadata\x18\x04 \x01(\v2\x18.memsvc.v1.QueryMetadataR\rqueryMetadata\"\xca\x03\n" +
 	"\x15RecallRawQueryRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12\"\n" +
 	"\n" +
@@ -7041,7 +7135,8 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x05limit\x18\x05 \x01(\rH\x02R\x05limit\x88\x01\x01\x126\n" +
 	"\x17include_private_scratch\x18\x06 \x01(\bR\x15includePrivateScratch\x12%\n" +
 	"\x0einclude_sealed\x18\a \x01(\bR\rincludeSealed\x12B\n" +
-	"\x0esecrecy_levels\x18\b \x01(\v2\x1b.memsvc.v1.SecrecyLevelListR\rsecrecyLevelsB\r\n" +
+	"\x0esecrecy_levels\x18\b \x01(\v2\x1b.memsvc.v1.SecrecyLevelListR\rsecrecyLevels\x12-\n" +
+	"\x06before\x18\t \x01(\v2\x15.memsvc.v1.PageCursorR\x06beforeB\r\n" +
 	"\v_session_idB\b\n" +
 	"\x06_queryB\b\n" +
 	"\x06_limit\"z\n" +
@@ -7061,14 +7156,15 @@ const file_memsvc_v1_memsvc_proto_rawDesc = "" +
 	"\x06_limit\"{\n" +
 	"\x17RecallAssociateResponse\x125\n" +
 	"\bmemories\x18\x01 \x03(\v2\x19.memsvc.v1.RecalledMemoryR\bmemories\x12)\n" +
-	"\x10total_candidates\x18\x02 \x01(\rR\x0ftotalCandidates\"\xd2\x02\n" +
+	"\x10total_candidates\x18\x02 \x01(\rR\x0ftotalCandidates\"\xff\x02\n" +
 	"\x15RecallTimelineRequest\x12,\n" +
 	"\x06header\x18\x01 \x01(\v2\x14.memsvc.v1.CmpHeaderR\x06header\x12.\n" +
 	"\x05range\x18\x02 \x01(\v2\x18.memsvc.v1.TemporalRangeR\x05range\x12<\n" +
 	"\vgranularity\x18\x03 \x01(\x0e2\x1a.memsvc.v1.TimeGranularityR\vgranularity\x12&\n" +
 	"\fmin_fidelity\x18\x04 \x01(\x01H\x00R\vminFidelity\x88\x01\x01\x12?\n" +
 	"\x0eemotion_filter\x18\x05 \x01(\v2\x18.memsvc.v1.EmotionVectorR\remotionFilter\x12\x19\n" +
-	"\x05limit\x18\x06 \x01(\rH\x01R\x05limit\x88\x01\x01B\x0f\n" +
+	"\x05limit\x18\x06 \x01(\rH\x01R\x05limit\x88\x01\x01\x12+\n" +
+	"\x05after\x18\a \x01(\v2\x15.memsvc.v1.PageCursorR\x05afterB\x0f\n" +
 	"\r_min_fidelityB\b\n" +
 	"\x06_limit\"\xbd\x01\n" +
 	"\x0eTimelineBucket\x120\n" +
@@ -7432,7 +7528,7 @@ func file_memsvc_v1_memsvc_proto_rawDescGZIP() []byte {
 }
 
 var file_memsvc_v1_memsvc_proto_enumTypes = make([]protoimpl.EnumInfo, 15)
-var file_memsvc_v1_memsvc_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
+var file_memsvc_v1_memsvc_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_memsvc_v1_memsvc_proto_goTypes = []any{
 	(StoreType)(0),                      // 0: memsvc.v1.StoreType
 	(Modality)(0),                       // 1: memsvc.v1.Modality
@@ -7455,285 +7551,290 @@ var file_memsvc_v1_memsvc_proto_goTypes = []any{
 	(*StringList)(nil),                  // 18: memsvc.v1.StringList
 	(*CmpHeader)(nil),                   // 19: memsvc.v1.CmpHeader
 	(*TemporalRange)(nil),               // 20: memsvc.v1.TemporalRange
-	(*MemoryRecord)(nil),                // 21: memsvc.v1.MemoryRecord
-	(*MemoryContent)(nil),               // 22: memsvc.v1.MemoryContent
-	(*ContentBlock)(nil),                // 23: memsvc.v1.ContentBlock
-	(*FidelityState)(nil),               // 24: memsvc.v1.FidelityState
-	(*EmotionVector)(nil),               // 25: memsvc.v1.EmotionVector
-	(*Association)(nil),                 // 26: memsvc.v1.Association
-	(*RawJournalRecord)(nil),            // 27: memsvc.v1.RawJournalRecord
-	(*MetaMemory)(nil),                  // 28: memsvc.v1.MetaMemory
-	(*MetaEvidenceRef)(nil),             // 29: memsvc.v1.MetaEvidenceRef
-	(*MetaAlternative)(nil),             // 30: memsvc.v1.MetaAlternative
-	(*MetaEdge)(nil),                    // 31: memsvc.v1.MetaEdge
-	(*EncodeContext)(nil),               // 32: memsvc.v1.EncodeContext
-	(*ManualAssociation)(nil),           // 33: memsvc.v1.ManualAssociation
-	(*EncodeStoreRequest)(nil),          // 34: memsvc.v1.EncodeStoreRequest
-	(*EncodeStoreResponse)(nil),         // 35: memsvc.v1.EncodeStoreResponse
-	(*EncodeBatchRequest)(nil),          // 36: memsvc.v1.EncodeBatchRequest
-	(*EncodeBatchResponse)(nil),         // 37: memsvc.v1.EncodeBatchResponse
-	(*EncodeUpdateRequest)(nil),         // 38: memsvc.v1.EncodeUpdateRequest
-	(*EncodeUpdateResponse)(nil),        // 39: memsvc.v1.EncodeUpdateResponse
-	(*EncodeStoreRawRequest)(nil),       // 40: memsvc.v1.EncodeStoreRawRequest
-	(*EncodeStoreRawResponse)(nil),      // 41: memsvc.v1.EncodeStoreRawResponse
-	(*EncodeBatchStoreRawRequest)(nil),  // 42: memsvc.v1.EncodeBatchStoreRawRequest
-	(*EncodeBatchStoreRawResponse)(nil), // 43: memsvc.v1.EncodeBatchStoreRawResponse
-	(*RecallCue)(nil),                   // 44: memsvc.v1.RecallCue
-	(*RecallQueryRequest)(nil),          // 45: memsvc.v1.RecallQueryRequest
-	(*RecalledMemory)(nil),              // 46: memsvc.v1.RecalledMemory
-	(*QueryMetadata)(nil),               // 47: memsvc.v1.QueryMetadata
-	(*ActivationTrace)(nil),             // 48: memsvc.v1.ActivationTrace
-	(*Activation)(nil),                  // 49: memsvc.v1.Activation
-	(*RecallQueryResponse)(nil),         // 50: memsvc.v1.RecallQueryResponse
-	(*RecallRawQueryRequest)(nil),       // 51: memsvc.v1.RecallRawQueryRequest
-	(*RecallRawQueryResponse)(nil),      // 52: memsvc.v1.RecallRawQueryResponse
-	(*RecallAssociateRequest)(nil),      // 53: memsvc.v1.RecallAssociateRequest
-	(*RecallAssociateResponse)(nil),     // 54: memsvc.v1.RecallAssociateResponse
-	(*RecallTimelineRequest)(nil),       // 55: memsvc.v1.RecallTimelineRequest
-	(*TimelineBucket)(nil),              // 56: memsvc.v1.TimelineBucket
-	(*RecallTimelineResponse)(nil),      // 57: memsvc.v1.RecallTimelineResponse
-	(*RecallGraphRequest)(nil),          // 58: memsvc.v1.RecallGraphRequest
-	(*GraphNode)(nil),                   // 59: memsvc.v1.GraphNode
-	(*GraphEdge)(nil),                   // 60: memsvc.v1.GraphEdge
-	(*RecallGraphResponse)(nil),         // 61: memsvc.v1.RecallGraphResponse
-	(*ConsolidateRequest)(nil),          // 62: memsvc.v1.ConsolidateRequest
-	(*ConsolidateResponse)(nil),         // 63: memsvc.v1.ConsolidateResponse
-	(*DreamTickRequest)(nil),            // 64: memsvc.v1.DreamTickRequest
-	(*DreamTickResponse)(nil),           // 65: memsvc.v1.DreamTickResponse
-	(*DecayTickRequest)(nil),            // 66: memsvc.v1.DecayTickRequest
-	(*DecayTickResponse)(nil),           // 67: memsvc.v1.DecayTickResponse
-	(*SetModeRequest)(nil),              // 68: memsvc.v1.SetModeRequest
-	(*SetModeResponse)(nil),             // 69: memsvc.v1.SetModeResponse
-	(*ForgetRequest)(nil),               // 70: memsvc.v1.ForgetRequest
-	(*ForgetResponse)(nil),              // 71: memsvc.v1.ForgetResponse
-	(*ExportRequest)(nil),               // 72: memsvc.v1.ExportRequest
-	(*ExportResponse)(nil),              // 73: memsvc.v1.ExportResponse
-	(*ExportSummary)(nil),               // 74: memsvc.v1.ExportSummary
-	(*ImportRequest)(nil),               // 75: memsvc.v1.ImportRequest
-	(*ImportOptions)(nil),               // 76: memsvc.v1.ImportOptions
-	(*ImportResponse)(nil),              // 77: memsvc.v1.ImportResponse
-	(*StatsRequest)(nil),                // 78: memsvc.v1.StatsRequest
-	(*StatsResponse)(nil),               // 79: memsvc.v1.StatsResponse
-	(*IntrospectRecordRequest)(nil),     // 80: memsvc.v1.IntrospectRecordRequest
-	(*IntrospectRecordResponse)(nil),    // 81: memsvc.v1.IntrospectRecordResponse
-	(*DecayForecastRequest)(nil),        // 82: memsvc.v1.DecayForecastRequest
-	(*DecayForecast)(nil),               // 83: memsvc.v1.DecayForecast
-	(*DecayForecastResponse)(nil),       // 84: memsvc.v1.DecayForecastResponse
-	(*EvolutionRequest)(nil),            // 85: memsvc.v1.EvolutionRequest
-	(*ParameterAdjustment)(nil),         // 86: memsvc.v1.ParameterAdjustment
-	(*EvolutionMetrics)(nil),            // 87: memsvc.v1.EvolutionMetrics
-	(*EvolutionResponse)(nil),           // 88: memsvc.v1.EvolutionResponse
-	(*NamespacesRequest)(nil),           // 89: memsvc.v1.NamespacesRequest
-	(*NamespaceInfo)(nil),               // 90: memsvc.v1.NamespaceInfo
-	(*NamespacesResponse)(nil),          // 91: memsvc.v1.NamespacesResponse
-	(*DropNamespaceRequest)(nil),        // 92: memsvc.v1.DropNamespaceRequest
-	(*DropNamespaceResponse)(nil),       // 93: memsvc.v1.DropNamespaceResponse
-	nil,                                 // 94: memsvc.v1.StatsResponse.RecordsByStoreEntry
-	nil,                                 // 95: memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
-	nil,                                 // 96: memsvc.v1.NamespaceInfo.RecordsByStoreEntry
-	(*timestamppb.Timestamp)(nil),       // 97: google.protobuf.Timestamp
-	(*structpb.Struct)(nil),             // 98: google.protobuf.Struct
-	(*structpb.Value)(nil),              // 99: google.protobuf.Value
+	(*PageCursor)(nil),                  // 21: memsvc.v1.PageCursor
+	(*MemoryRecord)(nil),                // 22: memsvc.v1.MemoryRecord
+	(*MemoryContent)(nil),               // 23: memsvc.v1.MemoryContent
+	(*ContentBlock)(nil),                // 24: memsvc.v1.ContentBlock
+	(*FidelityState)(nil),               // 25: memsvc.v1.FidelityState
+	(*EmotionVector)(nil),               // 26: memsvc.v1.EmotionVector
+	(*Association)(nil),                 // 27: memsvc.v1.Association
+	(*RawJournalRecord)(nil),            // 28: memsvc.v1.RawJournalRecord
+	(*MetaMemory)(nil),                  // 29: memsvc.v1.MetaMemory
+	(*MetaEvidenceRef)(nil),             // 30: memsvc.v1.MetaEvidenceRef
+	(*MetaAlternative)(nil),             // 31: memsvc.v1.MetaAlternative
+	(*MetaEdge)(nil),                    // 32: memsvc.v1.MetaEdge
+	(*EncodeContext)(nil),               // 33: memsvc.v1.EncodeContext
+	(*ManualAssociation)(nil),           // 34: memsvc.v1.ManualAssociation
+	(*EncodeStoreRequest)(nil),          // 35: memsvc.v1.EncodeStoreRequest
+	(*EncodeStoreResponse)(nil),         // 36: memsvc.v1.EncodeStoreResponse
+	(*EncodeBatchRequest)(nil),          // 37: memsvc.v1.EncodeBatchRequest
+	(*EncodeBatchResponse)(nil),         // 38: memsvc.v1.EncodeBatchResponse
+	(*EncodeUpdateRequest)(nil),         // 39: memsvc.v1.EncodeUpdateRequest
+	(*EncodeUpdateResponse)(nil),        // 40: memsvc.v1.EncodeUpdateResponse
+	(*EncodeStoreRawRequest)(nil),       // 41: memsvc.v1.EncodeStoreRawRequest
+	(*EncodeStoreRawResponse)(nil),      // 42: memsvc.v1.EncodeStoreRawResponse
+	(*EncodeBatchStoreRawRequest)(nil),  // 43: memsvc.v1.EncodeBatchStoreRawRequest
+	(*EncodeBatchStoreRawResponse)(nil), // 44: memsvc.v1.EncodeBatchStoreRawResponse
+	(*RecallCue)(nil),                   // 45: memsvc.v1.RecallCue
+	(*RecallQueryRequest)(nil),          // 46: memsvc.v1.RecallQueryRequest
+	(*RecalledMemory)(nil),              // 47: memsvc.v1.RecalledMemory
+	(*QueryMetadata)(nil),               // 48: memsvc.v1.QueryMetadata
+	(*ActivationTrace)(nil),             // 49: memsvc.v1.ActivationTrace
+	(*Activation)(nil),                  // 50: memsvc.v1.Activation
+	(*RecallQueryResponse)(nil),         // 51: memsvc.v1.RecallQueryResponse
+	(*RecallRawQueryRequest)(nil),       // 52: memsvc.v1.RecallRawQueryRequest
+	(*RecallRawQueryResponse)(nil),      // 53: memsvc.v1.RecallRawQueryResponse
+	(*RecallAssociateRequest)(nil),      // 54: memsvc.v1.RecallAssociateRequest
+	(*RecallAssociateResponse)(nil),     // 55: memsvc.v1.RecallAssociateResponse
+	(*RecallTimelineRequest)(nil),       // 56: memsvc.v1.RecallTimelineRequest
+	(*TimelineBucket)(nil),              // 57: memsvc.v1.TimelineBucket
+	(*RecallTimelineResponse)(nil),      // 58: memsvc.v1.RecallTimelineResponse
+	(*RecallGraphRequest)(nil),          // 59: memsvc.v1.RecallGraphRequest
+	(*GraphNode)(nil),                   // 60: memsvc.v1.GraphNode
+	(*GraphEdge)(nil),                   // 61: memsvc.v1.GraphEdge
+	(*RecallGraphResponse)(nil),         // 62: memsvc.v1.RecallGraphResponse
+	(*ConsolidateRequest)(nil),          // 63: memsvc.v1.ConsolidateRequest
+	(*ConsolidateResponse)(nil),         // 64: memsvc.v1.ConsolidateResponse
+	(*DreamTickRequest)(nil),            // 65: memsvc.v1.DreamTickRequest
+	(*DreamTickResponse)(nil),           // 66: memsvc.v1.DreamTickResponse
+	(*DecayTickRequest)(nil),            // 67: memsvc.v1.DecayTickRequest
+	(*DecayTickResponse)(nil),           // 68: memsvc.v1.DecayTickResponse
+	(*SetModeRequest)(nil),              // 69: memsvc.v1.SetModeRequest
+	(*SetModeResponse)(nil),             // 70: memsvc.v1.SetModeResponse
+	(*ForgetRequest)(nil),               // 71: memsvc.v1.ForgetRequest
+	(*ForgetResponse)(nil),              // 72: memsvc.v1.ForgetResponse
+	(*ExportRequest)(nil),               // 73: memsvc.v1.ExportRequest
+	(*ExportResponse)(nil),              // 74: memsvc.v1.ExportResponse
+	(*ExportSummary)(nil),               // 75: memsvc.v1.ExportSummary
+	(*ImportRequest)(nil),               // 76: memsvc.v1.ImportRequest
+	(*ImportOptions)(nil),               // 77: memsvc.v1.ImportOptions
+	(*ImportResponse)(nil),              // 78: memsvc.v1.ImportResponse
+	(*StatsRequest)(nil),                // 79: memsvc.v1.StatsRequest
+	(*StatsResponse)(nil),               // 80: memsvc.v1.StatsResponse
+	(*IntrospectRecordRequest)(nil),     // 81: memsvc.v1.IntrospectRecordRequest
+	(*IntrospectRecordResponse)(nil),    // 82: memsvc.v1.IntrospectRecordResponse
+	(*DecayForecastRequest)(nil),        // 83: memsvc.v1.DecayForecastRequest
+	(*DecayForecast)(nil),               // 84: memsvc.v1.DecayForecast
+	(*DecayForecastResponse)(nil),       // 85: memsvc.v1.DecayForecastResponse
+	(*EvolutionRequest)(nil),            // 86: memsvc.v1.EvolutionRequest
+	(*ParameterAdjustment)(nil),         // 87: memsvc.v1.ParameterAdjustment
+	(*EvolutionMetrics)(nil),            // 88: memsvc.v1.EvolutionMetrics
+	(*EvolutionResponse)(nil),           // 89: memsvc.v1.EvolutionResponse
+	(*NamespacesRequest)(nil),           // 90: memsvc.v1.NamespacesRequest
+	(*NamespaceInfo)(nil),               // 91: memsvc.v1.NamespaceInfo
+	(*NamespacesResponse)(nil),          // 92: memsvc.v1.NamespacesResponse
+	(*DropNamespaceRequest)(nil),        // 93: memsvc.v1.DropNamespaceRequest
+	(*DropNamespaceResponse)(nil),       // 94: memsvc.v1.DropNamespaceResponse
+	nil,                                 // 95: memsvc.v1.StatsResponse.RecordsByStoreEntry
+	nil,                                 // 96: memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
+	nil,                                 // 97: memsvc.v1.NamespaceInfo.RecordsByStoreEntry
+	(*timestamppb.Timestamp)(nil),       // 98: google.protobuf.Timestamp
+	(*structpb.Struct)(nil),             // 99: google.protobuf.Struct
+	(*structpb.Value)(nil),              // 100: google.protobuf.Value
 }
 var file_memsvc_v1_memsvc_proto_depIdxs = []int32{
 	0,   // 0: memsvc.v1.StoreTypeList.values:type_name -> memsvc.v1.StoreType
 	8,   // 1: memsvc.v1.SecrecyLevelList.values:type_name -> memsvc.v1.SecrecyLevel
 	2,   // 2: memsvc.v1.AssociationTypeList.values:type_name -> memsvc.v1.AssociationType
-	97,  // 3: memsvc.v1.CmpHeader.timestamp:type_name -> google.protobuf.Timestamp
-	97,  // 4: memsvc.v1.TemporalRange.start:type_name -> google.protobuf.Timestamp
-	97,  // 5: memsvc.v1.TemporalRange.end:type_name -> google.protobuf.Timestamp
-	0,   // 6: memsvc.v1.MemoryRecord.store:type_name -> memsvc.v1.StoreType
-	97,  // 7: memsvc.v1.MemoryRecord.created_at:type_name -> google.protobuf.Timestamp
-	97,  // 8: memsvc.v1.MemoryRecord.updated_at:type_name -> google.protobuf.Timestamp
-	97,  // 9: memsvc.v1.MemoryRecord.last_accessed_at:type_name -> google.protobuf.Timestamp
-	22,  // 10: memsvc.v1.MemoryRecord.content:type_name -> memsvc.v1.MemoryContent
-	24,  // 11: memsvc.v1.MemoryRecord.fidelity:type_name -> memsvc.v1.FidelityState
-	25,  // 12: memsvc.v1.MemoryRecord.emotion:type_name -> memsvc.v1.EmotionVector
-	26,  // 13: memsvc.v1.MemoryRecord.associations:type_name -> memsvc.v1.Association
-	98,  // 14: memsvc.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
-	28,  // 15: memsvc.v1.MemoryRecord.meta:type_name -> memsvc.v1.MetaMemory
-	23,  // 16: memsvc.v1.MemoryContent.blocks:type_name -> memsvc.v1.ContentBlock
-	1,   // 17: memsvc.v1.ContentBlock.modality:type_name -> memsvc.v1.Modality
-	97,  // 18: memsvc.v1.FidelityState.last_decay_tick:type_name -> google.protobuf.Timestamp
-	2,   // 19: memsvc.v1.Association.association_type:type_name -> memsvc.v1.AssociationType
-	97,  // 20: memsvc.v1.Association.created_at:type_name -> google.protobuf.Timestamp
-	97,  // 21: memsvc.v1.Association.last_co_activation:type_name -> google.protobuf.Timestamp
-	3,   // 22: memsvc.v1.Association.origin:type_name -> memsvc.v1.AssociationOrigin
-	5,   // 23: memsvc.v1.RawJournalRecord.source:type_name -> memsvc.v1.RawSource
-	6,   // 24: memsvc.v1.RawJournalRecord.speaker:type_name -> memsvc.v1.RawSpeaker
-	7,   // 25: memsvc.v1.RawJournalRecord.visibility:type_name -> memsvc.v1.Visibility
-	8,   // 26: memsvc.v1.RawJournalRecord.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	97,  // 27: memsvc.v1.RawJournalRecord.created_at:type_name -> google.protobuf.Timestamp
-	97,  // 28: memsvc.v1.RawJournalRecord.updated_at:type_name -> google.protobuf.Timestamp
-	22,  // 29: memsvc.v1.RawJournalRecord.content:type_name -> memsvc.v1.MemoryContent
-	98,  // 30: memsvc.v1.RawJournalRecord.metadata:type_name -> google.protobuf.Struct
-	28,  // 31: memsvc.v1.RawJournalRecord.meta:type_name -> memsvc.v1.MetaMemory
-	9,   // 32: memsvc.v1.MetaMemory.capture_status:type_name -> memsvc.v1.MetaCaptureStatus
-	29,  // 33: memsvc.v1.MetaMemory.evidence:type_name -> memsvc.v1.MetaEvidenceRef
-	30,  // 34: memsvc.v1.MetaMemory.alternatives:type_name -> memsvc.v1.MetaAlternative
-	31,  // 35: memsvc.v1.MetaMemory.context_edges:type_name -> memsvc.v1.MetaEdge
-	97,  // 36: memsvc.v1.MetaMemory.captured_at:type_name -> google.protobuf.Timestamp
-	10,  // 37: memsvc.v1.MetaEdge.relation:type_name -> memsvc.v1.MetaRelation
-	29,  // 38: memsvc.v1.MetaEdge.evidence:type_name -> memsvc.v1.MetaEvidenceRef
-	97,  // 39: memsvc.v1.MetaEdge.created_at:type_name -> google.protobuf.Timestamp
-	99,  // 40: memsvc.v1.EncodeContext.spatial:type_name -> google.protobuf.Value
-	99,  // 41: memsvc.v1.EncodeContext.temporal:type_name -> google.protobuf.Value
-	2,   // 42: memsvc.v1.ManualAssociation.association_type:type_name -> memsvc.v1.AssociationType
-	19,  // 43: memsvc.v1.EncodeStoreRequest.header:type_name -> memsvc.v1.CmpHeader
-	22,  // 44: memsvc.v1.EncodeStoreRequest.content:type_name -> memsvc.v1.MemoryContent
-	0,   // 45: memsvc.v1.EncodeStoreRequest.store:type_name -> memsvc.v1.StoreType
-	25,  // 46: memsvc.v1.EncodeStoreRequest.emotion:type_name -> memsvc.v1.EmotionVector
-	32,  // 47: memsvc.v1.EncodeStoreRequest.context:type_name -> memsvc.v1.EncodeContext
-	98,  // 48: memsvc.v1.EncodeStoreRequest.metadata:type_name -> google.protobuf.Struct
-	33,  // 49: memsvc.v1.EncodeStoreRequest.associations:type_name -> memsvc.v1.ManualAssociation
-	28,  // 50: memsvc.v1.EncodeStoreRequest.meta:type_name -> memsvc.v1.MetaMemory
-	0,   // 51: memsvc.v1.EncodeStoreResponse.store:type_name -> memsvc.v1.StoreType
-	19,  // 52: memsvc.v1.EncodeBatchRequest.header:type_name -> memsvc.v1.CmpHeader
-	34,  // 53: memsvc.v1.EncodeBatchRequest.records:type_name -> memsvc.v1.EncodeStoreRequest
-	35,  // 54: memsvc.v1.EncodeBatchResponse.results:type_name -> memsvc.v1.EncodeStoreResponse
-	19,  // 55: memsvc.v1.EncodeUpdateRequest.header:type_name -> memsvc.v1.CmpHeader
-	22,  // 56: memsvc.v1.EncodeUpdateRequest.content:type_name -> memsvc.v1.MemoryContent
-	25,  // 57: memsvc.v1.EncodeUpdateRequest.emotion:type_name -> memsvc.v1.EmotionVector
-	98,  // 58: memsvc.v1.EncodeUpdateRequest.metadata:type_name -> google.protobuf.Struct
-	28,  // 59: memsvc.v1.EncodeUpdateRequest.meta:type_name -> memsvc.v1.MetaMemory
-	19,  // 60: memsvc.v1.EncodeStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
-	5,   // 61: memsvc.v1.EncodeStoreRawRequest.source:type_name -> memsvc.v1.RawSource
-	6,   // 62: memsvc.v1.EncodeStoreRawRequest.speaker:type_name -> memsvc.v1.RawSpeaker
-	7,   // 63: memsvc.v1.EncodeStoreRawRequest.visibility:type_name -> memsvc.v1.Visibility
-	8,   // 64: memsvc.v1.EncodeStoreRawRequest.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	22,  // 65: memsvc.v1.EncodeStoreRawRequest.content:type_name -> memsvc.v1.MemoryContent
-	98,  // 66: memsvc.v1.EncodeStoreRawRequest.metadata:type_name -> google.protobuf.Struct
-	28,  // 67: memsvc.v1.EncodeStoreRawRequest.meta:type_name -> memsvc.v1.MetaMemory
-	7,   // 68: memsvc.v1.EncodeStoreRawResponse.visibility:type_name -> memsvc.v1.Visibility
-	8,   // 69: memsvc.v1.EncodeStoreRawResponse.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
-	19,  // 70: memsvc.v1.EncodeBatchStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
-	40,  // 71: memsvc.v1.EncodeBatchStoreRawRequest.records:type_name -> memsvc.v1.EncodeStoreRawRequest
-	41,  // 72: memsvc.v1.EncodeBatchStoreRawResponse.results:type_name -> memsvc.v1.EncodeStoreRawResponse
-	25,  // 73: memsvc.v1.RecallCue.emotion:type_name -> memsvc.v1.EmotionVector
-	20,  // 74: memsvc.v1.RecallCue.temporal:type_name -> memsvc.v1.TemporalRange
-	99,  // 75: memsvc.v1.RecallCue.spatial:type_name -> google.protobuf.Value
-	99,  // 76: memsvc.v1.RecallCue.semantic:type_name -> google.protobuf.Value
-	19,  // 77: memsvc.v1.RecallQueryRequest.header:type_name -> memsvc.v1.CmpHeader
-	44,  // 78: memsvc.v1.RecallQueryRequest.cue:type_name -> memsvc.v1.RecallCue
-	15,  // 79: memsvc.v1.RecallQueryRequest.stores:type_name -> memsvc.v1.StoreTypeList
-	4,   // 80: memsvc.v1.RecallQueryRequest.recall_mode:type_name -> memsvc.v1.RecallMode
-	21,  // 81: memsvc.v1.RecalledMemory.record:type_name -> memsvc.v1.MemoryRecord
-	22,  // 82: memsvc.v1.RecalledMemory.rendered_content:type_name -> memsvc.v1.MemoryContent
-	0,   // 83: memsvc.v1.QueryMetadata.stores_searched:type_name -> memsvc.v1.StoreType
-	49,  // 84: memsvc.v1.ActivationTrace.activations:type_name -> memsvc.v1.Activation
-	2,   // 85: memsvc.v1.Activation.edge_type:type_name -> memsvc.v1.AssociationType
-	46,  // 86: memsvc.v1.RecallQueryResponse.memories:type_name -> memsvc.v1.RecalledMemory
-	48,  // 87: memsvc.v1.RecallQueryResponse.activation_trace:type_name -> memsvc.v1.ActivationTrace
-	47,  // 88: memsvc.v1.RecallQueryResponse.query_metadata:type_name -> memsvc.v1.QueryMetadata
-	19,  // 89: memsvc.v1.RecallRawQueryRequest.header:type_name -> memsvc.v1.CmpHeader
-	20,  // 90: memsvc.v1.RecallRawQueryRequest.temporal:type_name -> memsvc.v1.TemporalRange
-	16,  // 91: memsvc.v1.RecallRawQueryRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
-	27,  // 92: memsvc.v1.RecallRawQueryResponse.records:type_name -> memsvc.v1.RawJournalRecord
-	19,  // 93: memsvc.v1.RecallAssociateRequest.header:type_name -> memsvc.v1.CmpHeader
-	17,  // 94: memsvc.v1.RecallAssociateRequest.association_types:type_name -> memsvc.v1.AssociationTypeList
-	46,  // 95: memsvc.v1.RecallAssociateResponse.memories:type_name -> memsvc.v1.RecalledMemory
-	19,  // 96: memsvc.v1.RecallTimelineRequest.header:type_name -> memsvc.v1.CmpHeader
-	20,  // 97: memsvc.v1.RecallTimelineRequest.range:type_name -> memsvc.v1.TemporalRange
-	11,  // 98: memsvc.v1.RecallTimelineRequest.granularity:type_name -> memsvc.v1.TimeGranularity
-	25,  // 99: memsvc.v1.RecallTimelineRequest.emotion_filter:type_name -> memsvc.v1.EmotionVector
-	97,  // 100: memsvc.v1.TimelineBucket.start:type_name -> google.protobuf.Timestamp
-	97,  // 101: memsvc.v1.TimelineBucket.end:type_name -> google.protobuf.Timestamp
-	46,  // 102: memsvc.v1.TimelineBucket.memories:type_name -> memsvc.v1.RecalledMemory
-	56,  // 103: memsvc.v1.RecallTimelineResponse.buckets:type_name -> memsvc.v1.TimelineBucket
-	19,  // 104: memsvc.v1.RecallGraphRequest.header:type_name -> memsvc.v1.CmpHeader
-	18,  // 105: memsvc.v1.RecallGraphRequest.edge_types:type_name -> memsvc.v1.StringList
-	0,   // 106: memsvc.v1.GraphNode.store:type_name -> memsvc.v1.StoreType
-	28,  // 107: memsvc.v1.GraphNode.meta:type_name -> memsvc.v1.MetaMemory
-	2,   // 108: memsvc.v1.GraphEdge.edge_type:type_name -> memsvc.v1.AssociationType
-	59,  // 109: memsvc.v1.RecallGraphResponse.nodes:type_name -> memsvc.v1.GraphNode
-	60,  // 110: memsvc.v1.RecallGraphResponse.edges:type_name -> memsvc.v1.GraphEdge
-	31,  // 111: memsvc.v1.RecallGraphResponse.meta_edges:type_name -> memsvc.v1.MetaEdge
-	19,  // 112: memsvc.v1.ConsolidateRequest.header:type_name -> memsvc.v1.CmpHeader
-	12,  // 113: memsvc.v1.ConsolidateRequest.strategy:type_name -> memsvc.v1.ConsolidationStrategy
-	19,  // 114: memsvc.v1.DreamTickRequest.header:type_name -> memsvc.v1.CmpHeader
-	16,  // 115: memsvc.v1.DreamTickRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
-	19,  // 116: memsvc.v1.DecayTickRequest.header:type_name -> memsvc.v1.CmpHeader
-	19,  // 117: memsvc.v1.SetModeRequest.header:type_name -> memsvc.v1.CmpHeader
-	4,   // 118: memsvc.v1.SetModeRequest.mode:type_name -> memsvc.v1.RecallMode
-	0,   // 119: memsvc.v1.SetModeRequest.scope:type_name -> memsvc.v1.StoreType
-	19,  // 120: memsvc.v1.ForgetRequest.header:type_name -> memsvc.v1.CmpHeader
-	0,   // 121: memsvc.v1.ForgetRequest.store:type_name -> memsvc.v1.StoreType
-	20,  // 122: memsvc.v1.ForgetRequest.temporal_range:type_name -> memsvc.v1.TemporalRange
-	19,  // 123: memsvc.v1.ExportRequest.header:type_name -> memsvc.v1.CmpHeader
-	15,  // 124: memsvc.v1.ExportRequest.stores:type_name -> memsvc.v1.StoreTypeList
-	74,  // 125: memsvc.v1.ExportResponse.summary:type_name -> memsvc.v1.ExportSummary
-	76,  // 126: memsvc.v1.ImportRequest.options:type_name -> memsvc.v1.ImportOptions
-	19,  // 127: memsvc.v1.ImportOptions.header:type_name -> memsvc.v1.CmpHeader
-	13,  // 128: memsvc.v1.ImportOptions.strategy:type_name -> memsvc.v1.ImportStrategy
-	14,  // 129: memsvc.v1.ImportOptions.conflict_resolution:type_name -> memsvc.v1.ConflictResolution
-	94,  // 130: memsvc.v1.StatsResponse.records_by_store:type_name -> memsvc.v1.StatsResponse.RecordsByStoreEntry
-	95,  // 131: memsvc.v1.StatsResponse.avg_fidelity_by_store:type_name -> memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
-	97,  // 132: memsvc.v1.StatsResponse.oldest_record:type_name -> google.protobuf.Timestamp
-	97,  // 133: memsvc.v1.StatsResponse.newest_record:type_name -> google.protobuf.Timestamp
-	97,  // 134: memsvc.v1.StatsResponse.last_dream_tick_at:type_name -> google.protobuf.Timestamp
-	87,  // 135: memsvc.v1.StatsResponse.evolution_metrics:type_name -> memsvc.v1.EvolutionMetrics
-	19,  // 136: memsvc.v1.IntrospectRecordRequest.header:type_name -> memsvc.v1.CmpHeader
-	21,  // 137: memsvc.v1.IntrospectRecordResponse.record:type_name -> memsvc.v1.MemoryRecord
-	19,  // 138: memsvc.v1.DecayForecastRequest.header:type_name -> memsvc.v1.CmpHeader
-	97,  // 139: memsvc.v1.DecayForecastRequest.forecast_at:type_name -> google.protobuf.Timestamp
-	97,  // 140: memsvc.v1.DecayForecast.estimated_threshold_date:type_name -> google.protobuf.Timestamp
-	83,  // 141: memsvc.v1.DecayForecastResponse.forecasts:type_name -> memsvc.v1.DecayForecast
-	0,   // 142: memsvc.v1.ParameterAdjustment.store:type_name -> memsvc.v1.StoreType
-	86,  // 143: memsvc.v1.EvolutionMetrics.parameter_adjustments:type_name -> memsvc.v1.ParameterAdjustment
-	87,  // 144: memsvc.v1.EvolutionResponse.metrics:type_name -> memsvc.v1.EvolutionMetrics
-	96,  // 145: memsvc.v1.NamespaceInfo.records_by_store:type_name -> memsvc.v1.NamespaceInfo.RecordsByStoreEntry
-	90,  // 146: memsvc.v1.NamespacesResponse.namespaces:type_name -> memsvc.v1.NamespaceInfo
-	34,  // 147: memsvc.v1.MemsvcService.EncodeStore:input_type -> memsvc.v1.EncodeStoreRequest
-	36,  // 148: memsvc.v1.MemsvcService.EncodeBatch:input_type -> memsvc.v1.EncodeBatchRequest
-	38,  // 149: memsvc.v1.MemsvcService.EncodeUpdate:input_type -> memsvc.v1.EncodeUpdateRequest
-	40,  // 150: memsvc.v1.MemsvcService.EncodeStoreRaw:input_type -> memsvc.v1.EncodeStoreRawRequest
-	42,  // 151: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:input_type -> memsvc.v1.EncodeBatchStoreRawRequest
-	45,  // 152: memsvc.v1.MemsvcService.RecallQuery:input_type -> memsvc.v1.RecallQueryRequest
-	51,  // 153: memsvc.v1.MemsvcService.RecallRawQuery:input_type -> memsvc.v1.RecallRawQueryRequest
-	53,  // 154: memsvc.v1.MemsvcService.RecallAssociate:input_type -> memsvc.v1.RecallAssociateRequest
-	55,  // 155: memsvc.v1.MemsvcService.RecallTimeline:input_type -> memsvc.v1.RecallTimelineRequest
-	58,  // 156: memsvc.v1.MemsvcService.RecallGraph:input_type -> memsvc.v1.RecallGraphRequest
-	62,  // 157: memsvc.v1.MemsvcService.Consolidate:input_type -> memsvc.v1.ConsolidateRequest
-	64,  // 158: memsvc.v1.MemsvcService.DreamTick:input_type -> memsvc.v1.DreamTickRequest
-	66,  // 159: memsvc.v1.MemsvcService.DecayTick:input_type -> memsvc.v1.DecayTickRequest
-	68,  // 160: memsvc.v1.MemsvcService.SetMode:input_type -> memsvc.v1.SetModeRequest
-	70,  // 161: memsvc.v1.MemsvcService.Forget:input_type -> memsvc.v1.ForgetRequest
-	72,  // 162: memsvc.v1.MemsvcService.Export:input_type -> memsvc.v1.ExportRequest
-	75,  // 163: memsvc.v1.MemsvcService.Import:input_type -> memsvc.v1.ImportRequest
-	78,  // 164: memsvc.v1.MemsvcService.Stats:input_type -> memsvc.v1.StatsRequest
-	80,  // 165: memsvc.v1.MemsvcService.IntrospectRecord:input_type -> memsvc.v1.IntrospectRecordRequest
-	82,  // 166: memsvc.v1.MemsvcService.DecayForecast:input_type -> memsvc.v1.DecayForecastRequest
-	85,  // 167: memsvc.v1.MemsvcService.Evolution:input_type -> memsvc.v1.EvolutionRequest
-	89,  // 168: memsvc.v1.MemsvcService.Namespaces:input_type -> memsvc.v1.NamespacesRequest
-	92,  // 169: memsvc.v1.MemsvcService.DropNamespace:input_type -> memsvc.v1.DropNamespaceRequest
-	35,  // 170: memsvc.v1.MemsvcService.EncodeStore:output_type -> memsvc.v1.EncodeStoreResponse
-	37,  // 171: memsvc.v1.MemsvcService.EncodeBatch:output_type -> memsvc.v1.EncodeBatchResponse
-	39,  // 172: memsvc.v1.MemsvcService.EncodeUpdate:output_type -> memsvc.v1.EncodeUpdateResponse
-	41,  // 173: memsvc.v1.MemsvcService.EncodeStoreRaw:output_type -> memsvc.v1.EncodeStoreRawResponse
-	43,  // 174: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:output_type -> memsvc.v1.EncodeBatchStoreRawResponse
-	50,  // 175: memsvc.v1.MemsvcService.RecallQuery:output_type -> memsvc.v1.RecallQueryResponse
-	52,  // 176: memsvc.v1.MemsvcService.RecallRawQuery:output_type -> memsvc.v1.RecallRawQueryResponse
-	54,  // 177: memsvc.v1.MemsvcService.RecallAssociate:output_type -> memsvc.v1.RecallAssociateResponse
-	57,  // 178: memsvc.v1.MemsvcService.RecallTimeline:output_type -> memsvc.v1.RecallTimelineResponse
-	61,  // 179: memsvc.v1.MemsvcService.RecallGraph:output_type -> memsvc.v1.RecallGraphResponse
-	63,  // 180: memsvc.v1.MemsvcService.Consolidate:output_type -> memsvc.v1.ConsolidateResponse
-	65,  // 181: memsvc.v1.MemsvcService.DreamTick:output_type -> memsvc.v1.DreamTickResponse
-	67,  // 182: memsvc.v1.MemsvcService.DecayTick:output_type -> memsvc.v1.DecayTickResponse
-	69,  // 183: memsvc.v1.MemsvcService.SetMode:output_type -> memsvc.v1.SetModeResponse
-	71,  // 184: memsvc.v1.MemsvcService.Forget:output_type -> memsvc.v1.ForgetResponse
-	73,  // 185: memsvc.v1.MemsvcService.Export:output_type -> memsvc.v1.ExportResponse
-	77,  // 186: memsvc.v1.MemsvcService.Import:output_type -> memsvc.v1.ImportResponse
-	79,  // 187: memsvc.v1.MemsvcService.Stats:output_type -> memsvc.v1.StatsResponse
-	81,  // 188: memsvc.v1.MemsvcService.IntrospectRecord:output_type -> memsvc.v1.IntrospectRecordResponse
-	84,  // 189: memsvc.v1.MemsvcService.DecayForecast:output_type -> memsvc.v1.DecayForecastResponse
-	88,  // 190: memsvc.v1.MemsvcService.Evolution:output_type -> memsvc.v1.EvolutionResponse
-	91,  // 191: memsvc.v1.MemsvcService.Namespaces:output_type -> memsvc.v1.NamespacesResponse
-	93,  // 192: memsvc.v1.MemsvcService.DropNamespace:output_type -> memsvc.v1.DropNamespaceResponse
-	170, // [170:193] is the sub-list for method output_type
-	147, // [147:170] is the sub-list for method input_type
-	147, // [147:147] is the sub-list for extension type_name
-	147, // [147:147] is the sub-list for extension extendee
-	0,   // [0:147] is the sub-list for field type_name
+	98,  // 3: memsvc.v1.CmpHeader.timestamp:type_name -> google.protobuf.Timestamp
+	98,  // 4: memsvc.v1.TemporalRange.start:type_name -> google.protobuf.Timestamp
+	98,  // 5: memsvc.v1.TemporalRange.end:type_name -> google.protobuf.Timestamp
+	98,  // 6: memsvc.v1.PageCursor.created_at:type_name -> google.protobuf.Timestamp
+	0,   // 7: memsvc.v1.MemoryRecord.store:type_name -> memsvc.v1.StoreType
+	98,  // 8: memsvc.v1.MemoryRecord.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 9: memsvc.v1.MemoryRecord.updated_at:type_name -> google.protobuf.Timestamp
+	98,  // 10: memsvc.v1.MemoryRecord.last_accessed_at:type_name -> google.protobuf.Timestamp
+	23,  // 11: memsvc.v1.MemoryRecord.content:type_name -> memsvc.v1.MemoryContent
+	25,  // 12: memsvc.v1.MemoryRecord.fidelity:type_name -> memsvc.v1.FidelityState
+	26,  // 13: memsvc.v1.MemoryRecord.emotion:type_name -> memsvc.v1.EmotionVector
+	27,  // 14: memsvc.v1.MemoryRecord.associations:type_name -> memsvc.v1.Association
+	99,  // 15: memsvc.v1.MemoryRecord.metadata:type_name -> google.protobuf.Struct
+	29,  // 16: memsvc.v1.MemoryRecord.meta:type_name -> memsvc.v1.MetaMemory
+	24,  // 17: memsvc.v1.MemoryContent.blocks:type_name -> memsvc.v1.ContentBlock
+	1,   // 18: memsvc.v1.ContentBlock.modality:type_name -> memsvc.v1.Modality
+	98,  // 19: memsvc.v1.FidelityState.last_decay_tick:type_name -> google.protobuf.Timestamp
+	2,   // 20: memsvc.v1.Association.association_type:type_name -> memsvc.v1.AssociationType
+	98,  // 21: memsvc.v1.Association.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 22: memsvc.v1.Association.last_co_activation:type_name -> google.protobuf.Timestamp
+	3,   // 23: memsvc.v1.Association.origin:type_name -> memsvc.v1.AssociationOrigin
+	5,   // 24: memsvc.v1.RawJournalRecord.source:type_name -> memsvc.v1.RawSource
+	6,   // 25: memsvc.v1.RawJournalRecord.speaker:type_name -> memsvc.v1.RawSpeaker
+	7,   // 26: memsvc.v1.RawJournalRecord.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 27: memsvc.v1.RawJournalRecord.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	98,  // 28: memsvc.v1.RawJournalRecord.created_at:type_name -> google.protobuf.Timestamp
+	98,  // 29: memsvc.v1.RawJournalRecord.updated_at:type_name -> google.protobuf.Timestamp
+	23,  // 30: memsvc.v1.RawJournalRecord.content:type_name -> memsvc.v1.MemoryContent
+	99,  // 31: memsvc.v1.RawJournalRecord.metadata:type_name -> google.protobuf.Struct
+	29,  // 32: memsvc.v1.RawJournalRecord.meta:type_name -> memsvc.v1.MetaMemory
+	9,   // 33: memsvc.v1.MetaMemory.capture_status:type_name -> memsvc.v1.MetaCaptureStatus
+	30,  // 34: memsvc.v1.MetaMemory.evidence:type_name -> memsvc.v1.MetaEvidenceRef
+	31,  // 35: memsvc.v1.MetaMemory.alternatives:type_name -> memsvc.v1.MetaAlternative
+	32,  // 36: memsvc.v1.MetaMemory.context_edges:type_name -> memsvc.v1.MetaEdge
+	98,  // 37: memsvc.v1.MetaMemory.captured_at:type_name -> google.protobuf.Timestamp
+	10,  // 38: memsvc.v1.MetaEdge.relation:type_name -> memsvc.v1.MetaRelation
+	30,  // 39: memsvc.v1.MetaEdge.evidence:type_name -> memsvc.v1.MetaEvidenceRef
+	98,  // 40: memsvc.v1.MetaEdge.created_at:type_name -> google.protobuf.Timestamp
+	100, // 41: memsvc.v1.EncodeContext.spatial:type_name -> google.protobuf.Value
+	100, // 42: memsvc.v1.EncodeContext.temporal:type_name -> google.protobuf.Value
+	2,   // 43: memsvc.v1.ManualAssociation.association_type:type_name -> memsvc.v1.AssociationType
+	19,  // 44: memsvc.v1.EncodeStoreRequest.header:type_name -> memsvc.v1.CmpHeader
+	23,  // 45: memsvc.v1.EncodeStoreRequest.content:type_name -> memsvc.v1.MemoryContent
+	0,   // 46: memsvc.v1.EncodeStoreRequest.store:type_name -> memsvc.v1.StoreType
+	26,  // 47: memsvc.v1.EncodeStoreRequest.emotion:type_name -> memsvc.v1.EmotionVector
+	33,  // 48: memsvc.v1.EncodeStoreRequest.context:type_name -> memsvc.v1.EncodeContext
+	99,  // 49: memsvc.v1.EncodeStoreRequest.metadata:type_name -> google.protobuf.Struct
+	34,  // 50: memsvc.v1.EncodeStoreRequest.associations:type_name -> memsvc.v1.ManualAssociation
+	29,  // 51: memsvc.v1.EncodeStoreRequest.meta:type_name -> memsvc.v1.MetaMemory
+	0,   // 52: memsvc.v1.EncodeStoreResponse.store:type_name -> memsvc.v1.StoreType
+	19,  // 53: memsvc.v1.EncodeBatchRequest.header:type_name -> memsvc.v1.CmpHeader
+	35,  // 54: memsvc.v1.EncodeBatchRequest.records:type_name -> memsvc.v1.EncodeStoreRequest
+	36,  // 55: memsvc.v1.EncodeBatchResponse.results:type_name -> memsvc.v1.EncodeStoreResponse
+	19,  // 56: memsvc.v1.EncodeUpdateRequest.header:type_name -> memsvc.v1.CmpHeader
+	23,  // 57: memsvc.v1.EncodeUpdateRequest.content:type_name -> memsvc.v1.MemoryContent
+	26,  // 58: memsvc.v1.EncodeUpdateRequest.emotion:type_name -> memsvc.v1.EmotionVector
+	99,  // 59: memsvc.v1.EncodeUpdateRequest.metadata:type_name -> google.protobuf.Struct
+	29,  // 60: memsvc.v1.EncodeUpdateRequest.meta:type_name -> memsvc.v1.MetaMemory
+	19,  // 61: memsvc.v1.EncodeStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
+	5,   // 62: memsvc.v1.EncodeStoreRawRequest.source:type_name -> memsvc.v1.RawSource
+	6,   // 63: memsvc.v1.EncodeStoreRawRequest.speaker:type_name -> memsvc.v1.RawSpeaker
+	7,   // 64: memsvc.v1.EncodeStoreRawRequest.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 65: memsvc.v1.EncodeStoreRawRequest.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	23,  // 66: memsvc.v1.EncodeStoreRawRequest.content:type_name -> memsvc.v1.MemoryContent
+	99,  // 67: memsvc.v1.EncodeStoreRawRequest.metadata:type_name -> google.protobuf.Struct
+	29,  // 68: memsvc.v1.EncodeStoreRawRequest.meta:type_name -> memsvc.v1.MetaMemory
+	7,   // 69: memsvc.v1.EncodeStoreRawResponse.visibility:type_name -> memsvc.v1.Visibility
+	8,   // 70: memsvc.v1.EncodeStoreRawResponse.secrecy_level:type_name -> memsvc.v1.SecrecyLevel
+	19,  // 71: memsvc.v1.EncodeBatchStoreRawRequest.header:type_name -> memsvc.v1.CmpHeader
+	41,  // 72: memsvc.v1.EncodeBatchStoreRawRequest.records:type_name -> memsvc.v1.EncodeStoreRawRequest
+	42,  // 73: memsvc.v1.EncodeBatchStoreRawResponse.results:type_name -> memsvc.v1.EncodeStoreRawResponse
+	26,  // 74: memsvc.v1.RecallCue.emotion:type_name -> memsvc.v1.EmotionVector
+	20,  // 75: memsvc.v1.RecallCue.temporal:type_name -> memsvc.v1.TemporalRange
+	100, // 76: memsvc.v1.RecallCue.spatial:type_name -> google.protobuf.Value
+	100, // 77: memsvc.v1.RecallCue.semantic:type_name -> google.protobuf.Value
+	19,  // 78: memsvc.v1.RecallQueryRequest.header:type_name -> memsvc.v1.CmpHeader
+	45,  // 79: memsvc.v1.RecallQueryRequest.cue:type_name -> memsvc.v1.RecallCue
+	15,  // 80: memsvc.v1.RecallQueryRequest.stores:type_name -> memsvc.v1.StoreTypeList
+	4,   // 81: memsvc.v1.RecallQueryRequest.recall_mode:type_name -> memsvc.v1.RecallMode
+	21,  // 82: memsvc.v1.RecallQueryRequest.before:type_name -> memsvc.v1.PageCursor
+	22,  // 83: memsvc.v1.RecalledMemory.record:type_name -> memsvc.v1.MemoryRecord
+	23,  // 84: memsvc.v1.RecalledMemory.rendered_content:type_name -> memsvc.v1.MemoryContent
+	0,   // 85: memsvc.v1.QueryMetadata.stores_searched:type_name -> memsvc.v1.StoreType
+	50,  // 86: memsvc.v1.ActivationTrace.activations:type_name -> memsvc.v1.Activation
+	2,   // 87: memsvc.v1.Activation.edge_type:type_name -> memsvc.v1.AssociationType
+	47,  // 88: memsvc.v1.RecallQueryResponse.memories:type_name -> memsvc.v1.RecalledMemory
+	49,  // 89: memsvc.v1.RecallQueryResponse.activation_trace:type_name -> memsvc.v1.ActivationTrace
+	48,  // 90: memsvc.v1.RecallQueryResponse.query_metadata:type_name -> memsvc.v1.QueryMetadata
+	19,  // 91: memsvc.v1.RecallRawQueryRequest.header:type_name -> memsvc.v1.CmpHeader
+	20,  // 92: memsvc.v1.RecallRawQueryRequest.temporal:type_name -> memsvc.v1.TemporalRange
+	16,  // 93: memsvc.v1.RecallRawQueryRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
+	21,  // 94: memsvc.v1.RecallRawQueryRequest.before:type_name -> memsvc.v1.PageCursor
+	28,  // 95: memsvc.v1.RecallRawQueryResponse.records:type_name -> memsvc.v1.RawJournalRecord
+	19,  // 96: memsvc.v1.RecallAssociateRequest.header:type_name -> memsvc.v1.CmpHeader
+	17,  // 97: memsvc.v1.RecallAssociateRequest.association_types:type_name -> memsvc.v1.AssociationTypeList
+	47,  // 98: memsvc.v1.RecallAssociateResponse.memories:type_name -> memsvc.v1.RecalledMemory
+	19,  // 99: memsvc.v1.RecallTimelineRequest.header:type_name -> memsvc.v1.CmpHeader
+	20,  // 100: memsvc.v1.RecallTimelineRequest.range:type_name -> memsvc.v1.TemporalRange
+	11,  // 101: memsvc.v1.RecallTimelineRequest.granularity:type_name -> memsvc.v1.TimeGranularity
+	26,  // 102: memsvc.v1.RecallTimelineRequest.emotion_filter:type_name -> memsvc.v1.EmotionVector
+	21,  // 103: memsvc.v1.RecallTimelineRequest.after:type_name -> memsvc.v1.PageCursor
+	98,  // 104: memsvc.v1.TimelineBucket.start:type_name -> google.protobuf.Timestamp
+	98,  // 105: memsvc.v1.TimelineBucket.end:type_name -> google.protobuf.Timestamp
+	47,  // 106: memsvc.v1.TimelineBucket.memories:type_name -> memsvc.v1.RecalledMemory
+	57,  // 107: memsvc.v1.RecallTimelineResponse.buckets:type_name -> memsvc.v1.TimelineBucket
+	19,  // 108: memsvc.v1.RecallGraphRequest.header:type_name -> memsvc.v1.CmpHeader
+	18,  // 109: memsvc.v1.RecallGraphRequest.edge_types:type_name -> memsvc.v1.StringList
+	0,   // 110: memsvc.v1.GraphNode.store:type_name -> memsvc.v1.StoreType
+	29,  // 111: memsvc.v1.GraphNode.meta:type_name -> memsvc.v1.MetaMemory
+	2,   // 112: memsvc.v1.GraphEdge.edge_type:type_name -> memsvc.v1.AssociationType
+	60,  // 113: memsvc.v1.RecallGraphResponse.nodes:type_name -> memsvc.v1.GraphNode
+	61,  // 114: memsvc.v1.RecallGraphResponse.edges:type_name -> memsvc.v1.GraphEdge
+	32,  // 115: memsvc.v1.RecallGraphResponse.meta_edges:type_name -> memsvc.v1.MetaEdge
+	19,  // 116: memsvc.v1.ConsolidateRequest.header:type_name -> memsvc.v1.CmpHeader
+	12,  // 117: memsvc.v1.ConsolidateRequest.strategy:type_name -> memsvc.v1.ConsolidationStrategy
+	19,  // 118: memsvc.v1.DreamTickRequest.header:type_name -> memsvc.v1.CmpHeader
+	16,  // 119: memsvc.v1.DreamTickRequest.secrecy_levels:type_name -> memsvc.v1.SecrecyLevelList
+	19,  // 120: memsvc.v1.DecayTickRequest.header:type_name -> memsvc.v1.CmpHeader
+	19,  // 121: memsvc.v1.SetModeRequest.header:type_name -> memsvc.v1.CmpHeader
+	4,   // 122: memsvc.v1.SetModeRequest.mode:type_name -> memsvc.v1.RecallMode
+	0,   // 123: memsvc.v1.SetModeRequest.scope:type_name -> memsvc.v1.StoreType
+	19,  // 124: memsvc.v1.ForgetRequest.header:type_name -> memsvc.v1.CmpHeader
+	0,   // 125: memsvc.v1.ForgetRequest.store:type_name -> memsvc.v1.StoreType
+	20,  // 126: memsvc.v1.ForgetRequest.temporal_range:type_name -> memsvc.v1.TemporalRange
+	19,  // 127: memsvc.v1.ExportRequest.header:type_name -> memsvc.v1.CmpHeader
+	15,  // 128: memsvc.v1.ExportRequest.stores:type_name -> memsvc.v1.StoreTypeList
+	75,  // 129: memsvc.v1.ExportResponse.summary:type_name -> memsvc.v1.ExportSummary
+	77,  // 130: memsvc.v1.ImportRequest.options:type_name -> memsvc.v1.ImportOptions
+	19,  // 131: memsvc.v1.ImportOptions.header:type_name -> memsvc.v1.CmpHeader
+	13,  // 132: memsvc.v1.ImportOptions.strategy:type_name -> memsvc.v1.ImportStrategy
+	14,  // 133: memsvc.v1.ImportOptions.conflict_resolution:type_name -> memsvc.v1.ConflictResolution
+	95,  // 134: memsvc.v1.StatsResponse.records_by_store:type_name -> memsvc.v1.StatsResponse.RecordsByStoreEntry
+	96,  // 135: memsvc.v1.StatsResponse.avg_fidelity_by_store:type_name -> memsvc.v1.StatsResponse.AvgFidelityByStoreEntry
+	98,  // 136: memsvc.v1.StatsResponse.oldest_record:type_name -> google.protobuf.Timestamp
+	98,  // 137: memsvc.v1.StatsResponse.newest_record:type_name -> google.protobuf.Timestamp
+	98,  // 138: memsvc.v1.StatsResponse.last_dream_tick_at:type_name -> google.protobuf.Timestamp
+	88,  // 139: memsvc.v1.StatsResponse.evolution_metrics:type_name -> memsvc.v1.EvolutionMetrics
+	19,  // 140: memsvc.v1.IntrospectRecordRequest.header:type_name -> memsvc.v1.CmpHeader
+	22,  // 141: memsvc.v1.IntrospectRecordResponse.record:type_name -> memsvc.v1.MemoryRecord
+	19,  // 142: memsvc.v1.DecayForecastRequest.header:type_name -> memsvc.v1.CmpHeader
+	98,  // 143: memsvc.v1.DecayForecastRequest.forecast_at:type_name -> google.protobuf.Timestamp
+	98,  // 144: memsvc.v1.DecayForecast.estimated_threshold_date:type_name -> google.protobuf.Timestamp
+	84,  // 145: memsvc.v1.DecayForecastResponse.forecasts:type_name -> memsvc.v1.DecayForecast
+	0,   // 146: memsvc.v1.ParameterAdjustment.store:type_name -> memsvc.v1.StoreType
+	87,  // 147: memsvc.v1.EvolutionMetrics.parameter_adjustments:type_name -> memsvc.v1.ParameterAdjustment
+	88,  // 148: memsvc.v1.EvolutionResponse.metrics:type_name -> memsvc.v1.EvolutionMetrics
+	97,  // 149: memsvc.v1.NamespaceInfo.records_by_store:type_name -> memsvc.v1.NamespaceInfo.RecordsByStoreEntry
+	91,  // 150: memsvc.v1.NamespacesResponse.namespaces:type_name -> memsvc.v1.NamespaceInfo
+	35,  // 151: memsvc.v1.MemsvcService.EncodeStore:input_type -> memsvc.v1.EncodeStoreRequest
+	37,  // 152: memsvc.v1.MemsvcService.EncodeBatch:input_type -> memsvc.v1.EncodeBatchRequest
+	39,  // 153: memsvc.v1.MemsvcService.EncodeUpdate:input_type -> memsvc.v1.EncodeUpdateRequest
+	41,  // 154: memsvc.v1.MemsvcService.EncodeStoreRaw:input_type -> memsvc.v1.EncodeStoreRawRequest
+	43,  // 155: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:input_type -> memsvc.v1.EncodeBatchStoreRawRequest
+	46,  // 156: memsvc.v1.MemsvcService.RecallQuery:input_type -> memsvc.v1.RecallQueryRequest
+	52,  // 157: memsvc.v1.MemsvcService.RecallRawQuery:input_type -> memsvc.v1.RecallRawQueryRequest
+	54,  // 158: memsvc.v1.MemsvcService.RecallAssociate:input_type -> memsvc.v1.RecallAssociateRequest
+	56,  // 159: memsvc.v1.MemsvcService.RecallTimeline:input_type -> memsvc.v1.RecallTimelineRequest
+	59,  // 160: memsvc.v1.MemsvcService.RecallGraph:input_type -> memsvc.v1.RecallGraphRequest
+	63,  // 161: memsvc.v1.MemsvcService.Consolidate:input_type -> memsvc.v1.ConsolidateRequest
+	65,  // 162: memsvc.v1.MemsvcService.DreamTick:input_type -> memsvc.v1.DreamTickRequest
+	67,  // 163: memsvc.v1.MemsvcService.DecayTick:input_type -> memsvc.v1.DecayTickRequest
+	69,  // 164: memsvc.v1.MemsvcService.SetMode:input_type -> memsvc.v1.SetModeRequest
+	71,  // 165: memsvc.v1.MemsvcService.Forget:input_type -> memsvc.v1.ForgetRequest
+	73,  // 166: memsvc.v1.MemsvcService.Export:input_type -> memsvc.v1.ExportRequest
+	76,  // 167: memsvc.v1.MemsvcService.Import:input_type -> memsvc.v1.ImportRequest
+	79,  // 168: memsvc.v1.MemsvcService.Stats:input_type -> memsvc.v1.StatsRequest
+	81,  // 169: memsvc.v1.MemsvcService.IntrospectRecord:input_type -> memsvc.v1.IntrospectRecordRequest
+	83,  // 170: memsvc.v1.MemsvcService.DecayForecast:input_type -> memsvc.v1.DecayForecastRequest
+	86,  // 171: memsvc.v1.MemsvcService.Evolution:input_type -> memsvc.v1.EvolutionRequest
+	90,  // 172: memsvc.v1.MemsvcService.Namespaces:input_type -> memsvc.v1.NamespacesRequest
+	93,  // 173: memsvc.v1.MemsvcService.DropNamespace:input_type -> memsvc.v1.DropNamespaceRequest
+	36,  // 174: memsvc.v1.MemsvcService.EncodeStore:output_type -> memsvc.v1.EncodeStoreResponse
+	38,  // 175: memsvc.v1.MemsvcService.EncodeBatch:output_type -> memsvc.v1.EncodeBatchResponse
+	40,  // 176: memsvc.v1.MemsvcService.EncodeUpdate:output_type -> memsvc.v1.EncodeUpdateResponse
+	42,  // 177: memsvc.v1.MemsvcService.EncodeStoreRaw:output_type -> memsvc.v1.EncodeStoreRawResponse
+	44,  // 178: memsvc.v1.MemsvcService.EncodeBatchStoreRaw:output_type -> memsvc.v1.EncodeBatchStoreRawResponse
+	51,  // 179: memsvc.v1.MemsvcService.RecallQuery:output_type -> memsvc.v1.RecallQueryResponse
+	53,  // 180: memsvc.v1.MemsvcService.RecallRawQuery:output_type -> memsvc.v1.RecallRawQueryResponse
+	55,  // 181: memsvc.v1.MemsvcService.RecallAssociate:output_type -> memsvc.v1.RecallAssociateResponse
+	58,  // 182: memsvc.v1.MemsvcService.RecallTimeline:output_type -> memsvc.v1.RecallTimelineResponse
+	62,  // 183: memsvc.v1.MemsvcService.RecallGraph:output_type -> memsvc.v1.RecallGraphResponse
+	64,  // 184: memsvc.v1.MemsvcService.Consolidate:output_type -> memsvc.v1.ConsolidateResponse
+	66,  // 185: memsvc.v1.MemsvcService.DreamTick:output_type -> memsvc.v1.DreamTickResponse
+	68,  // 186: memsvc.v1.MemsvcService.DecayTick:output_type -> memsvc.v1.DecayTickResponse
+	70,  // 187: memsvc.v1.MemsvcService.SetMode:output_type -> memsvc.v1.SetModeResponse
+	72,  // 188: memsvc.v1.MemsvcService.Forget:output_type -> memsvc.v1.ForgetResponse
+	74,  // 189: memsvc.v1.MemsvcService.Export:output_type -> memsvc.v1.ExportResponse
+	78,  // 190: memsvc.v1.MemsvcService.Import:output_type -> memsvc.v1.ImportResponse
+	80,  // 191: memsvc.v1.MemsvcService.Stats:output_type -> memsvc.v1.StatsResponse
+	82,  // 192: memsvc.v1.MemsvcService.IntrospectRecord:output_type -> memsvc.v1.IntrospectRecordResponse
+	85,  // 193: memsvc.v1.MemsvcService.DecayForecast:output_type -> memsvc.v1.DecayForecastResponse
+	89,  // 194: memsvc.v1.MemsvcService.Evolution:output_type -> memsvc.v1.EvolutionResponse
+	92,  // 195: memsvc.v1.MemsvcService.Namespaces:output_type -> memsvc.v1.NamespacesResponse
+	94,  // 196: memsvc.v1.MemsvcService.DropNamespace:output_type -> memsvc.v1.DropNamespaceResponse
+	174, // [174:197] is the sub-list for method output_type
+	151, // [151:174] is the sub-list for method input_type
+	151, // [151:151] is the sub-list for extension type_name
+	151, // [151:151] is the sub-list for extension extendee
+	0,   // [0:151] is the sub-list for field type_name
 }
 
 func init() { file_memsvc_v1_memsvc_proto_init() }
@@ -7741,37 +7842,37 @@ func file_memsvc_v1_memsvc_proto_init() {
 	if File_memsvc_v1_memsvc_proto != nil {
 		return
 	}
-	file_memsvc_v1_memsvc_proto_msgTypes[7].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[12].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[8].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[13].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[14].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[15].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[16].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[17].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[25].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[29].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[18].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[26].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[30].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[36].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[38].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[40].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[43].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[31].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[37].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[39].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[41].OneofWrappers = []any{}
 	file_memsvc_v1_memsvc_proto_msgTypes[44].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[49].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[51].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[55].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[57].OneofWrappers = []any{}
-	file_memsvc_v1_memsvc_proto_msgTypes[58].OneofWrappers = []any{
+	file_memsvc_v1_memsvc_proto_msgTypes[45].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[50].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[52].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[56].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[58].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[59].OneofWrappers = []any{
 		(*ExportResponse_Data)(nil),
 		(*ExportResponse_Summary)(nil),
 	}
-	file_memsvc_v1_memsvc_proto_msgTypes[61].OneofWrappers = []any{}
+	file_memsvc_v1_memsvc_proto_msgTypes[62].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_memsvc_v1_memsvc_proto_rawDesc), len(file_memsvc_v1_memsvc_proto_rawDesc)),
 			NumEnums:      15,
-			NumMessages:   82,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
