@@ -157,21 +157,37 @@ func (s *state) neighbour(id memory.ID, dir int) (memory.ID, bool) {
 	return s.sequentialEdge(id, ent, self, dir)
 }
 
-// neighbours returns the records before and after id in its
-// conversation, with one lookup of its place. Callers hold Engine.mu.
-func (s *state) neighbours(id memory.ID) (prev, next neighbourOf) {
+// seqPlace is where a record sits in its session's list: the list's key
+// and the index in it, valid while Engine.mu is held.
+type seqPlace struct {
+	key uint64
+	i   int
+	ok  bool
+}
+
+// neighboursAt returns the records before and after id in its
+// conversation, with one lookup of its place; at, when set, is where id
+// may sit (found as a neighbour in the same list), which spares the
+// search when the list still holds it there. It also returns where the
+// neighbours it found in the list sit, for looking up theirs in turn.
+// Callers hold Engine.mu.
+func (s *state) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf, prevAt, nextAt seqPlace) {
 	ent, ok := s.entries[id]
 	if !ok {
-		return prev, next
+		return prev, next, prevAt, nextAt
 	}
 	self := seqItem{created: ent.created.UnixNano(), id: id}
 	list := s.sessions[ent.session]
-	if i, found := slices.BinarySearchFunc(list, self, compareSeqItems); found {
+	i, found := at.i, at.ok && at.key == ent.session && at.i >= 0 && at.i < len(list) && list[at.i] == self
+	if !found {
+		i, found = slices.BinarySearchFunc(list, self, compareSeqItems)
+	}
+	if found {
 		if i > 0 {
-			prev = neighbourOf{list[i-1].id, true}
+			prev, prevAt = neighbourOf{list[i-1].id, true}, seqPlace{ent.session, i - 1, true}
 		}
 		if i+1 < len(list) {
-			next = neighbourOf{list[i+1].id, true}
+			next, nextAt = neighbourOf{list[i+1].id, true}, seqPlace{ent.session, i + 1, true}
 		}
 	}
 	if !prev.ok {
@@ -180,7 +196,7 @@ func (s *state) neighbours(id memory.ID) (prev, next neighbourOf) {
 	if !next.ok {
 		next.id, next.ok = s.sequentialEdge(id, ent, self, +1)
 	}
-	return prev, next
+	return prev, next, prevAt, nextAt
 }
 
 // sequentialEdge returns the nearest target of ent's sequential

@@ -92,8 +92,26 @@ func (w *seqWorld) order(ctx context.Context) []string {
 		}
 		return "?" + id.String()
 	}
+	// A ranking's memo finds the same neighbours, most of them from the
+	// place where the lookup of the record next to them found them.
+	m := newSeqMemo(ns.st)
+	same := func(id memory.ID) {
+		mp, mpok := m.Prev(id)
+		mn, mnok := m.Next(id)
+		cp, cpok := c.Prev(id)
+		cn, cnok := c.Next(id)
+		if mp != cp || mpok != cpok || mn != cn || mnok != cnok {
+			w.t.Errorf("memo's neighbours of %s: %s, %s; want %s, %s", label(id, true), label(mp, mpok), label(mn, mnok), label(cp, cpok), label(cn, cnok))
+		}
+	}
 	var out []string
 	for id := range ns.st.entries {
+		same(id)
+		for _, side := range [2]func(memory.ID) (memory.ID, bool){m.Prev, m.Next} {
+			if n, ok := side(id); ok {
+				same(n)
+			}
+		}
 		n, ok := w.name[id]
 		if !ok {
 			continue

@@ -168,10 +168,19 @@ func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query,
 // seqMemo remembers the neighbours a ranking looked up in the engine's
 // conversation order: each record's are asked for several times (once to
 // score it, once per record next to it), and both are found with one
-// lookup of its place.
+// lookup of its place. A neighbour found in its session's list is looked
+// up in turn from the place it was found at, without searching the list.
 type seqMemo struct {
 	s    *state
-	memo map[memory.ID][2]neighbourOf
+	memo map[memory.ID]seqLook
+}
+
+// seqLook is what seqMemo knows of a record: where it sits, when it was
+// found as a neighbour, and its neighbours once looked up.
+type seqLook struct {
+	at   seqPlace
+	n    [2]neighbourOf
+	done bool
 }
 
 type neighbourOf struct {
@@ -180,7 +189,7 @@ type neighbourOf struct {
 }
 
 func newSeqMemo(s *state) *seqMemo {
-	return &seqMemo{s: s, memo: make(map[memory.ID][2]neighbourOf, 64)}
+	return &seqMemo{s: s, memo: make(map[memory.ID]seqLook, 128)}
 }
 
 // Prev returns the record before doc.
@@ -190,11 +199,24 @@ func (m *seqMemo) Prev(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[0]; r
 func (m *seqMemo) Next(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[1]; return n.id, n.ok }
 
 func (m *seqMemo) look(doc memory.ID) [2]neighbourOf {
-	if n, ok := m.memo[doc]; ok {
-		return n
+	l := m.memo[doc]
+	if l.done {
+		return l.n
 	}
-	prev, next := m.s.neighbours(doc)
-	n := [2]neighbourOf{prev, next}
-	m.memo[doc] = n
-	return n
+	prev, next, prevAt, nextAt := m.s.neighboursAt(doc, l.at)
+	m.memo[doc] = seqLook{at: l.at, n: [2]neighbourOf{prev, next}, done: true}
+	m.place(prev, prevAt)
+	m.place(next, nextAt)
+	return [2]neighbourOf{prev, next}
+}
+
+// place notes where neighbour n sits, if it was found in a list and has
+// not been looked up.
+func (m *seqMemo) place(n neighbourOf, at seqPlace) {
+	if !n.ok || !at.ok {
+		return
+	}
+	if _, known := m.memo[n.id]; !known {
+		m.memo[n.id] = seqLook{at: at}
+	}
 }
