@@ -14,7 +14,6 @@ import (
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Benchmarks on CorpusGen corpora (textindex/corpus.go): English-like
@@ -72,27 +71,6 @@ func buildNew(tb testing.TB, docs []string, fields int) *searchindex.Index {
 	return ix
 }
 
-func buildOld(tb testing.TB, docs []string) *textindex.Index {
-	tb.Helper()
-	db, err := store.OpenInMemory()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = db.Close() })
-	ix, err := textindex.Rebuild(db, []byte("xt"), func(add textindex.AddFunc) error {
-		for i, d := range docs {
-			if err := add(benchID(i), []byte{byte(i % 5)}, d); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return ix
-}
-
 func benchQueries(terms int) []string {
 	g := textindex.NewCorpusGen(benchSeed + 1)
 	qs := make([]string, 512)
@@ -118,13 +96,12 @@ func reportLatency(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1e3, "p99-µs")
 }
 
-// BenchmarkSearch compares the pebble-backed index (in an in-memory
-// pebble, as the engine keeps it when indexes do not persist) and this
-// index, top 30 for queries of 1, 3 and 6 terms.
+// BenchmarkSearch measures top 30 for queries of 1, 3 and 6 terms over
+// one field and over three.
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		docs := corpus(n)
-		for _, impl := range []string{"pebble", "mem", "mem3"} {
+		for _, impl := range []string{"mem", "mem3"} {
 			var search func(q string) (int, error)
 			built := false
 			build := func() {
@@ -132,23 +109,14 @@ func BenchmarkSearch(b *testing.B) {
 					return
 				}
 				built = true
-				switch impl {
-				case "pebble":
-					ix := buildOld(b, docs)
-					search = func(q string) (int, error) {
-						res, err := ix.Search(textindex.Query{Text: q, Limit: 30})
-						return len(res.Hits), err
-					}
-				default:
-					fields := 1
-					if impl == "mem3" {
-						fields = 3
-					}
-					ix := buildNew(b, docs, fields)
-					search = func(q string) (int, error) {
-						hits, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(q), Limit: 30})
-						return len(hits), err
-					}
+				fields := 1
+				if impl == "mem3" {
+					fields = 3
+				}
+				ix := buildNew(b, docs, fields)
+				search = func(q string) (int, error) {
+					hits, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(q), Limit: 30})
+					return len(hits), err
 				}
 			}
 			for _, terms := range []int{1, 3, 6} {
@@ -195,22 +163,17 @@ func heapInUse() uint64 {
 func BenchmarkBuild(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		docs := corpus(n)
-		for _, impl := range []string{"pebble", "mem", "mem3"} {
+		for _, impl := range []string{"mem", "mem3"} {
 			b.Run(fmt.Sprintf("docs=%d/impl=%s", n, impl), func(b *testing.B) {
 				var heap uint64
 				cpu := processCPU()
 				for b.Loop() {
 					before := heapInUse()
-					var keep any
-					if impl == "pebble" {
-						keep = buildOld(b, docs)
-					} else {
-						fields := 1
-						if impl == "mem3" {
-							fields = 3
-						}
-						keep = buildNew(b, docs, fields)
+					fields := 1
+					if impl == "mem3" {
+						fields = 3
 					}
+					keep := buildNew(b, docs, fields)
 					b.StopTimer()
 					heap = heapInUse() - before
 					runtime.KeepAlive(keep)
@@ -264,119 +227,74 @@ func BenchmarkConcurrent(b *testing.B) {
 	docs := corpus(n)
 	extra := textindex.Corpus(benchSeed+7, 2000)
 	queries := benchQueries(3)
-	for _, impl := range []string{"pebble", "mem"} {
-		b.Run("impl="+impl, func(b *testing.B) {
-			var search func(q string) error
-			var write func(i int) error
-			switch impl {
-			case "pebble":
-				db, err := store.OpenInMemory()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.Cleanup(func() { _ = db.Close() })
-				ix, err := textindex.Rebuild(db, []byte("xt"), func(add textindex.AddFunc) error {
-					for i, d := range docs {
-						if err := add(benchID(i), nil, d); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					b.Fatal(err)
-				}
-				search = func(q string) error {
-					_, err := ix.Search(textindex.Query{Text: q, Limit: 30})
-					return err
-				}
-				write = func(i int) error {
-					batch := db.NewBatch()
-					defer batch.Close()
-					c, err := ix.PutNew(batch, benchID(n+i), nil, extra[i%len(extra)])
-					if err != nil {
-						return err
-					}
-					d, err := ix.Delete(batch, benchID(i))
-					if err != nil {
-						return err
-					}
-					if err := batch.CommitNoSync(); err != nil {
-						return err
-					}
-					ix.Apply(c.Merge(d))
-					return nil
-				}
-			default:
-				ix := buildNew(b, docs, 1)
-				search = func(q string) error {
-					_, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(q), Limit: 30})
-					return err
-				}
-				write = func(i int) error {
-					if err := ix.Add(benchDoc(n+i, extra[i%len(extra)], 1)); err != nil {
-						return err
-					}
-					ix.Delete(benchID(i))
-					return nil
-				}
+	b.Run("impl=mem", func(b *testing.B) {
+		ix := buildNew(b, docs, 1)
+		search := func(q string) error {
+			_, err := ix.Search(searchindex.Query{Terms: ix.QueryTerms(q), Limit: 30})
+			return err
+		}
+		write := func(i int) error {
+			if err := ix.Add(benchDoc(n+i, extra[i%len(extra)], 1)); err != nil {
+				return err
 			}
-			var (
-				next    atomic.Int64
-				stop    atomic.Bool
-				writes  int
-				wg      sync.WaitGroup
-				lats    = make([][]time.Duration, searchers)
-				failure atomic.Value
-			)
-			b.ResetTimer()
-			start := time.Now()
-			wg.Go(func() {
-				for i := 0; !stop.Load(); i++ {
-					if err := write(i); err != nil {
+			ix.Delete(benchID(i))
+			return nil
+		}
+		var (
+			next    atomic.Int64
+			stop    atomic.Bool
+			writes  int
+			wg      sync.WaitGroup
+			lats    = make([][]time.Duration, searchers)
+			failure atomic.Value
+		)
+		b.ResetTimer()
+		start := time.Now()
+		wg.Go(func() {
+			for i := 0; !stop.Load(); i++ {
+				if err := write(i); err != nil {
+					failure.Store(err)
+					return
+				}
+				writes++
+				runtime.Gosched()
+			}
+		})
+		var sg sync.WaitGroup
+		for s := range searchers {
+			sg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(s), 1))
+				for next.Add(1) <= int64(b.N) {
+					q := queries[r.IntN(len(queries))]
+					t0 := time.Now()
+					if err := search(q); err != nil {
 						failure.Store(err)
 						return
 					}
-					writes++
+					lats[s] = append(lats[s], time.Since(t0))
+					// A client waits for its answer and sends the next
+					// request: yield, as a handler blocked on the network
+					// would, or one goroutine keeps the CPU for a whole
+					// scheduler time slice (10 ms) and the latencies
+					// measure the scheduler rather than the index.
 					runtime.Gosched()
 				}
 			})
-			var sg sync.WaitGroup
-			for s := range searchers {
-				sg.Go(func() {
-					r := rand.New(rand.NewPCG(uint64(s), 1))
-					for next.Add(1) <= int64(b.N) {
-						q := queries[r.IntN(len(queries))]
-						t0 := time.Now()
-						if err := search(q); err != nil {
-							failure.Store(err)
-							return
-						}
-						lats[s] = append(lats[s], time.Since(t0))
-						// A client waits for its answer and sends the next
-						// request: yield, as a handler blocked on the network
-						// would, or one goroutine keeps the CPU for a whole
-						// scheduler time slice (10 ms) and the latencies
-						// measure the scheduler rather than the index.
-						runtime.Gosched()
-					}
-				})
-			}
-			sg.Wait()
-			elapsed := time.Since(start)
-			stop.Store(true)
-			wg.Wait()
-			b.StopTimer()
-			if err, _ := failure.Load().(error); err != nil {
-				b.Fatal(err)
-			}
-			var all []time.Duration
-			for _, l := range lats {
-				all = append(all, l...)
-			}
-			reportLatency(b, all)
-			b.ReportMetric(float64(len(all))/elapsed.Seconds(), "searches/s")
-			b.ReportMetric(float64(writes)/elapsed.Seconds(), "writes/s")
-		})
-	}
+		}
+		sg.Wait()
+		elapsed := time.Since(start)
+		stop.Store(true)
+		wg.Wait()
+		b.StopTimer()
+		if err, _ := failure.Load().(error); err != nil {
+			b.Fatal(err)
+		}
+		var all []time.Duration
+		for _, l := range lats {
+			all = append(all, l...)
+		}
+		reportLatency(b, all)
+		b.ReportMetric(float64(len(all))/elapsed.Seconds(), "searches/s")
+		b.ReportMetric(float64(writes)/elapsed.Seconds(), "writes/s")
+	})
 }

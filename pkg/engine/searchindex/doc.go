@@ -114,9 +114,9 @@
 //
 // # Benchmarks
 //
-// On CorpusGen corpora (textindex/corpus.go), against the pebble-backed
-// textindex (in an in-memory pebble, as the engine keeps it when indexes
-// do not persist), limit 30:
+// On CorpusGen corpora (textindex/corpus.go), limit 30. The "pebble"
+// column is the index with postings in pebble that this one replaced
+// (since removed), measured the same way at the time:
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./pkg/engine/searchindex/
 //	go test -run '^$' -bench 'Build|Snapshot' -benchtime 3x ./pkg/engine/searchindex/

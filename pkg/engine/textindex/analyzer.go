@@ -2,6 +2,11 @@ package textindex
 
 import "strconv"
 
+// formatVersion numbers the tokenizer's rules (Tokenize). Bump it whenever
+// they change: saved search indexes built with other rules are then
+// rebuilt.
+const formatVersion = 1
+
 // Analyzer is the tokenizer (Tokenize's rules) with a stem cache, for
 // indexes that analyse text themselves, such as package searchindex. It
 // is safe for concurrent use.

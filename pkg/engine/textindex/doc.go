@@ -1,10 +1,10 @@
-// Package textindex is memsvc's full-text search: a tokenizer and a BM25
-// inverted index whose postings live in a store.DB under a key prefix chosen
-// by the caller. The engine keeps one index for curated records and one for
-// the raw journal and writes postings in the same store.Batch as the record
-// they describe, so after a crash the index agrees with the records. When
-// search indexes must not reach the disk the engine gives the index an
-// in-memory store.DB and rebuilds it at start.
+// Package textindex is memsvc's text analysis: the tokenizer that turns
+// record text and queries into index terms (Tokenize, and Analyzer with a
+// stem cache for package searchindex, which holds the postings), and
+// CorpusGen, the English-like corpora the engine's benchmarks use. The
+// terms a search index was built with depend on these rules alone, so
+// Analyzer.Version names them and a saved index with another version is
+// rebuilt.
 //
 // # Tokenizer
 //
@@ -45,45 +45,4 @@
 //     prefix that fits; a long identifier therefore still matches itself.
 //
 // Terms never contain 0x00 and are never empty.
-//
-// # Key layout
-//
-// Under the caller's prefix P (no prefix may be a prefix of another index's
-// prefix):
-//
-//	P 'v'                      format version: uvarint
-//	P 'p' term 0x00 doc(16)    posting: uvarint term frequency,
-//	                           uvarint document length, attrs
-//	P 'f' doc(16)              forward entry: uvarint document length,
-//	                           uvarint number of terms, then per term
-//	                           (ascending byte order) uvarint length + bytes,
-//	                           then attrs
-//
-// doc is the 16-byte memory.ID. attrs are the caller's opaque bytes (for
-// example the store type or raw flags), copied into every posting so a
-// Filter can decide without reading the record. The document length is the
-// number of terms with repeats over all texts of the document. Document
-// frequencies are counted while a term's postings are scanned; the number
-// of documents and the total length are kept in memory (Open recomputes them
-// from the forward entries). Any change to the tokenizer or this layout
-// bumps the version, and Open then reports ErrStale so the engine rebuilds.
-// The version is written only by Rebuild (last, after every other entry)
-// and by Clear, so a prefix without it is an index that was never built or
-// whose rebuild did not finish.
-//
-// # Life cycle
-//
-// At start the engine calls Open and, when it reports ErrStale (always the
-// case for a fresh in-memory database), Rebuild with every record. While
-// serving, it calls Put or Delete with the batch that writes the record,
-// commits the batch, then passes the returned Change to Apply. Search may
-// run at any time from any goroutine.
-//
-// # Ranking
-//
-// Okapi BM25 with k1 = 1.2 and b = 0.75 and
-// idf = ln(1 + (N − df + 0.5)/(df + 0.5)), summed over the distinct query
-// terms a document contains. Scores are raw (unnormalised) and strictly
-// positive; results are ordered by score descending, then document id
-// ascending.
 package textindex
