@@ -77,6 +77,18 @@ func RootExec(name string, version *bool, stdout io.Writer) func(context.Context
 	}
 }
 
+// NoArgs is the Exec of a command that takes no positional arguments:
+// any argument is a usage error saying refusal ("stats takes no
+// arguments"); otherwise it runs run.
+func NoArgs(refusal string, run func(context.Context) error) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return &UsageError{Err: errors.New(refusal)}
+		}
+		return run(ctx)
+	}
+}
+
 // Run parses args against root (reordering flags that follow positional
 // arguments, so `store "text" --store semantic` works), runs the selected
 // command, reports errors on stderr and returns the exit code.

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,21 @@ func TestCheckVerifiable(t *testing.T) {
 	}
 	if err := CheckVerifiable("audit log", full); err != nil {
 		t.Errorf("a file with content: %v", err)
+	}
+}
+
+// TestNoArgs: an argument is a usage error with the refusal and run is not
+// called; without arguments run runs and its error comes back.
+func TestNoArgs(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	exec := NoArgs("stats takes no arguments", func(context.Context) error { calls++; return boom })
+	err := exec(context.Background(), []string{"x"})
+	var usage *UsageError
+	if !errors.As(err, &usage) || err.Error() != "stats takes no arguments" || calls != 0 {
+		t.Fatalf("with an argument: %v (usage %v), %d calls", err, usage != nil, calls)
+	}
+	if err := exec(context.Background(), nil); err != boom || calls != 1 {
+		t.Fatalf("without arguments: %v, %d calls", err, calls)
 	}
 }

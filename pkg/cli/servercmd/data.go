@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -63,17 +64,10 @@ func (r *root) storeCmd() *ff.Command {
 			req := &memory.EncodeStoreRequest{Content: content, Store: &st, Meta: meta}
 			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.EncodeStore(ctx, req)
-				if err != nil {
-					return err
-				}
-				if st == memory.StoreWorking {
+				if err == nil && st == memory.StoreWorking {
 					fmt.Fprintln(r.stderr, "warning: the working store lives in memory; this record is gone when this command exits (store it through a running server with --server-url to keep it)")
 				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Stored: %s (store: %s, fidelity: %s)\n", resp.RecordID, resp.Store, strconv.FormatFloat(resp.InitialFidelity, 'f', -1, 64))
-				return err
+				return printAnswer(r.stdout, *asJSON, resp, err, printStored)
 			})
 		},
 	}
@@ -313,10 +307,7 @@ func (r *root) statsCmd() *ff.Command {
 			"and dream counters of the namespace of --namespace, or with --all-namespaces of\n" +
 			"every namespace together (--json: the API's answer).",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("stats takes no arguments")
-			}
+		Exec: cli.NoArgs("stats takes no arguments", func(ctx context.Context) error {
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				stats := svc.Stats
 				if *all {
@@ -325,7 +316,7 @@ func (r *root) statsCmd() *ff.Command {
 				s, err := stats(ctx)
 				return printAnswer(r.stdout, *asJSON, s, err, printStats)
 			})
-		},
+		}),
 	}
 }
 
@@ -358,17 +349,13 @@ func (r *root) forgetCmd() *ff.Command {
 			yes := true
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Cascade: *cascade, Confirm: &yes})
-				if err != nil {
+				if err == nil && resp.RecordsDeleted == 0 {
+					err = memory.NotFound(id)
+				}
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.ForgetResponse) error {
+					_, err := fmt.Fprintf(w, "Deleted %d record(s)\n", resp.RecordsDeleted)
 					return err
-				}
-				if resp.RecordsDeleted == 0 {
-					return memory.NotFound(id)
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Deleted %d record(s)\n", resp.RecordsDeleted)
-				return err
+				})
 			})
 		},
 	}

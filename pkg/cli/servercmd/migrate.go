@@ -29,10 +29,7 @@ func (r *root) migrateCmd() *ff.Command {
 			"Example:\n" +
 			"  MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=... memsvc migrate-store-encryption --confirm",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("migrate-store-encryption takes no arguments")
-			}
+		Exec: cli.NoArgs("migrate-store-encryption takes no arguments", func(ctx context.Context) error {
 			cfg, err := r.loadConfig()
 			if err != nil {
 				return err
@@ -63,12 +60,7 @@ func (r *root) migrateCmd() *ff.Command {
 				}
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "migrate", Noun: "records", Total: int64(size)})
 				rep, err = l.MigrateStoreEncryption(ctx, func(done uint64) { bar.Set(int64(done)) })
-				if err != nil {
-					bar.Clear()
-					return err
-				}
-				bar.Done()
-				return nil
+				return bar.Finish(err)
 			})
 			if err != nil {
 				return fmt.Errorf("migration stopped (records migrated so far stay encrypted and are in the audit log; run it again to finish): %w", err)
@@ -80,6 +72,6 @@ func (r *root) migrateCmd() *ff.Command {
 			}
 			_, err = fmt.Fprint(r.stdout, b.String())
 			return err
-		},
+		}),
 	}
 }

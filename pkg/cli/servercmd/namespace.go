@@ -29,15 +29,12 @@ func (r *root) namespacesCmd() *ff.Command {
 			"  memsvc namespaces\n" +
 			"  memsvc --server-url http://127.0.0.1:8420 namespaces --json",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("namespaces takes no arguments")
-			}
+		Exec: cli.NoArgs("namespaces takes no arguments", func(ctx context.Context) error {
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Namespaces(ctx)
 				return printAnswer(r.stdout, *asJSON, resp, err, printNamespaces)
 			})
-		},
+		}),
 	}
 }
 
