@@ -75,10 +75,7 @@ func (r *root) backupCmd() *ff.Command {
 			"      --dir /var/backups/memsvc --keep 30\n" +
 			"  memsvc-admin backup --dir /var/backups/memsvc --encrypt --encryption-key-stdin < /etc/memsvc/backup.pass",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("backup takes no arguments (use --dir DIR)")
-			}
+		Exec: cli.NoArgs("backup takes no arguments (use --dir DIR)", func(ctx context.Context) error {
 			if *dir == "" {
 				return cli.Usagef("--dir is required")
 			}
@@ -150,7 +147,7 @@ func (r *root) backupCmd() *ff.Command {
 				err = fmt.Errorf("backup %s is complete, but: %w", res.Path, err)
 			}
 			return errors.Join(err, lerr, perr)
-		},
+		}),
 	}
 }
 
