@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/peterbourgon/ff/v4"
 
@@ -61,15 +59,10 @@ func (r *root) restoreCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req := memory.DefaultImportRequest()
-			req.ArchiveID = filepath.Base(path)
-			if req.Strategy, err = memory.ParseImportStrategy(strings.ToLower(strings.TrimSpace(*strategy))); err != nil {
-				return cli.Usagef("--strategy: %v", err)
+			req, err := cli.ImportRequest(path, *strategy, *conflict, *preserve)
+			if err != nil {
+				return err
 			}
-			if req.ConflictResolution, err = memory.ParseConflictResolution(strings.ToLower(strings.TrimSpace(*conflict))); err != nil {
-				return cli.Usagef("--conflict-resolution: %v", err)
-			}
-			req.PreserveNamespaces = *preserve
 			replace := req.Strategy == memory.ImportReplace
 			interactive := cli.IsTerminal(r.stdin)
 			if replace && !*yes && !interactive {
@@ -113,11 +106,9 @@ func (r *root) restoreCmd() *ff.Command {
 			defer f.Close()
 			bar = r.bar("restore", fileSize(path))
 			resp, err := c.Import(ctx, &req, &cli.ProgressReader{R: bufio.NewReaderSize(f, 1<<20), P: bar})
-			if err != nil {
-				bar.Clear()
+			if err := bar.Finish(err); err != nil {
 				return fmt.Errorf("import into %s: %w", url, err)
 			}
-			bar.Done()
 			return cli.PrintJSON(r.stdout, restoreReport{
 				Path:               path,
 				ServerURL:          url,

@@ -287,14 +287,9 @@ func (r *root) importCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req := memory.DefaultImportRequest()
-			req.ArchiveID = filepath.Base(path)
-			req.PreserveNamespaces = *preserve
-			if req.Strategy, err = memory.ParseImportStrategy(norm(*strategy)); err != nil {
-				return cli.Usagef("--strategy: %v", err)
-			}
-			if req.ConflictResolution, err = memory.ParseConflictResolution(norm(*conflict)); err != nil {
-				return cli.Usagef("--conflict-resolution: %v", err)
+			req, err := cli.ImportRequest(path, *strategy, *conflict, *preserve)
+			if err != nil {
+				return err
 			}
 			replace := req.Strategy == memory.ImportReplace
 			if replace && !*yes && !cli.IsTerminal(r.stdin) {
