@@ -104,3 +104,19 @@ func TestNoArgs(t *testing.T) {
 		t.Fatalf("without arguments: %v, %d calls", err, calls)
 	}
 }
+
+// TestGroupExec: a group without arguments shows its help; an argument is
+// a usage error naming the group, or no group for a tree's root.
+func TestGroupExec(t *testing.T) {
+	for kind, want := range map[string]string{"namespace": `unknown namespace command "x"`, "": `unknown command "x"`} {
+		exec := GroupExec(kind)
+		if err := exec(context.Background(), nil); !errors.Is(err, ff.ErrHelp) {
+			t.Errorf("%q without arguments: %v, want the help", kind, err)
+		}
+		err := exec(context.Background(), []string{"x"})
+		var usage *UsageError
+		if !errors.As(err, &usage) || err.Error() != want {
+			t.Errorf("%q with an argument: %v, want the usage error %q", kind, err, want)
+		}
+	}
+}
