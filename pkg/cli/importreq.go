@@ -11,18 +11,21 @@ import (
 // `memsvc import` and `memsvc-admin restore` build it from their flags:
 // strategy and conflict are the values of --strategy and
 // --conflict-resolution (case and surrounding space do not matter),
-// preserve that of --preserve-namespaces. An unknown strategy or
-// resolution is a usage error naming its flag.
-func ImportRequest(path, strategy, conflict string, preserve bool) (memory.ImportRequest, error) {
-	req := memory.DefaultImportRequest()
+// preserve that of --preserve-namespaces and yes that of --yes. An
+// unknown strategy or resolution is a usage error naming its flag.
+//
+// ask reports that the import replaces the stored data without --yes:
+// the command must then have the user type a confirmation, and refuse
+// when there is no terminal to ask on.
+func ImportRequest(path, strategy, conflict string, preserve, yes bool) (req memory.ImportRequest, ask bool, err error) {
+	req = memory.DefaultImportRequest()
 	req.ArchiveID = filepath.Base(path)
 	req.PreserveNamespaces = preserve
-	var err error
 	if req.Strategy, err = memory.ParseImportStrategy(strings.ToLower(strings.TrimSpace(strategy))); err != nil {
-		return req, Usagef("--strategy: %v", err)
+		return req, false, Usagef("--strategy: %v", err)
 	}
 	if req.ConflictResolution, err = memory.ParseConflictResolution(strings.ToLower(strings.TrimSpace(conflict))); err != nil {
-		return req, Usagef("--conflict-resolution: %v", err)
+		return req, false, Usagef("--conflict-resolution: %v", err)
 	}
-	return req, nil
+	return req, req.Strategy == memory.ImportReplace && !yes, nil
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // restoreReport is the output of restore.
@@ -59,13 +58,11 @@ func (r *root) restoreCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req, err := cli.ImportRequest(path, *strategy, *conflict, *preserve)
+			req, ask, err := cli.ImportRequest(path, *strategy, *conflict, *preserve, *yes)
 			if err != nil {
 				return err
 			}
-			replace := req.Strategy == memory.ImportReplace
-			interactive := cli.IsTerminal(r.stdin)
-			if replace && !*yes && !interactive {
+			if ask && !cli.IsTerminal(r.stdin) {
 				return cli.Usagef("--strategy replace deletes all data on the server first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask)")
 			}
 			c, url, err := r.client(*serverURL, *timeout)
@@ -89,7 +86,7 @@ func (r *root) restoreCmd() *ff.Command {
 			}
 			records := sc.sum.Header.Records()
 			r.info("restore: %s verified (%s, %d records, checksum %s)", path, formatName(sc.sum.Format), records, sc.sum.Checksum)
-			if replace && !*yes {
+			if ask {
 				what := "ALL data on " + url
 				if !*preserve {
 					what = "all data of the key's namespace on " + url

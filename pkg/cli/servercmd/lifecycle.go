@@ -287,12 +287,11 @@ func (r *root) importCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req, err := cli.ImportRequest(path, *strategy, *conflict, *preserve)
+			req, ask, err := cli.ImportRequest(path, *strategy, *conflict, *preserve, *yes)
 			if err != nil {
 				return err
 			}
-			replace := req.Strategy == memory.ImportReplace
-			if replace && !*yes && !cli.IsTerminal(r.stdin) {
+			if ask && !r.terminal(r.stdin) {
 				return cli.Usagef("--strategy replace deletes all stored data first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
 			}
 			pass, err := r.passphrase(*key, *keyStdin, "--decryption-key")
@@ -304,7 +303,7 @@ func (r *root) importCmd() *ff.Command {
 			} else if err := checkUnencrypted(path); err != nil {
 				return err
 			}
-			if replace && !*yes {
+			if ask {
 				// The prompt says how many records replace everything.
 				inArchive, err := archiveRecords(path, pass)
 				if err != nil {
