@@ -342,7 +342,7 @@ func (r *root) forgetCmd() *ff.Command {
 				return err
 			}
 			if !*confirm {
-				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade])); !ok {
+				if ok, err := r.askConfirm(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade]), "delete", "deleted"); !ok {
 					return err
 				}
 			}
@@ -361,30 +361,20 @@ func (r *root) forgetCmd() *ff.Command {
 	}
 }
 
-// errNeedConfirm is returned when a destructive command is not confirmed
-// and cannot ask.
-var errNeedConfirm = cli.Usagef("refusing to delete without --confirm (stdin is not a terminal, so there is no one to ask); nothing was deleted")
-
-// ask prompts on stderr and reads the answer from an interactive stdin.
-func (r *root) ask(prompt string) (bool, error) {
-	if !cli.IsTerminal(r.stdin) {
-		return false, errNeedConfirm
+// askConfirm asks before a step that --confirm would have confirmed (verb
+// it: "delete", "migrate"): prompt goes to stderr and a y or Y line from
+// stdin confirms. Without a terminal there is no one to ask, and the
+// answer is a usage error saying that --confirm is needed. Any other
+// answer says on stderr that nothing was done ("deleted", "changed").
+func (r *root) askConfirm(prompt, verb, done string) (bool, error) {
+	if !r.terminal(r.stdin) {
+		return false, cli.Usagef("refusing to %s without --confirm (stdin is not a terminal, so there is no one to ask); nothing was %s", verb, done)
 	}
 	fmt.Fprint(r.stderr, prompt)
-	line, err := bufio.NewReader(r.stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+	line, _ := bufio.NewReader(r.stdin).ReadString('\n')
+	if a := strings.TrimSpace(line); a == "y" || a == "Y" {
+		return true, nil
 	}
-	a := strings.TrimSpace(line)
-	return a == "y" || a == "Y", nil
-}
-
-// askDelete asks (r.ask) before a deletion and, when the answer is no,
-// says that nothing was deleted.
-func (r *root) askDelete(prompt string) (bool, error) {
-	ok, err := r.ask(prompt)
-	if err == nil && !ok {
-		fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
-	}
-	return ok, err
+	fmt.Fprintf(r.stderr, "Aborted; nothing was %s.\n", done)
+	return false, nil
 }

@@ -38,16 +38,8 @@ func (r *root) migrateCmd() *ff.Command {
 				return errors.New("no store passphrase is configured: set security.store_encryption_passphrase or MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE first")
 			}
 			if !*confirm {
-				ok, err := r.ask("This rewrites every stored record encrypted; afterwards the data directory needs the passphrase. Continue? [y/N] ")
-				if errors.Is(err, errNeedConfirm) {
-					return cli.Usagef("refusing to migrate without --confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
-				}
-				if err != nil {
+				if ok, err := r.askConfirm("This rewrites every stored record encrypted; afterwards the data directory needs the passphrase. Continue? [y/N] ", "migrate", "changed"); !ok {
 					return err
-				}
-				if !ok {
-					fmt.Fprintln(r.stderr, "Aborted; nothing was changed.")
-					return nil
 				}
 			}
 			// Each committed chunk is audited as it is committed, so a

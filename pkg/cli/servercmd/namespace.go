@@ -63,12 +63,7 @@ func (r *root) namespaceCmd() *ff.Command {
 		ShortHelp: "manage one namespace (drop)",
 		LongHelp:  "Commands that act on one namespace as a whole. See memsvc namespaces to list them.",
 		Flags:     fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown namespace command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:      cli.GroupExec("namespace"),
 	}
 	cmd.Subcommands = []*ff.Command{r.namespaceDropCmd(fs)}
 	return cmd
@@ -100,7 +95,7 @@ func (r *root) namespaceDropCmd(parent *ff.FlagSet) *ff.Command {
 				return err
 			}
 			if !*confirm {
-				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name)); !ok {
+				if ok, err := r.askConfirm(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name), "delete", "deleted"); !ok {
 					return err
 				}
 			}
