@@ -189,12 +189,13 @@ func queryArg(args []string) (*string, error) {
 	}
 }
 
-// limitValue is the value of --limit as the API's 32 bits.
-func limitValue(limit uint) (uint32, error) {
-	if limit > math.MaxUint32 {
-		return 0, cli.Usagef("--limit %d is too large", limit)
+// uint32Flag is the value v of the count flag named flag ("--limit") as
+// the API's 32 bits; a larger value is a usage error.
+func uint32Flag(flag string, v uint) (uint32, error) {
+	if v > math.MaxUint32 {
+		return 0, cli.Usagef("%s %d is too large", flag, v)
 	}
-	return uint32(limit), nil
+	return uint32(v), nil
 }
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -256,7 +257,7 @@ func (r *root) recallRawCmd() *ff.Command {
 			if *session != "" {
 				req.SessionID = session
 			}
-			if req.Limit, err = limitValue(*limit); err != nil {
+			if req.Limit, err = uint32Flag("--limit", *limit); err != nil {
 				return err
 			}
 			req.IncludePrivateScratch = *private

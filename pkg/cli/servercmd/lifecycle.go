@@ -83,11 +83,11 @@ func (r *root) dreamTickCmd() *ff.Command {
 			if *session != "" {
 				req.SessionID = session
 			}
-			if *maxGroups > math.MaxUint32 {
-				return cli.Usagef("--max-groups %d is too large", *maxGroups)
-			}
-			req.DryRun, req.MaxGroups, req.IncludePrivateScratch, req.IncludeSealed, req.PromoteSemantic = *dry, uint32(*maxGroups), *private, *sealed, *promote
 			var err error
+			if req.MaxGroups, err = uint32Flag("--max-groups", *maxGroups); err != nil {
+				return err
+			}
+			req.DryRun, req.IncludePrivateScratch, req.IncludeSealed, req.PromoteSemantic = *dry, *private, *sealed, *promote
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}

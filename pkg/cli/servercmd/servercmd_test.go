@@ -291,3 +291,23 @@ func TestHelpAndVersion(t *testing.T) {
 		t.Errorf("help wrote to stdout: %q", stdout.String())
 	}
 }
+
+// TestCountFlagsFit32Bits: a count flag beyond the API's 32 bits is a
+// usage error naming the flag and the value, before anything is opened.
+func TestCountFlagsFit32Bits(t *testing.T) {
+	for _, args := range [][]string{
+		{"recall", "--limit", "4294967296"},
+		{"recall-raw", "--limit", "4294967296"},
+		{"dream-tick", "--max-groups", "4294967296"},
+	} {
+		dir := filepath.Join(t.TempDir(), "never-created")
+		_, errOut, code := run(t, dir, args...)
+		want := args[1] + " 4294967296 is too large"
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", args, code, errOut, want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%q: the data directory was created", args)
+		}
+	}
+}
