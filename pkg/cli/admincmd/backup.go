@@ -161,8 +161,6 @@ func (r *root) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(r.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// parseStores parses a comma-separated list of store names; empty means
-// all stores (nil).
 // parseNamespaces reads --namespaces: * alone, or names.
 func parseNamespaces(list string) ([]string, error) {
 	var out []string
@@ -187,6 +185,8 @@ func parseNamespaces(list string) ([]string, error) {
 	return out, nil
 }
 
+// parseStores parses a comma-separated list of store names; empty means
+// all stores (nil).
 func parseStores(list string) ([]memory.StoreType, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
