@@ -65,15 +65,42 @@ func Main(run func(ctx context.Context, args []string, stdin io.Reader, stdout, 
 // stdout; an argument names an unknown command, a usage error; otherwise
 // it shows the help. version may be nil for a tree without --version.
 func RootExec(name string, version *bool, stdout io.Writer) func(context.Context, []string) error {
-	return func(_ context.Context, args []string) error {
+	group := GroupExec("")
+	return func(ctx context.Context, args []string) error {
 		if version != nil && *version {
 			_, err := fmt.Fprintf(stdout, "%s %s\n", name, Version)
 			return err
 		}
+		return group(ctx, args)
+	}
+}
+
+// GroupExec is the Exec of a command that only holds subcommands, such as
+// `memsvc namespace` (kind "namespace"; "" for a tree's root): an argument
+// names an unknown subcommand, a usage error ("unknown namespace command
+// \"x\""); none shows the help.
+func GroupExec(kind string) func(context.Context, []string) error {
+	unknown := "unknown command %q"
+	if kind != "" {
+		unknown = "unknown " + kind + " command %q"
+	}
+	return func(_ context.Context, args []string) error {
 		if len(args) > 0 {
-			return Usagef("unknown command %q", args[0])
+			return &UsageError{Err: fmt.Errorf(unknown, args[0])}
 		}
 		return ff.ErrHelp
+	}
+}
+
+// NoArgs is the Exec of a command that takes no positional arguments:
+// any argument is a usage error saying refusal ("stats takes no
+// arguments"); otherwise it runs run.
+func NoArgs(refusal string, run func(context.Context) error) func(context.Context, []string) error {
+	return func(ctx context.Context, args []string) error {
+		if len(args) > 0 {
+			return &UsageError{Err: errors.New(refusal)}
+		}
+		return run(ctx)
 	}
 }
 

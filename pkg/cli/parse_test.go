@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,5 +86,37 @@ func TestCheckVerifiable(t *testing.T) {
 	}
 	if err := CheckVerifiable("audit log", full); err != nil {
 		t.Errorf("a file with content: %v", err)
+	}
+}
+
+// TestNoArgs: an argument is a usage error with the refusal and run is not
+// called; without arguments run runs and its error comes back.
+func TestNoArgs(t *testing.T) {
+	boom := errors.New("boom")
+	calls := 0
+	exec := NoArgs("stats takes no arguments", func(context.Context) error { calls++; return boom })
+	err := exec(context.Background(), []string{"x"})
+	var usage *UsageError
+	if !errors.As(err, &usage) || err.Error() != "stats takes no arguments" || calls != 0 {
+		t.Fatalf("with an argument: %v (usage %v), %d calls", err, usage != nil, calls)
+	}
+	if err := exec(context.Background(), nil); err != boom || calls != 1 {
+		t.Fatalf("without arguments: %v, %d calls", err, calls)
+	}
+}
+
+// TestGroupExec: a group without arguments shows its help; an argument is
+// a usage error naming the group, or no group for a tree's root.
+func TestGroupExec(t *testing.T) {
+	for kind, want := range map[string]string{"namespace": `unknown namespace command "x"`, "": `unknown command "x"`} {
+		exec := GroupExec(kind)
+		if err := exec(context.Background(), nil); !errors.Is(err, ff.ErrHelp) {
+			t.Errorf("%q without arguments: %v, want the help", kind, err)
+		}
+		err := exec(context.Background(), []string{"x"})
+		var usage *UsageError
+		if !errors.As(err, &usage) || err.Error() != want {
+			t.Errorf("%q with an argument: %v, want the usage error %q", kind, err, want)
+		}
 	}
 }

@@ -114,6 +114,18 @@ func (p *Progress) Done() {
 	fmt.Fprintln(p.w)
 }
 
+// Finish ends the line of work that returned err: Done when it succeeded,
+// Clear when it failed (the error then follows on a clean line). It
+// returns err, so a command can end with `err = bar.Finish(call())`.
+func (p *Progress) Finish(err error) error {
+	if err != nil {
+		p.Clear()
+		return err
+	}
+	p.Done()
+	return nil
+}
+
 // Clear erases the line, for a run that failed: the error follows on a
 // clean line.
 func (p *Progress) Clear() {

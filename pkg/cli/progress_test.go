@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,42 @@ func TestShowProgress(t *testing.T) {
 	var buf bytes.Buffer
 	if ShowProgress(&buf, &buf, false) {
 		t.Error("progress shown on buffers")
+	}
+}
+
+// TestProgressFinish: a failed run erases the line and passes its error
+// through; a successful one draws the final state and ends the line; a
+// hidden progress only passes the error through.
+func TestProgressFinish(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	boom := errors.New("boom")
+	for _, tc := range []struct {
+		name    string
+		err     error
+		wantEnd string
+	}{
+		{"failed", boom, "\r"},
+		{"done", nil, "\n"},
+	} {
+		var buf bytes.Buffer
+		p := NewProgress(&buf, true, ProgressOptions{Label: "x", Total: 10, Now: func() time.Time { return start }})
+		p.Set(5)
+		if err := p.Finish(tc.err); err != tc.err {
+			t.Errorf("%s: Finish returned %v, want %v", tc.name, err, tc.err)
+		}
+		out := buf.String()
+		if !strings.HasSuffix(out, tc.wantEnd) {
+			t.Errorf("%s: output %q does not end in %q", tc.name, out, tc.wantEnd)
+		}
+		if tc.err != nil && strings.TrimSpace(out[strings.LastIndex(out[:len(out)-1], "\r"):]) != "" {
+			t.Errorf("%s: line not erased: %q", tc.name, out)
+		}
+	}
+	var hidden *Progress
+	if err := hidden.Finish(boom); err != boom {
+		t.Errorf("hidden Finish returned %v", err)
+	}
+	if err := hidden.Finish(nil); err != nil {
+		t.Errorf("hidden Finish(nil) returned %v", err)
 	}
 }

@@ -99,12 +99,7 @@ func (r *root) group(name, short, long string, subs ...*ff.Command) *ff.Command 
 		LongHelp:    long,
 		Flags:       r.subFlags(name),
 		Subcommands: subs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown %s command %q", name, args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:        cli.GroupExec(name),
 	}
 }
 

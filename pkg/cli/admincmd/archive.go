@@ -38,9 +38,7 @@ func (r *root) keyFlags(fs *ff.FlagSet) func() ([]byte, error) {
 }
 
 func (r *root) archiveVerifyCmd() *ff.Command {
-	fs := r.subFlags("verify")
-	passphrase := r.keyFlags(fs)
-	return &ff.Command{
+	return r.scanCmd(&ff.Command{
 		Name:      "verify",
 		Usage:     "memsvc-admin archive verify <FILE> [--decryption-key-stdin | --decryption-key KEY]",
 		ShortHelp: "check an archive completely (JSON)",
@@ -55,36 +53,28 @@ func (r *root) archiveVerifyCmd() *ff.Command {
 			"Examples:\n" +
 			"  memsvc-admin archive verify backup.cma\n" +
 			"  printf '%s\\n' \"$PASSPHRASE\" | memsvc-admin archive verify backup.cma --decryption-key-stdin",
-		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			path, sc, err := r.scanArg(args, passphrase, "verify")
-			if sc == nil {
-				return err
-			}
-			if err != nil {
-				return r.archiveFailed(path, sc, err)
-			}
-			return cli.PrintJSON(r.stdout, verifyReport{
-				Path:           path,
-				Format:         formatName(sc.sum.Format),
-				Version:        sc.sum.Header.Version,
-				Timestamp:      sc.sum.Header.Timestamp,
-				Records:        sc.sum.Header.Records(),
-				CuratedRecords: sc.sum.Header.Curated,
-				CuratedByStore: sc.stores,
-				RawRecords:     sc.sum.Header.Raw,
-				SizeBytes:      sc.sum.Size,
-				Checksum:       sc.sum.Checksum,
-				OK:             true,
-			})
-		},
-	}
+	}, func(path string, sc *scan, err error) error {
+		if err != nil {
+			return r.archiveFailed(path, sc, err)
+		}
+		return cli.PrintJSON(r.stdout, verifyReport{
+			Path:           path,
+			Format:         formatName(sc.sum.Format),
+			Version:        sc.sum.Header.Version,
+			Timestamp:      sc.sum.Header.Timestamp,
+			Records:        sc.sum.Header.Records(),
+			CuratedRecords: sc.sum.Header.Curated,
+			CuratedByStore: sc.stores,
+			RawRecords:     sc.sum.Header.Raw,
+			SizeBytes:      sc.sum.Size,
+			Checksum:       sc.sum.Checksum,
+			OK:             true,
+		})
+	})
 }
 
 func (r *root) archiveInspectCmd() *ff.Command {
-	fs := r.subFlags("inspect")
-	passphrase := r.keyFlags(fs)
-	return &ff.Command{
+	return r.scanCmd(&ff.Command{
 		Name:      "inspect",
 		Usage:     "memsvc-admin archive inspect <FILE> [--decryption-key-stdin | --decryption-key KEY]",
 		ShortHelp: "describe an archive without printing memory content (JSON)",
@@ -101,47 +91,41 @@ func (r *root) archiveInspectCmd() *ff.Command {
 			"Examples:\n" +
 			"  memsvc-admin archive inspect backup.cma\n" +
 			"  memsvc-admin archive inspect secret.cma --decryption-key-stdin < passphrase.txt",
-		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			path, sc, err := r.scanArg(args, passphrase, "inspect")
-			if sc == nil {
-				return err
-			}
-			if errors.Is(err, archive.ErrNeedKey) {
-				return cli.PrintJSON(r.stdout, inspectReport{
-					Path:      path,
-					Format:    formatName(archive.FormatEncrypted),
-					Encrypted: true,
-					SizeBytes: sc.fileSize,
-					Note:      "the header, counts and records are encrypted; pass --decryption-key-stdin to inspect them",
-				})
-			}
-			if err != nil {
-				return r.archiveFailed(path, sc, err)
-			}
-			h := sc.sum.Header
+	}, func(path string, sc *scan, err error) error {
+		if errors.Is(err, archive.ErrNeedKey) {
 			return cli.PrintJSON(r.stdout, inspectReport{
 				Path:      path,
-				Format:    formatName(sc.sum.Format),
-				Encrypted: sc.sum.Format != archive.FormatPlain,
-				Header: &headerReport{
-					Version: h.Version, Timestamp: h.Timestamp, RecordCount: h.Records(),
-					CuratedRecordCount: h.Curated, RawRecordCount: h.Raw,
-				},
-				Curated: &curatedReport{
-					Count: h.Curated, ByStore: sc.stores,
-					OldestCreatedAt: timePtr(sc.curatedSpan.first), NewestCreatedAt: timePtr(sc.curatedSpan.last),
-				},
-				Raw: &rawReport{
-					Count: h.Raw, ByVisibility: sc.visibility, BySecrecy: sc.secrecy,
-					OldestCreatedAt: timePtr(sc.rawSpan.first), NewestCreatedAt: timePtr(sc.rawSpan.last),
-				},
-				SizeBytes: sc.sum.Size,
-				Checksum:  sc.sum.Checksum,
-				Verified:  true,
+				Format:    formatName(archive.FormatEncrypted),
+				Encrypted: true,
+				SizeBytes: sc.fileSize,
+				Note:      "the header, counts and records are encrypted; pass --decryption-key-stdin to inspect them",
 			})
-		},
-	}
+		}
+		if err != nil {
+			return r.archiveFailed(path, sc, err)
+		}
+		h := sc.sum.Header
+		return cli.PrintJSON(r.stdout, inspectReport{
+			Path:      path,
+			Format:    formatName(sc.sum.Format),
+			Encrypted: sc.sum.Format != archive.FormatPlain,
+			Header: &headerReport{
+				Version: h.Version, Timestamp: h.Timestamp, RecordCount: h.Records(),
+				CuratedRecordCount: h.Curated, RawRecordCount: h.Raw,
+			},
+			Curated: &curatedReport{
+				Count: h.Curated, ByStore: sc.stores,
+				OldestCreatedAt: timePtr(sc.curatedSpan.first), NewestCreatedAt: timePtr(sc.curatedSpan.last),
+			},
+			Raw: &rawReport{
+				Count: h.Raw, ByVisibility: sc.visibility, BySecrecy: sc.secrecy,
+				OldestCreatedAt: timePtr(sc.rawSpan.first), NewestCreatedAt: timePtr(sc.rawSpan.last),
+			},
+			SizeBytes: sc.sum.Size,
+			Checksum:  sc.sum.Checksum,
+			Verified:  true,
+		})
+	})
 }
 
 // verifyReport is the output of archive verify for a good archive.
@@ -302,24 +286,31 @@ func timePtr(t time.Time) *time.Time {
 	return &t
 }
 
-// scanArg scans (scanArchive) the archive of the one FILE argument with
-// the passphrase of the key flags, showing a progress line labelled
-// label, and returns the path, the scan and its error. A bad command line
-// or passphrase returns a nil scan with the error, so callers can tell it
-// from a broken archive.
-func (r *root) scanArg(args []string, passphrase func() ([]byte, error), label string) (string, *scan, error) {
-	path, err := oneFile(args)
-	if err != nil {
-		return "", nil, err
+// scanCmd completes cmd (its name and help) into a command that reads a
+// whole archive, as archive verify and inspect do: it takes the key flags
+// and one FILE argument, scans the archive (scanArchive) under a progress
+// line named after the command, and hands the path, the scan and its error
+// to report. A bad command line or passphrase is returned before anything
+// is read, so report only sees what the archive itself holds.
+func (r *root) scanCmd(cmd *ff.Command, report func(path string, sc *scan, err error) error) *ff.Command {
+	fs := r.subFlags(cmd.Name)
+	passphrase := r.keyFlags(fs)
+	cmd.Flags = fs
+	cmd.Exec = func(ctx context.Context, args []string) error {
+		path, err := oneFile(args)
+		if err != nil {
+			return err
+		}
+		pass, err := passphrase()
+		if err != nil {
+			return err
+		}
+		bar := r.bar(cmd.Name, fileSize(path))
+		sc, err := scanArchive(path, pass, bar)
+		bar.Done()
+		return report(path, sc, err)
 	}
-	pass, err := passphrase()
-	if err != nil {
-		return path, nil, err
-	}
-	bar := r.bar(label, fileSize(path))
-	sc, err := scanArchive(path, pass, bar)
-	bar.Done()
-	return path, sc, err
+	return cmd
 }
 
 // scanArchive reads and verifies the archive at path, counting records by

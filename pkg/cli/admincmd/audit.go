@@ -58,10 +58,7 @@ func (r *root) auditVerifyCmd() *ff.Command {
 			"  memsvc-admin audit verify --data-dir /var/lib/memsvc/data\n" +
 			"  memsvc-admin audit verify --path /var/log/memsvc/audit.jsonl",
 		Flags: flags,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("audit verify takes no arguments (use --path FILE)")
-			}
+		Exec: cli.NoArgs("audit verify takes no arguments (use --path FILE)", func(ctx context.Context) error {
 			p := *path
 			switch {
 			case p != "" && *dataDir != "":
@@ -93,6 +90,6 @@ func (r *root) auditVerifyCmd() *ff.Command {
 				return err
 			}
 			return cli.PrintJSON(r.stdout, out)
-		},
+		}),
 	}
 }

@@ -75,10 +75,7 @@ func (r *root) backupCmd() *ff.Command {
 			"      --dir /var/backups/memsvc --keep 30\n" +
 			"  memsvc-admin backup --dir /var/backups/memsvc --encrypt --encryption-key-stdin < /etc/memsvc/backup.pass",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("backup takes no arguments (use --dir DIR)")
-			}
+		Exec: cli.NoArgs("backup takes no arguments (use --dir DIR)", func(ctx context.Context) error {
 			if *dir == "" {
 				return cli.Usagef("--dir is required")
 			}
@@ -150,7 +147,7 @@ func (r *root) backupCmd() *ff.Command {
 				err = fmt.Errorf("backup %s is complete, but: %w", res.Path, err)
 			}
 			return errors.Join(err, lerr, perr)
-		},
+		}),
 	}
 }
 
@@ -164,8 +161,6 @@ func (r *root) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(r.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// parseStores parses a comma-separated list of store names; empty means
-// all stores (nil).
 // parseNamespaces reads --namespaces: * alone, or names.
 func parseNamespaces(list string) ([]string, error) {
 	var out []string
@@ -190,6 +185,8 @@ func parseNamespaces(list string) ([]string, error) {
 	return out, nil
 }
 
+// parseStores parses a comma-separated list of store names; empty means
+// all stores (nil).
 func parseStores(list string) ([]memory.StoreType, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil

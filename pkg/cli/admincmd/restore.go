@@ -6,13 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/peterbourgon/ff/v4"
 
 	"memsvc.dev/memsvc/pkg/cli"
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // restoreReport is the output of restore.
@@ -61,18 +58,11 @@ func (r *root) restoreCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req := memory.DefaultImportRequest()
-			req.ArchiveID = filepath.Base(path)
-			if req.Strategy, err = memory.ParseImportStrategy(strings.ToLower(strings.TrimSpace(*strategy))); err != nil {
-				return cli.Usagef("--strategy: %v", err)
+			req, ask, err := cli.ImportRequest(path, *strategy, *conflict, *preserve, *yes)
+			if err != nil {
+				return err
 			}
-			if req.ConflictResolution, err = memory.ParseConflictResolution(strings.ToLower(strings.TrimSpace(*conflict))); err != nil {
-				return cli.Usagef("--conflict-resolution: %v", err)
-			}
-			req.PreserveNamespaces = *preserve
-			replace := req.Strategy == memory.ImportReplace
-			interactive := cli.IsTerminal(r.stdin)
-			if replace && !*yes && !interactive {
+			if ask && !cli.IsTerminal(r.stdin) {
 				return cli.Usagef("--strategy replace deletes all data on the server first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask)")
 			}
 			c, url, err := r.client(*serverURL, *timeout)
@@ -96,7 +86,7 @@ func (r *root) restoreCmd() *ff.Command {
 			}
 			records := sc.sum.Header.Records()
 			r.info("restore: %s verified (%s, %d records, checksum %s)", path, formatName(sc.sum.Format), records, sc.sum.Checksum)
-			if replace && !*yes {
+			if ask {
 				what := "ALL data on " + url
 				if !*preserve {
 					what = "all data of the key's namespace on " + url
@@ -113,11 +103,9 @@ func (r *root) restoreCmd() *ff.Command {
 			defer f.Close()
 			bar = r.bar("restore", fileSize(path))
 			resp, err := c.Import(ctx, &req, &cli.ProgressReader{R: bufio.NewReaderSize(f, 1<<20), P: bar})
-			if err != nil {
-				bar.Clear()
+			if err := bar.Finish(err); err != nil {
 				return fmt.Errorf("import into %s: %w", url, err)
 			}
-			bar.Done()
 			return cli.PrintJSON(r.stdout, restoreReport{
 				Path:               path,
 				ServerURL:          url,

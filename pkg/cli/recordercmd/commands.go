@@ -48,10 +48,7 @@ func (r *root) ingestCmd() *ff.Command {
 			"  memsvc-recorder ingest < session.jsonl\n" +
 			"  tail -F agent-events.jsonl | MEMSVC_SERVER_API_KEY=... memsvc-recorder ingest --server-url https://memsvc.example.com",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("ingest takes no arguments (events come from stdin)")
-			}
+		Exec: cli.NoArgs("ingest takes no arguments (events come from stdin)", func(ctx context.Context) error {
 			switch {
 			case *maxEvent < 1 || *maxEvent > memory.MaxTextBlockBytes:
 				return cli.Usagef("--max-event-bytes: %d is out of range 1 to %d", *maxEvent, memory.MaxTextBlockBytes)
@@ -80,7 +77,7 @@ func (r *root) ingestCmd() *ff.Command {
 			err = rec.Ingest(ctx, r.stdin)
 			fmt.Fprintf(r.stderr, "memsvc-recorder: %s\n", rec.Stats())
 			return err
-		},
+		}),
 	}
 }
 
@@ -121,10 +118,7 @@ func (r *root) doctorCmd() *ff.Command {
 			"  memsvc-recorder doctor\n" +
 			"  MEMSVC_SERVER_API_KEY=... memsvc-recorder doctor --server-url https://memsvc.example.com --skip-raw-ingest-probe",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("doctor takes no arguments")
-			}
+		Exec: cli.NoArgs("doctor takes no arguments", func(ctx context.Context) error {
 			ns, err := r.namespace(*nsFlag)
 			if err != nil {
 				return err
@@ -150,7 +144,7 @@ func (r *root) doctorCmd() *ff.Command {
 				return fmt.Errorf("doctor found %d failing check(s)", n)
 			}
 			return nil
-		},
+		}),
 	}
 }
 

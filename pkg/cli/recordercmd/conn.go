@@ -103,10 +103,7 @@ func (r *root) flushCmd() *ff.Command {
 			"  memsvc-recorder flush --namespace my-app\n" +
 			"  MEMSVC_SERVER_API_KEY=... memsvc-recorder flush --server-url https://memsvc.example.com",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("flush takes no arguments")
-			}
+		Exec: cli.NoArgs("flush takes no arguments", func(ctx context.Context) error {
 			if *wait < 0 {
 				return cli.Usagef("--wait: %s must not be negative", *wait)
 			}
@@ -121,6 +118,6 @@ func (r *root) flushCmd() *ff.Command {
 			err = rec.FlushSpoolWait(ctx, *wait)
 			fmt.Fprintf(r.stderr, "memsvc-recorder flush: %s\n", rec.Stats())
 			return err
-		},
+		}),
 	}
 }

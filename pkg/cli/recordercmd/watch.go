@@ -60,10 +60,7 @@ func (r *root) watchCmd() *ff.Command {
 			"  memsvc-recorder watch --agent codex --server-url https://memsvc.example.com\n" +
 			"  memsvc-recorder watch --print-systemd-unit > ~/.config/systemd/user/" + watchUnitName,
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("watch takes no arguments")
-			}
+		Exec: cli.NoArgs("watch takes no arguments", func(ctx context.Context) error {
 			var agents []recorder.Agent
 			switch a := strings.ToLower(strings.TrimSpace(*agent)); a {
 			case "all", "":
@@ -114,7 +111,7 @@ func (r *root) watchCmd() *ff.Command {
 			err = w.Run(ctx)
 			fmt.Fprintf(r.stderr, "memsvc-recorder watch: %s; %s\n", w.Stats(), rec.Stats())
 			return err
-		},
+		}),
 	}
 }
 

@@ -27,10 +27,7 @@ func (r *root) auditVerifyCmd() *ff.Command {
 			"  memsvc audit-verify\n" +
 			"  memsvc audit-verify --path /var/lib/memsvc/data/audit.jsonl",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("audit-verify takes no arguments")
-			}
+		Exec: cli.NoArgs("audit-verify takes no arguments", func(ctx context.Context) error {
 			p := *path
 			if p == "" {
 				cfg, err := r.loadConfig()
@@ -67,6 +64,6 @@ func (r *root) auditVerifyCmd() *ff.Command {
 			_, err = fmt.Fprintf(r.stdout, "Audit log verified:\n  path=%s\n  entries=%d\n  last_sequence=%d\n  head_hash=%s\n  ok\n",
 				rep.Path, rep.Entries, rep.LastSequence, rep.HeadHash)
 			return err
-		},
+		}),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -63,17 +64,10 @@ func (r *root) storeCmd() *ff.Command {
 			req := &memory.EncodeStoreRequest{Content: content, Store: &st, Meta: meta}
 			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.EncodeStore(ctx, req)
-				if err != nil {
-					return err
-				}
-				if st == memory.StoreWorking {
+				if err == nil && st == memory.StoreWorking {
 					fmt.Fprintln(r.stderr, "warning: the working store lives in memory; this record is gone when this command exits (store it through a running server with --server-url to keep it)")
 				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Stored: %s (store: %s, fidelity: %s)\n", resp.RecordID, resp.Store, strconv.FormatFloat(resp.InitialFidelity, 'f', -1, 64))
-				return err
+				return printAnswer(r.stdout, *asJSON, resp, err, printStored)
 			})
 		},
 	}
@@ -195,12 +189,13 @@ func queryArg(args []string) (*string, error) {
 	}
 }
 
-// limitValue is the value of --limit as the API's 32 bits.
-func limitValue(limit uint) (uint32, error) {
-	if limit > math.MaxUint32 {
-		return 0, cli.Usagef("--limit %d is too large", limit)
+// uint32Flag is the value v of the count flag named flag ("--limit") as
+// the API's 32 bits; a larger value is a usage error.
+func uint32Flag(flag string, v uint) (uint32, error) {
+	if v > math.MaxUint32 {
+		return 0, cli.Usagef("%s %d is too large", flag, v)
 	}
-	return uint32(limit), nil
+	return uint32(v), nil
 }
 
 func norm(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
@@ -262,7 +257,7 @@ func (r *root) recallRawCmd() *ff.Command {
 			if *session != "" {
 				req.SessionID = session
 			}
-			if req.Limit, err = limitValue(*limit); err != nil {
+			if req.Limit, err = uint32Flag("--limit", *limit); err != nil {
 				return err
 			}
 			req.IncludePrivateScratch = *private
@@ -313,10 +308,7 @@ func (r *root) statsCmd() *ff.Command {
 			"and dream counters of the namespace of --namespace, or with --all-namespaces of\n" +
 			"every namespace together (--json: the API's answer).",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("stats takes no arguments")
-			}
+		Exec: cli.NoArgs("stats takes no arguments", func(ctx context.Context) error {
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				stats := svc.Stats
 				if *all {
@@ -325,7 +317,7 @@ func (r *root) statsCmd() *ff.Command {
 				s, err := stats(ctx)
 				return printAnswer(r.stdout, *asJSON, s, err, printStats)
 			})
-		},
+		}),
 	}
 }
 
@@ -351,53 +343,39 @@ func (r *root) forgetCmd() *ff.Command {
 				return err
 			}
 			if !*confirm {
-				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade])); !ok {
+				if ok, err := r.askConfirm(fmt.Sprintf("Permanently delete record %s%s? [y/N] ", id, map[bool]string{true: " and its direct associations", false: ""}[*cascade]), "delete", "deleted"); !ok {
 					return err
 				}
 			}
 			yes := true
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Forget(ctx, &memory.ForgetRequest{RecordIDs: []memory.ID{id}, Cascade: *cascade, Confirm: &yes})
-				if err != nil {
+				if err == nil && resp.RecordsDeleted == 0 {
+					err = memory.NotFound(id)
+				}
+				return printAnswer(r.stdout, *asJSON, resp, err, func(w io.Writer, resp *memory.ForgetResponse) error {
+					_, err := fmt.Fprintf(w, "Deleted %d record(s)\n", resp.RecordsDeleted)
 					return err
-				}
-				if resp.RecordsDeleted == 0 {
-					return memory.NotFound(id)
-				}
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Deleted %d record(s)\n", resp.RecordsDeleted)
-				return err
+				})
 			})
 		},
 	}
 }
 
-// errNeedConfirm is returned when a destructive command is not confirmed
-// and cannot ask.
-var errNeedConfirm = cli.Usagef("refusing to delete without --confirm (stdin is not a terminal, so there is no one to ask); nothing was deleted")
-
-// ask prompts on stderr and reads the answer from an interactive stdin.
-func (r *root) ask(prompt string) (bool, error) {
-	if !cli.IsTerminal(r.stdin) {
-		return false, errNeedConfirm
+// askConfirm asks before a step that --confirm would have confirmed (verb
+// it: "delete", "migrate"): prompt goes to stderr and a y or Y line from
+// stdin confirms. Without a terminal there is no one to ask, and the
+// answer is a usage error saying that --confirm is needed. Any other
+// answer says on stderr that nothing was done ("deleted", "changed").
+func (r *root) askConfirm(prompt, verb, done string) (bool, error) {
+	if !r.terminal(r.stdin) {
+		return false, cli.Usagef("refusing to %s without --confirm (stdin is not a terminal, so there is no one to ask); nothing was %s", verb, done)
 	}
 	fmt.Fprint(r.stderr, prompt)
-	line, err := bufio.NewReader(r.stdin).ReadString('\n')
-	if err != nil && line == "" {
-		return false, nil
+	line, _ := bufio.NewReader(r.stdin).ReadString('\n')
+	if a := strings.TrimSpace(line); a == "y" || a == "Y" {
+		return true, nil
 	}
-	a := strings.TrimSpace(line)
-	return a == "y" || a == "Y", nil
-}
-
-// askDelete asks (r.ask) before a deletion and, when the answer is no,
-// says that nothing was deleted.
-func (r *root) askDelete(prompt string) (bool, error) {
-	ok, err := r.ask(prompt)
-	if err == nil && !ok {
-		fmt.Fprintln(r.stderr, "Aborted; nothing was deleted.")
-	}
-	return ok, err
+	fmt.Fprintf(r.stderr, "Aborted; nothing was %s.\n", done)
+	return false, nil
 }

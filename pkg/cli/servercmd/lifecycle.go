@@ -31,10 +31,7 @@ func (r *root) decayTickCmd() *ff.Command {
 			"Example:\n" +
 			"  memsvc decay-tick --duration 86400   # one day",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("decay-tick takes no arguments")
-			}
+		Exec: cli.NoArgs("decay-tick takes no arguments", func(ctx context.Context) error {
 			if *duration > math.MaxUint32 {
 				return cli.Usagef("--duration: %d seconds is too long (at most %d)", *duration, uint32(math.MaxUint32))
 			}
@@ -50,7 +47,7 @@ func (r *root) decayTickCmd() *ff.Command {
 					return err
 				})
 			})
-		},
+		}),
 	}
 }
 
@@ -81,36 +78,27 @@ func (r *root) dreamTickCmd() *ff.Command {
 			"  memsvc dream-tick --dry-run\n" +
 			"  memsvc dream-tick --session-id chat-42 --promote-semantic=false",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("dream-tick takes no arguments")
-			}
+		Exec: cli.NoArgs("dream-tick takes no arguments", func(ctx context.Context) error {
 			req := memory.DefaultDreamTickRequest()
 			if *session != "" {
 				req.SessionID = session
 			}
-			if *maxGroups > math.MaxUint32 {
-				return cli.Usagef("--max-groups %d is too large", *maxGroups)
-			}
-			req.DryRun, req.MaxGroups, req.IncludePrivateScratch, req.IncludeSealed, req.PromoteSemantic = *dry, uint32(*maxGroups), *private, *sealed, *promote
 			var err error
+			if req.MaxGroups, err = uint32Flag("--max-groups", *maxGroups); err != nil {
+				return err
+			}
+			req.DryRun, req.IncludePrivateScratch, req.IncludeSealed, req.PromoteSemantic = *dry, *private, *sealed, *promote
 			if req.SecrecyLevels, err = parseSecrecyLevels(*levels); err != nil {
 				return err
 			}
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "dream-tick", Noun: "groups", Total: int64(req.MaxGroups)})
 				resp, err := dreamTick(ctx, svc, req, bar)
-				if err != nil {
-					bar.Clear()
-					return err
-				}
-				bar.Done()
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printDreamTick(r.stdout, resp, req.DryRun)
+				return printAnswer(r.stdout, *asJSON, resp, bar.Finish(err), func(w io.Writer, resp *memory.DreamTickResponse) error {
+					return printDreamTick(w, resp, req.DryRun)
+				})
 			})
-		},
+		}),
 	}
 }
 
@@ -131,10 +119,7 @@ func (r *root) consolidateCmd() *ff.Command {
 			"  memsvc consolidate --dry-run\n" +
 			"  memsvc consolidate --strategy full --min-age-hours 24",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("consolidate takes no arguments")
-			}
+		Exec: cli.NoArgs("consolidate takes no arguments", func(ctx context.Context) error {
 			req := memory.DefaultConsolidateRequest()
 			var err error
 			if req.Strategy, err = memory.ParseConsolidationStrategy(norm(*strategy)); err != nil {
@@ -156,7 +141,7 @@ func (r *root) consolidateCmd() *ff.Command {
 					return err
 				})
 			})
-		},
+		}),
 	}
 }
 
@@ -191,10 +176,7 @@ func (r *root) exportCmd() *ff.Command {
 			"  memsvc export --output everything.cma --namespaces '*' --include-raw-journal\n" +
 			"  memsvc export --output backup.cma --include-raw-journal --encrypt --encryption-key-stdin",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("export takes no arguments (use --output FILE)")
-			}
+		Exec: cli.NoArgs("export takes no arguments (use --output FILE)", func(ctx context.Context) error {
 			req := memory.DefaultExportRequest()
 			req.Format, req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret, req.Encrypt = *format, *raw, *sealed, *secret, *encrypt
 			var err error
@@ -236,19 +218,13 @@ func (r *root) exportCmd() *ff.Command {
 					resp, err = svc.Export(ctx, &req, &cli.ProgressWriter{W: w, P: bar})
 					return err
 				})
-				if err != nil {
-					bar.Clear()
+				return printAnswer(r.stdout, *asJSON, resp, bar.Finish(err), func(w io.Writer, resp *memory.ExportResponse) error {
+					_, err := fmt.Fprintf(w, "Exported %d records to %s (%d bytes, archive_id=%s, checksum=%s)\n",
+						resp.RecordCount, *output, resp.SizeBytes, resp.ArchiveID, resp.Checksum)
 					return err
-				}
-				bar.Done()
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				_, err = fmt.Fprintf(r.stdout, "Exported %d records to %s (%d bytes, archive_id=%s, checksum=%s)\n",
-					resp.RecordCount, *output, resp.SizeBytes, resp.ArchiveID, resp.Checksum)
-				return err
+				})
 			})
-		},
+		}),
 	}
 }
 
@@ -311,17 +287,11 @@ func (r *root) importCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			req := memory.DefaultImportRequest()
-			req.ArchiveID = filepath.Base(path)
-			req.PreserveNamespaces = *preserve
-			if req.Strategy, err = memory.ParseImportStrategy(norm(*strategy)); err != nil {
-				return cli.Usagef("--strategy: %v", err)
+			req, ask, err := cli.ImportRequest(path, *strategy, *conflict, *preserve, *yes)
+			if err != nil {
+				return err
 			}
-			if req.ConflictResolution, err = memory.ParseConflictResolution(norm(*conflict)); err != nil {
-				return cli.Usagef("--conflict-resolution: %v", err)
-			}
-			replace := req.Strategy == memory.ImportReplace
-			if replace && !*yes && !cli.IsTerminal(r.stdin) {
+			if ask && !r.terminal(r.stdin) {
 				return cli.Usagef("--strategy replace deletes all stored data first: pass --yes to confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
 			}
 			pass, err := r.passphrase(*key, *keyStdin, "--decryption-key")
@@ -333,7 +303,7 @@ func (r *root) importCmd() *ff.Command {
 			} else if err := checkUnencrypted(path); err != nil {
 				return err
 			}
-			if replace && !*yes {
+			if ask {
 				// The prompt says how many records replace everything.
 				inArchive, err := archiveRecords(path, pass)
 				if err != nil {
@@ -360,15 +330,9 @@ func (r *root) importCmd() *ff.Command {
 			return r.withWritingService(ctx, func(ctx context.Context, svc memory.Service) error {
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "import", Unit: cli.Bytes, Total: size})
 				resp, err := svc.Import(ctx, &req, bufio.NewReaderSize(&cli.ProgressReader{R: f, P: bar}, 1<<20))
-				if err != nil {
-					bar.Clear()
-					return err
-				}
-				bar.Done()
-				if *asJSON {
-					return cli.PrintJSON(r.stdout, resp)
-				}
-				return printImport(r.stdout, resp, path, req.ConflictResolution)
+				return printAnswer(r.stdout, *asJSON, resp, bar.Finish(err), func(w io.Writer, resp *memory.ImportResponse) error {
+					return printImport(w, resp, path, req.ConflictResolution)
+				})
 			})
 		},
 	}

@@ -2,7 +2,6 @@ package servercmd
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,13 +11,6 @@ import (
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
-
-func runIn(t *testing.T, dataDir, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), append([]string{"--data-dir", dataDir}, args...), strings.NewReader(stdin), &stdout, &stderr, nil)
-	return stdout.String(), stderr.String(), code
-}
 
 func TestRecallAndSetMode(t *testing.T) {
 	dir := t.TempDir()

@@ -26,9 +26,6 @@ func (r *root) progress(quiet bool, o cli.ProgressOptions) *cli.Progress {
 	return cli.NewProgress(r.stderr, cli.ShowProgress(r.stdout, r.stderr, quiet), o)
 }
 
-// archiveRecords reads the header of the archive at path and returns the
-// number of records it declares (curated and raw), so that an import can
-// say how many it skipped. The import itself verifies the whole archive.
 // checkUnencrypted refuses, before anything is opened or derived, an
 // encrypted archive given without a passphrase, saying which flag to add.
 func checkUnencrypted(path string) error {
@@ -48,6 +45,9 @@ func checkUnencrypted(path string) error {
 	return nil
 }
 
+// archiveRecords reads the header of the archive at path and returns the
+// number of records it declares (curated and raw), so that an import can
+// say how many it skipped. The import itself verifies the whole archive.
 func archiveRecords(path, passphrase string) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -29,10 +29,7 @@ func (r *root) migrateCmd() *ff.Command {
 			"Example:\n" +
 			"  MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=... memsvc migrate-store-encryption --confirm",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("migrate-store-encryption takes no arguments")
-			}
+		Exec: cli.NoArgs("migrate-store-encryption takes no arguments", func(ctx context.Context) error {
 			cfg, err := r.loadConfig()
 			if err != nil {
 				return err
@@ -41,16 +38,8 @@ func (r *root) migrateCmd() *ff.Command {
 				return errors.New("no store passphrase is configured: set security.store_encryption_passphrase or MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE first")
 			}
 			if !*confirm {
-				ok, err := r.ask("This rewrites every stored record encrypted; afterwards the data directory needs the passphrase. Continue? [y/N] ")
-				if errors.Is(err, errNeedConfirm) {
-					return cli.Usagef("refusing to migrate without --confirm (stdin is not a terminal, so there is no one to ask); nothing was changed")
-				}
-				if err != nil {
+				if ok, err := r.askConfirm("This rewrites every stored record encrypted; afterwards the data directory needs the passphrase. Continue? [y/N] ", "migrate", "changed"); !ok {
 					return err
-				}
-				if !ok {
-					fmt.Fprintln(r.stderr, "Aborted; nothing was changed.")
-					return nil
 				}
 			}
 			// Each committed chunk is audited as it is committed, so a
@@ -63,12 +52,7 @@ func (r *root) migrateCmd() *ff.Command {
 				}
 				bar := r.progress(*quiet, cli.ProgressOptions{Label: "migrate", Noun: "records", Total: int64(size)})
 				rep, err = l.MigrateStoreEncryption(ctx, func(done uint64) { bar.Set(int64(done)) })
-				if err != nil {
-					bar.Clear()
-					return err
-				}
-				bar.Done()
-				return nil
+				return bar.Finish(err)
 			})
 			if err != nil {
 				return fmt.Errorf("migration stopped (records migrated so far stay encrypted and are in the audit log; run it again to finish): %w", err)
@@ -80,6 +64,6 @@ func (r *root) migrateCmd() *ff.Command {
 			}
 			_, err = fmt.Fprint(r.stdout, b.String())
 			return err
-		},
+		}),
 	}
 }

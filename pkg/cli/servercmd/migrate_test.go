@@ -2,7 +2,6 @@ package servercmd
 
 import (
 	"bytes"
-	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,13 +10,6 @@ import (
 
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 )
-
-func runEnv(t *testing.T, dataDir string, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := Run(context.Background(), append([]string{"--data-dir", dataDir}, args...), strings.NewReader(""), &stdout, &stderr, env)
-	return stdout.String(), stderr.String(), code
-}
 
 // dirContains reports whether a file under dir contains word, ignoring
 // ASCII case.

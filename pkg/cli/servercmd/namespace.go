@@ -29,15 +29,12 @@ func (r *root) namespacesCmd() *ff.Command {
 			"  memsvc namespaces\n" +
 			"  memsvc --server-url http://127.0.0.1:8420 namespaces --json",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("namespaces takes no arguments")
-			}
+		Exec: cli.NoArgs("namespaces takes no arguments", func(ctx context.Context) error {
 			return r.withService(ctx, func(ctx context.Context, svc memory.Service) error {
 				resp, err := svc.Namespaces(ctx)
 				return printAnswer(r.stdout, *asJSON, resp, err, printNamespaces)
 			})
-		},
+		}),
 	}
 }
 
@@ -66,12 +63,7 @@ func (r *root) namespaceCmd() *ff.Command {
 		ShortHelp: "manage one namespace (drop)",
 		LongHelp:  "Commands that act on one namespace as a whole. See memsvc namespaces to list them.",
 		Flags:     fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("unknown namespace command %q", args[0])
-			}
-			return ff.ErrHelp
-		},
+		Exec:      cli.GroupExec("namespace"),
 	}
 	cmd.Subcommands = []*ff.Command{r.namespaceDropCmd(fs)}
 	return cmd
@@ -103,7 +95,7 @@ func (r *root) namespaceDropCmd(parent *ff.FlagSet) *ff.Command {
 				return err
 			}
 			if !*confirm {
-				if ok, err := r.askDelete(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name)); !ok {
+				if ok, err := r.askConfirm(fmt.Sprintf("Permanently delete namespace %s and everything in it? [y/N] ", name), "delete", "deleted"); !ok {
 					return err
 				}
 			}

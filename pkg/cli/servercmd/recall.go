@@ -35,11 +35,11 @@ func (r *root) recallCmd() *ff.Command {
 			if req.Cue.Text, err = queryArg(args); err != nil {
 				return err
 			}
-			if req.Limit, err = limitValue(*limit); err != nil {
+			if req.Limit, err = uint32Flag("--limit", *limit); err != nil {
 				return err
 			}
 			if *mode != "" {
-				m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(*mode)))
+				m, err := memory.ParseRecallMode(norm(*mode))
 				if err != nil {
 					return cli.Usagef("--mode: %v", err)
 				}
@@ -66,7 +66,7 @@ func parseStores(flag, s string) ([]memory.StoreType, error) {
 		if strings.TrimSpace(p) == "" {
 			continue
 		}
-		st, err := memory.ParseStoreType(strings.ToLower(strings.TrimSpace(p)))
+		st, err := memory.ParseStoreType(norm(p))
 		if err != nil {
 			return nil, cli.Usagef("%s: %v", flag, err)
 		}
@@ -94,7 +94,7 @@ func (r *root) setModeCmd() *ff.Command {
 			if err != nil {
 				return err
 			}
-			m, err := memory.ParseRecallMode(strings.ToLower(strings.TrimSpace(arg)))
+			m, err := memory.ParseRecallMode(norm(arg))
 			if err != nil {
 				return &cli.UsageError{Err: err}
 			}

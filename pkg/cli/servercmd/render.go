@@ -134,6 +134,12 @@ func printRecallRaw(w io.Writer, resp *memory.RecallRawQueryResponse) error {
 	return err
 }
 
+// printStored confirms a store.
+func printStored(w io.Writer, resp *memory.EncodeStoreResponse) error {
+	_, err := fmt.Fprintf(w, "Stored: %s (store: %s, fidelity: %s)\n", resp.RecordID, resp.Store, strconv.FormatFloat(resp.InitialFidelity, 'f', -1, 64))
+	return err
+}
+
 // printStoredRaw confirms a store-raw.
 func printStoredRaw(w io.Writer, resp *memory.EncodeStoreRawResponse) error {
 	verb := "Stored raw entry"

@@ -40,10 +40,7 @@ func (r *root) serveCmd() *ff.Command {
 			"  memsvc serve --config /etc/memsvc/memsvc.toml\n" +
 			"  curl -s http://127.0.0.1:8420/v1/introspect/stats",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("serve takes no arguments")
-			}
+		Exec: cli.NoArgs("serve takes no arguments", func(ctx context.Context) error {
 			overrides := portOverrides(port, "http.port", "--port")
 			overrides = append(overrides, portOverrides(grpcPort, "grpc.port", "--grpc-port")...)
 			cfg, err := r.loadConfig(overrides...)
@@ -68,7 +65,7 @@ func (r *root) serveCmd() *ff.Command {
 				return fmt.Errorf("%w: another process listens on that port; stop it, or pick another port with --port (HTTP, http.port) or --grpc-port (gRPC, grpc.port)", err)
 			}
 			return err
-		},
+		}),
 	}
 }
 
@@ -83,10 +80,7 @@ func (r *root) healthcheckCmd() *ff.Command {
 			"or 127.0.0.1 when it listens on all addresses). Prints ok and exits 0 when\n" +
 			"healthy; exits 1 otherwise. Meant for process supervisors and containers.",
 		Flags: fs,
-		Exec: func(ctx context.Context, args []string) error {
-			if len(args) > 0 {
-				return cli.Usagef("healthcheck takes no arguments")
-			}
+		Exec: cli.NoArgs("healthcheck takes no arguments", func(ctx context.Context) error {
 			cfg, err := r.loadConfig(portOverrides(port, "http.port", "--port")...)
 			if err != nil {
 				return err
@@ -104,7 +98,7 @@ func (r *root) healthcheckCmd() *ff.Command {
 			}
 			_, err = fmt.Fprintln(r.stdout, "ok")
 			return err
-		},
+		}),
 	}
 }
 

@@ -34,6 +34,9 @@ type root struct {
 	stdout  io.Writer
 	stderr  io.Writer
 	environ []string
+	// terminal reports whether a stream is a terminal (cli.IsTerminal;
+	// tests replace it to answer prompts).
+	terminal func(any) bool
 
 	dataDir    string
 	configPath string
@@ -46,7 +49,7 @@ type root struct {
 }
 
 func newRoot(stdin io.Reader, stdout, stderr io.Writer, environ []string) *root {
-	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ}
+	r := &root{stdin: stdin, stdout: stdout, stderr: stderr, environ: environ, terminal: cli.IsTerminal}
 	r.flags = ff.NewFlagSet("memsvc")
 	r.flags.StringVar(&r.dataDir, 0, "data-dir", "", "data directory (default `./data`, or data_dir from the config)")
 	r.flags.StringVar(&r.configPath, 0, "config", "", "TOML configuration file (see deploy-docs/memsvc.example.toml)")

@@ -4,25 +4,53 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"memsvc.dev/memsvc/pkg/cli"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"memsvc.dev/memsvc/pkg/cli"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
+// invocation is how a test runs memsvc: what stdin holds, the environment
+// (empty unless given, so the host's MEMSVC_* variables cannot leak in) and
+// whether stdin counts as a terminal, where the commands ask before
+// destructive steps.
+type invocation struct {
+	stdin    string
+	env      []string
+	terminal bool
+}
+
 // run executes memsvc with args against dataDir and returns stdout, stderr
-// and the exit code. The environment is empty so the host's MEMSVC_*
-// variables cannot leak in.
-func run(t *testing.T, dataDir string, args ...string) (string, string, int) {
+// and the exit code.
+func (in invocation) run(t *testing.T, dataDir string, args ...string) (string, string, int) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	full := append([]string{"--data-dir", dataDir}, args...)
-	code := Run(context.Background(), full, strings.NewReader(""), &stdout, &stderr, nil)
+	r := newRoot(strings.NewReader(in.stdin), &stdout, &stderr, in.env)
+	r.terminal = func(any) bool { return in.terminal }
+	code := cli.Run(context.Background(), r.cmd, append([]string{"--data-dir", dataDir}, args...), &stderr)
 	return stdout.String(), stderr.String(), code
+}
+
+// run executes memsvc with an empty stdin, no terminal and no environment.
+func run(t *testing.T, dataDir string, args ...string) (string, string, int) {
+	t.Helper()
+	return invocation{}.run(t, dataDir, args...)
+}
+
+// runIn is run with stdin as the standard input.
+func runIn(t *testing.T, dataDir, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	return invocation{stdin: stdin}.run(t, dataDir, args...)
+}
+
+// runEnv is run with the environment env.
+func runEnv(t *testing.T, dataDir string, env []string, args ...string) (string, string, int) {
+	t.Helper()
+	return invocation{env: env}.run(t, dataDir, args...)
 }
 
 var storedRE = regexp.MustCompile(`^Stored: ([0-9a-f-]{36}) \(store: (\w+), fidelity: 1\)\n$`)
@@ -261,5 +289,25 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 	if stdout.Len() != 0 {
 		t.Errorf("help wrote to stdout: %q", stdout.String())
+	}
+}
+
+// TestCountFlagsFit32Bits: a count flag beyond the API's 32 bits is a
+// usage error naming the flag and the value, before anything is opened.
+func TestCountFlagsFit32Bits(t *testing.T) {
+	for _, args := range [][]string{
+		{"recall", "--limit", "4294967296"},
+		{"recall-raw", "--limit", "4294967296"},
+		{"dream-tick", "--max-groups", "4294967296"},
+	} {
+		dir := filepath.Join(t.TempDir(), "never-created")
+		_, errOut, code := run(t, dir, args...)
+		want := args[1] + " 4294967296 is too large"
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d, %q; want 2 and %q", args, code, errOut, want)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("%q: the data directory was created", args)
+		}
 	}
 }
