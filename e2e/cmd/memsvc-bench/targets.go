@@ -195,7 +195,7 @@ func runTargets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer b.close()
-	b.targets = &targetsReport{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}
+	b.targets = &targetsReport{runInfo: runInfo{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}}
 	runErr := b.runTargets(ctx)
 	if ctx.Err() != nil && runErr != nil {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {

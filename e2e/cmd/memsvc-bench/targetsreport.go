@@ -1,25 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 )
 
 // targetsReport is everything one targets run measured.
 type targetsReport struct {
-	Command    string    `json:"command"`
-	Started    time.Time `json:"started"`
-	Took       string    `json:"took"`
-	Machine    machine   `json:"machine"`
-	LoadBefore string    `json:"loadavg_before"`
-	LoadAfter  string    `json:"loadavg_after"`
-	Quick      bool      `json:"quick"`
-	Error      string    `json:"error,omitempty"`
+	runInfo
+	Error string `json:"error,omitempty"`
 	// Rows are the operations timed against GET /health, in run order.
 	Rows          []pairedRow          `json:"rows"`
 	ColdStart     *row                 `json:"cold_start,omitempty"`
@@ -93,20 +84,7 @@ func (b *bench) reportTargets(w io.Writer) error {
 	r := b.targets
 	r.Took = time.Since(b.begin).Round(time.Second).String()
 	r.Verdicts = r.verdicts(b.cfg.targets)
-	var errs []error
-	if b.cfg.jsonPath != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err == nil {
-			err = os.WriteFile(b.cfg.jsonPath, append(data, '\n'), 0o644)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("write --json: %w", err))
-		}
-	}
-	if _, err := io.WriteString(w, r.markdown()); err != nil {
-		errs = append(errs, fmt.Errorf("write report: %w", err))
-	}
-	return errors.Join(errs...)
+	return writeReport(w, b.cfg.jsonPath, r, r.markdown())
 }
 
 func (r *targetsReport) markdown() string {
@@ -116,11 +94,7 @@ func (r *targetsReport) markdown() string {
 	if r.Quick {
 		p("**Quick run**: small corpora and a few operations, to check the driver works; not a measurement.\n\n")
 	}
-	m := r.Machine
-	p("- Machine: %s, %d cores, %s memory, %s\n", m.CPU, m.Cores, m.Memory, m.Kernel)
-	p("- Date: %s (run took %s; driver built with %s)\n", r.Started.Format("2006-01-02 15:04 MST"), r.Took, m.Go)
-	p("- Command: `%s`\n", r.Command)
-	p("- Load average (1, 5, 15 min) before: %s; after: %s\n", r.LoadBefore, r.LoadAfter)
+	r.writeRunLines(&sb)
 	if r.Error != "" {
 		p("- **The run failed**: %s\n", r.Error)
 	}
