@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -67,6 +68,19 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 }
 
+// whyStopped says why a run that failed once ctx had ended stopped: it ran
+// past --timeout or it was interrupted. Other errors pass unchanged.
+func whyStopped(ctx context.Context, timeout time.Duration, err error) error {
+	switch {
+	case err == nil || ctx.Err() == nil:
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("run exceeded --timeout %v: %w", timeout, err)
+	default:
+		return fmt.Errorf("interrupted: %w", err)
+	}
+}
+
 // run is the whole program: parse, validate, measure, report.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "recall-quality" {
@@ -93,13 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer b.close()
 	runErr := b.run(ctx)
-	if ctx.Err() != nil && runErr != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			runErr = fmt.Errorf("run exceeded --timeout %v: %w", cfg.timeout, runErr)
-		} else {
-			runErr = fmt.Errorf("interrupted: %w", runErr)
-		}
-	}
+	runErr = whyStopped(ctx, cfg.timeout, runErr)
 	if runErr != nil {
 		b.result.Error = runErr.Error()
 	}

@@ -484,15 +484,10 @@ type rankevalConfig struct {
 }
 
 func parseRankevalFlags(args []string, stderr io.Writer) (*rankevalConfig, error) {
-	fs := flag.NewFlagSet("memsvc-bench rankeval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: memsvc-bench rankeval --dataset FILE[,FILE] [flags]\n\n"+
-			"Index every turn of the datasets in process with memsvc's tokenizer and answer their\n"+
-			"questions with ranking pipelines (package pkg/engine/rank), reporting hit@1/5/10 and MRR.\n"+
-			"A pipeline is NAME:key=value,... applied to the chosen pipeline (see rankeval.go).\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("memsvc-bench rankeval", "Usage: memsvc-bench rankeval --dataset FILE[,FILE] [flags]\n\n"+
+		"Index every turn of the datasets in process with memsvc's tokenizer and answer their\n"+
+		"questions with ranking pipelines (package pkg/engine/rank), reporting hit@1/5/10 and MRR.\n"+
+		"A pipeline is NAME:key=value,... applied to the chosen pipeline (see rankeval.go).\n\nFlags:\n", stderr)
 	cfg := &rankevalConfig{}
 	var datasets string
 	var pipes multiFlag
