@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -131,17 +128,7 @@ func TestTargetsMCPAgainstStdioPeer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.close)
-	b.peer = func(ctx context.Context, dir string) (*peerServer, error) {
-		srv, err := startServer(ctx, b.kids, memsvcBin, filepath.Join(dir, "data"), dir)
-		if err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(mcpBin, "--server-url", srv.url())
-		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-		tg := memsvcTarget()
-		tg.name = "second-memsvc-mcp"
-		return &peerServer{cmd: cmd, target: tg, version: "test-peer"}, nil
-	}
+	b.peer = memsvcMCPPeer(b, memsvcBin, mcpBin, "second-memsvc-mcp")
 	b.targets = &targetsReport{}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
