@@ -99,6 +99,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg == nil { // --help
 		return nil
 	}
+	return measureAndReport(ctx, cfg, stdout, stderr, (*bench).run, (*bench).report)
+}
+
+// measureAndReport runs measure on a new bench within cfg.timeout, then has
+// report write what was measured, with the run's error if it failed (a
+// failed run still prints its report).
+func measureAndReport(ctx context.Context, cfg *config, stdout, stderr io.Writer,
+	measure func(*bench, context.Context) error, report func(b *bench, w io.Writer, runErr error) error) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	b, err := newBench(cfg, stderr)
@@ -106,12 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	runErr := b.run(ctx)
-	runErr = whyStopped(ctx, cfg.timeout, runErr)
-	if runErr != nil {
-		b.result.Error = runErr.Error()
-	}
-	if err := b.report(stdout); err != nil {
+	runErr := whyStopped(ctx, cfg.timeout, measure(b, ctx))
+	if err := report(b, stdout, runErr); err != nil {
 		return errors.Join(runErr, err)
 	}
 	return runErr

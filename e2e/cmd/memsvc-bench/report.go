@@ -55,9 +55,13 @@ type budget struct {
 	Verdict  string `json:"verdict"` // met, missed or not measured
 }
 
-// report prints the Markdown report to w and writes the JSON file.
-func (b *bench) report(w io.Writer) error {
+// report prints the Markdown report to w and writes the JSON file; runErr,
+// when not nil, is reported as the run's failure.
+func (b *bench) report(w io.Writer, runErr error) error {
 	r := b.result
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
 	r.Took = time.Since(b.begin).Round(time.Second).String()
 	r.Budgets = r.budgets()
 	return writeReport(w, b.cfg.jsonPath, r, r.markdown())

@@ -157,23 +157,11 @@ func runTargets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || cfg == nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-	defer cancel()
-	b, err := newBench(cfg, stderr)
-	if err != nil {
-		return err
+	measure := func(b *bench, ctx context.Context) error {
+		b.targets = &targetsReport{runInfo: runInfo{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}}
+		return b.runTargets(ctx)
 	}
-	defer b.close()
-	b.targets = &targetsReport{runInfo: runInfo{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}}
-	runErr := b.runTargets(ctx)
-	runErr = whyStopped(ctx, cfg.timeout, runErr)
-	if runErr != nil {
-		b.targets.Error = runErr.Error()
-	}
-	if err := b.reportTargets(stdout); err != nil {
-		return errors.Join(runErr, err)
-	}
-	return runErr
+	return measureAndReport(ctx, cfg, stdout, stderr, measure, (*bench).reportTargets)
 }
 
 // runTargets measures the selected sections. What was measured before an

@@ -79,9 +79,13 @@ type mcpPoint struct {
 	Ratio float64    `json:"ratio,omitempty"` // the peer's p50 over ours
 }
 
-// reportTargets prints the Markdown report to w and writes the JSON file.
-func (b *bench) reportTargets(w io.Writer) error {
+// reportTargets prints the Markdown report to w and writes the JSON file;
+// runErr, when not nil, is reported as the run's failure.
+func (b *bench) reportTargets(w io.Writer, runErr error) error {
 	r := b.targets
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
 	r.Took = time.Since(b.begin).Round(time.Second).String()
 	r.Verdicts = r.verdicts(b.cfg.targets)
 	return writeReport(w, b.cfg.jsonPath, r, r.markdown())
