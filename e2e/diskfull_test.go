@@ -50,7 +50,7 @@ func needUnshare(t *testing.T) {
 func tmpfsCmd(t *testing.T, vars map[string]string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("unshare", "-Urm", "sh", "-c", tmpfsScript)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "MEMSVC=" + filepath.Join(binDir, "memsvc")}, env...)
+	cmd.Env = cleanEnv(t, append([]string{"MEMSVC=" + filepath.Join(binDir, "memsvc")}, env...)...)
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}

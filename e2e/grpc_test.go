@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"syscall"
@@ -41,13 +38,10 @@ func (bearer) RequireTransportSecurity() bool { return true }
 // refused; reflection lists the service; health reports SERVING.
 func TestGRPCEndToEnd(t *testing.T) {
 	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0")
-	cmd.Env = []string{
-		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+	srv := startCmd(t, binCmd(t, "memsvc", []string{
 		"MEMSVC_GRPC__TLS_CERT_PATH=" + certFile, "MEMSVC_GRPC__TLS_KEY_PATH=" + keyFile,
 		"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_API_KEYS=k1",
-	}
-	srv := startCmd(t, cmd)
+	}, "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0"))
 	addr := grpcAddr(t, srv)
 
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})

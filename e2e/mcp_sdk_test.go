@@ -338,7 +338,7 @@ func startSDKBridge(t *testing.T, prefix string, server ...string) (*sdkBridge, 
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, append([]string{script, prefix}, server...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = cleanEnv(t)
 	b := &sdkBridge{lineProcess: startLines(t, cmd), t: t}
 	var ready struct {
 		Ready struct {
@@ -439,8 +439,7 @@ func TestMCPGoSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	cmd := exec.Command(filepath.Join(binDir, "memsvc-mcp"), "--server-url", srv.url(""), "--export-dir", out)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd := binCmd(t, "memsvc-mcp", nil, "--server-url", srv.url(""), "--export-dir", out)
 	var mu sync.Mutex
 	var log bytes.Buffer
 	cmd.Stderr = &lockedWriter{mu: &mu, w: &log}

@@ -78,7 +78,7 @@ func TestMigrationKilledLeavesTrail(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(dir, "audit.jsonl")
-	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple"}
+	env := cleanEnv(t, "MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple")
 
 	// The first run is killed once it has audited a chunk.
 	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--data-dir", dir, "migrate-store-encryption", "--confirm")

@@ -1,32 +1,20 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
 // watchProc is a running `memsvc-recorder watch`.
 type watchProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
-}
-
-func (w *watchProc) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
+	*child
+	t *testing.T
 }
 
 // startWatch runs memsvc-recorder watch with env and waits until it follows
@@ -35,31 +23,7 @@ func startWatch(t *testing.T, env []string, args ...string) *watchProc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "memsvc-recorder"), append([]string{"watch"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &watchProc{t: t, cmd: cmd, exited: make(chan error, 1)}
-	scanned := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.stderr.WriteString(sc.Text() + "\n")
-			w.mu.Unlock()
-		}
-		close(scanned)
-	}()
-	go func() { <-scanned; w.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-w.exited
-		}
-	})
+	w := &watchProc{child: startChild(t, cmd, nil), t: t}
 	recPoll(t, 30*time.Second, "watch to follow both directories", func() bool {
 		return strings.Count(w.log(), "following transcripts") == 2
 	})
@@ -69,16 +33,8 @@ func startWatch(t *testing.T, env []string, args ...string) *watchProc {
 // stop interrupts the watcher and checks it exits 0.
 func (w *watchProc) stop() {
 	w.t.Helper()
-	if err := w.cmd.Process.Signal(os.Interrupt); err != nil {
-		w.t.Fatal(err)
-	}
-	select {
-	case err := <-w.exited:
-		if err != nil {
-			w.t.Fatalf("watch exited with %v:\n%s", err, w.log())
-		}
-	case <-time.After(30 * time.Second):
-		w.t.Fatalf("watch did not stop:\n%s", w.log())
+	if err := w.signalExit(w.t, os.Interrupt); err != nil {
+		w.t.Fatalf("watch exited with %v:\n%s", err, w.log())
 	}
 }
 

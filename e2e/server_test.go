@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,12 +25,9 @@ import (
 
 // server is a running `memsvc serve`.
 type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	addr   string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
+	*child
+	t    testing.TB
+	addr string
 }
 
 var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
@@ -40,32 +35,39 @@ var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
 // startServer runs memsvc serve on a free loopback port over dir.
 func startServer(t *testing.T, dir string, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", "0")
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	return startCmd(t, cmd)
+	return startCmd(t, binCmd(t, "memsvc", env, "serve", "--data-dir", dir, "--port", "0"))
+}
+
+// startCmd starts a prepared `memsvc serve` command and waits until it
+// answers.
+func startCmd(t testing.TB, cmd *exec.Cmd) *server {
+	t.Helper()
+	found := make(chan string, 1)
+	c := startChild(t, cmd, func(line string) {
+		if m := listenRE.FindStringSubmatch(line); m != nil {
+			select {
+			case found <- m[1]:
+			default:
+			}
+		}
+	})
+	s := &server{child: c, t: t}
+	select {
+	case s.addr = <-found:
+	case err := <-c.exited:
+		t.Fatalf("server exited (%v):\n%s", err, s.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server did not start:\n%s", s.log())
+	}
+	return s
 }
 
 func (s *server) url(path string) string { return "http://" + s.addr + path }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
-}
-
 // stop signals the server and waits (bounded) for it to exit.
 func (s *server) stop(sig os.Signal) error {
 	s.t.Helper()
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		s.t.Fatal(err)
-	}
-	select {
-	case err := <-s.exited:
-		return err
-	case <-time.After(30 * time.Second):
-		s.t.Fatalf("server did not exit after %v:\n%s", sig, s.log())
-		return nil
-	}
+	return s.signalExit(s.t, sig)
 }
 
 // call sends a JSON request and decodes the JSON answer into out.
