@@ -771,14 +771,8 @@ func (b *bench) mcpSearchAtSizes(ctx context.Context, cmd *exec.Cmd, backend *pr
 	if err != nil {
 		return nil, err
 	}
-	tools, err := conn.tools(ctx)
-	if err != nil {
+	if err := conn.requireTools(ctx, tg.batchTool, tg.searchTool); err != nil {
 		return nil, err
-	}
-	for _, want := range []string{tg.batchTool, tg.searchTool} {
-		if !slices.Contains(tools, want) {
-			return nil, fmt.Errorf("no tool %q; tools/list offers %s", want, strings.Join(tools, ", "))
-		}
 	}
 	var out []*mcpResult
 	stored := 0
