@@ -25,9 +25,14 @@ type runInfo struct {
 	Quick      bool      `json:"quick"`
 }
 
-// writeRunLines writes the machine, date, command and load lines that open
-// the Markdown of a speed report.
-func (ri *runInfo) writeRunLines(sb *strings.Builder) {
+// writeHead opens the Markdown of a speed report: the title, on a quick
+// run a warning that says what quick leaves out (quickly), then the
+// machine, date, command and load lines.
+func (ri *runInfo) writeHead(sb *strings.Builder, title, quickly string) {
+	fmt.Fprintf(sb, "## %s\n\n", title)
+	if ri.Quick {
+		fmt.Fprintf(sb, "**Quick run**: %s, to check the driver works; not a measurement.\n\n", quickly)
+	}
 	m := ri.Machine
 	fmt.Fprintf(sb, "- Machine: %s, %d cores, %s memory, %s\n", m.CPU, m.Cores, m.Memory, m.Kernel)
 	fmt.Fprintf(sb, "- Date: %s (run took %s; driver built with %s)\n", ri.Started.Format("2006-01-02 15:04 MST"), ri.Took, m.Go)
@@ -90,11 +95,7 @@ func writeReport(w io.Writer, jsonPath string, v any, markdown string) error {
 func (r *report) markdown() string {
 	var sb strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&sb, format, a...) }
-	p("## memsvc-bench results\n\n")
-	if r.Quick {
-		p("**Quick run**: a few operations per section, to check the driver works; not a measurement.\n\n")
-	}
-	r.writeRunLines(&sb)
+	r.writeHead(&sb, "memsvc-bench results", "a few operations per section")
 	if r.MemBandwidth > 0 {
 		p("- Memory read bandwidth (all cores, measured by the driver): %.1f GB/s\n", r.MemBandwidth/1e9)
 	}

@@ -94,11 +94,7 @@ func (b *bench) reportTargets(w io.Writer, runErr error) error {
 func (r *targetsReport) markdown() string {
 	var sb strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&sb, format, a...) }
-	p("## memsvc-bench targets\n\n")
-	if r.Quick {
-		p("**Quick run**: small corpora and a few operations, to check the driver works; not a measurement.\n\n")
-	}
-	r.writeRunLines(&sb)
+	r.writeHead(&sb, "memsvc-bench targets", "small corpora and a few operations")
 	if r.Error != "" {
 		p("- **The run failed**: %s\n", r.Error)
 	}
