@@ -149,12 +149,7 @@ func TestAdminBackupUnit(t *testing.T) {
 	}
 
 	srv := startServer(t, t.TempDir())
-	var stored memory.EncodeStoreResponse
-	if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("backed up by the unit")}}},
-	}, &stored); code != 200 {
-		t.Fatalf("store: %d", code)
-	}
+	storeNote(t, srv, "backed up by the unit")
 	dir := t.TempDir()
 	for i := range args {
 		switch args[i] {

@@ -43,6 +43,19 @@ func runBench(ctx context.Context, t *testing.T, dir, bin string, args ...string
 	return stdout.String()
 }
 
+// readJSONReport decodes the --json file of a memsvc-bench run at path
+// into rep.
+func readJSONReport(t *testing.T, path string, rep any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, data)
+	}
+}
+
 // TestBenchDriver builds cmd/memsvc-bench and runs it the way CI can
 // afford (--quick, 1,000 records, memsvc-mcp but not the npm peer), then
 // checks that the report has a row for every section and the JSON agrees,
@@ -100,13 +113,7 @@ func TestBenchDriver(t *testing.T) {
 		}
 		Budgets []struct{ Budget, Verdict string }
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, data)
-	}
+	readJSONReport(t, jsonPath, &rep)
 	if len(rep.Sizes) != 1 || rep.Sizes[0].Records != 1000 || len(rep.Sizes[0].Rows) != 16 {
 		t.Fatalf("JSON sizes: %+v", rep.Sizes)
 	}
@@ -220,13 +227,7 @@ func TestBenchTargets(t *testing.T) {
 		}
 		Verdicts []struct{ Budget, Verdict string }
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, data)
-	}
+	readJSONReport(t, jsonPath, &rep)
 	if len(rep.Rows) != 10 || len(rep.Verdicts) != 14 || rep.Stores.Ratio <= 0 {
 		t.Fatalf("JSON: %d rows, %d verdicts, stores %+v", len(rep.Rows), len(rep.Verdicts), rep.Stores)
 	}

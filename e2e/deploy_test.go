@@ -8,8 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // unitExecStart reads the systemd unit at path and returns its text and the
@@ -58,23 +56,10 @@ func TestSystemdUnit(t *testing.T) {
 		return startCmd(t, binCmd(t, "memsvc", []string{"HOME=" + dir}, args...))
 	}
 	srv := run()
-	var acked []memory.ID
-	for i := 0; i < 20; i++ {
-		var resp memory.EncodeStoreResponse
-		if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(fmt.Sprint("unit ", i))}}},
-		}, &resp); code != 200 {
-			t.Fatalf("store: %d", code)
-		}
-		acked = append(acked, resp.RecordID)
-	}
+	acked := storeNotes(t, srv, "unit ", 20)
 	_ = srv.stop(syscall.SIGKILL)
 	srv = run()
-	for _, id := range acked {
-		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, nil); code != 200 {
-			t.Fatalf("record %s lost: %d", id, code)
-		}
-	}
+	requireRecords(t, srv, acked, "after kill -9 under the unit")
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit after SIGTERM: %v", err)
 	}

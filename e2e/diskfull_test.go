@@ -108,9 +108,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 			Code    memory.Code `json:"code"`
 			Message string      `json:"message"`
 		}
-		code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("refused")}}},
-		}, &env)
+		code := call(t, "POST", srv.url("/v1/encode"), textNote("refused"), &env)
 		if code != http.StatusInsufficientStorage || env.Code != memory.CodeInsufficientStorage || !strings.Contains(env.Message, "low on disk space") {
 			t.Fatalf("write on a full disk: %d %+v", code, env)
 		}

@@ -70,6 +70,47 @@ func (s *server) stop(sig os.Signal) error {
 	return s.signalExit(s.t, sig)
 }
 
+// textNote is the body of POST /v1/encode for one plain-text note.
+func textNote(text string) map[string]any {
+	return map[string]any{
+		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(text)}}},
+	}
+}
+
+// storeNote stores one plain-text note on srv and returns its id; the
+// store must succeed.
+func storeNote(t *testing.T, srv *server, text string) memory.ID {
+	t.Helper()
+	var stored memory.EncodeStoreResponse
+	if code := call(t, "POST", srv.url("/v1/encode"), textNote(text), &stored); code != 200 {
+		t.Fatalf("store %q: %d", text, code)
+	}
+	return stored.RecordID
+}
+
+// storeNotes stores n notes, prefix followed by each note's number, and
+// returns their ids in order.
+func storeNotes(t *testing.T, srv *server, prefix string, n int) []memory.ID {
+	t.Helper()
+	ids := make([]memory.ID, 0, n)
+	for i := range n {
+		ids = append(ids, storeNote(t, srv, fmt.Sprint(prefix, i)))
+	}
+	return ids
+}
+
+// requireRecords fails unless srv serves every record of ids; when says
+// at what point, for the message.
+func requireRecords(t *testing.T, srv *server, ids []memory.ID, when string) {
+	t.Helper()
+	for _, id := range ids {
+		var rec memory.MemoryRecord
+		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, &rec); code != 200 || rec.ID != id {
+			t.Fatalf("acknowledged record %s lost %s: %d", id, when, code)
+		}
+	}
+}
+
 // call sends a JSON request and decodes the JSON answer into out.
 func call(t *testing.T, method, url string, body any, out any) int {
 	t.Helper()
@@ -235,24 +276,10 @@ func TestHealthcheckNothingListening(t *testing.T) {
 func TestKillAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
-	var acked []memory.ID
-	for i := 0; i < 50; i++ {
-		var resp memory.EncodeStoreResponse
-		if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(fmt.Sprint("note ", i))}}},
-		}, &resp); code != 200 {
-			t.Fatalf("store %d: %d", i, code)
-		}
-		acked = append(acked, resp.RecordID)
-	}
+	acked := storeNotes(t, srv, "note ", 50)
 	_ = srv.stop(syscall.SIGKILL)
 	srv = startServer(t, dir)
-	for _, id := range acked {
-		var rec memory.MemoryRecord
-		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, &rec); code != 200 || rec.ID != id {
-			t.Fatalf("acknowledged record %s lost after kill -9: %d", id, code)
-		}
-	}
+	requireRecords(t, srv, acked, "after kill -9")
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
