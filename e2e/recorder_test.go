@@ -426,8 +426,8 @@ func TestRecorderHooks(t *testing.T) {
 		script := filepath.Join(project, "."+agent, "hooks", "memsvc-recorder-"+agent+"-hook.sh")
 		cmd := exec.Command("sh", append([]string{script}, args...)...)
 		cmd.Dir = project
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSVC_RECORDER_BIN=" + filepath.Join(binDir, "memsvc-recorder"),
-			"MEMSVC_RECORDER_SPOOL_DIR=" + spoolDir, "MEMSVC_RECORDER_HOOK_LOG=" + hookLog}
+		cmd.Env = cleanEnv(t, "MEMSVC_RECORDER_BIN="+filepath.Join(binDir, "memsvc-recorder"),
+			"MEMSVC_RECORDER_SPOOL_DIR="+spoolDir, "MEMSVC_RECORDER_HOOK_LOG="+hookLog)
 		cmd.Stdin = strings.NewReader(stdin)
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -578,8 +578,8 @@ func TestRecorderHookOrder(t *testing.T) {
 		}
 		cmd := exec.Command("sh", script)
 		cmd.Dir = project
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSVC_RECORDER_BIN=" + filepath.Join(binDir, "memsvc-recorder"),
-			"MEMSVC_RECORDER_SPOOL_DIR=" + spoolDir, "MEMSVC_RECORDER_HOOK_LOG=" + hookLog, "CLAUDE_PROJECT_DIR=" + project}
+		cmd.Env = cleanEnv(t, "MEMSVC_RECORDER_BIN="+filepath.Join(binDir, "memsvc-recorder"),
+			"MEMSVC_RECORDER_SPOOL_DIR="+spoolDir, "MEMSVC_RECORDER_HOOK_LOG="+hookLog, "CLAUDE_PROJECT_DIR="+project)
 		cmd.Stdin = strings.NewReader(payload)
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
