@@ -11,9 +11,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // binDir holds the binaries built once for the whole test run.
@@ -98,8 +99,7 @@ func runBinInput(t *testing.T, timeout time.Duration, stdin io.Reader, env []str
 // child is a started process whose stderr is kept for failure messages.
 type child struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr testkit.SyncBuffer
 	exited chan error // how it exited, once its stderr is read to the end
 }
 
@@ -121,9 +121,7 @@ func startChild(t testing.TB, cmd *exec.Cmd, onLine func(line string)) *child {
 		defer close(scanned)
 		sc := bufio.NewScanner(pipe)
 		for sc.Scan() {
-			c.mu.Lock()
-			c.stderr.WriteString(sc.Text() + "\n")
-			c.mu.Unlock()
+			fmt.Fprintln(&c.stderr, sc.Text())
 			if onLine != nil {
 				onLine(sc.Text())
 			}
@@ -140,11 +138,7 @@ func startChild(t testing.TB, cmd *exec.Cmd, onLine func(line string)) *child {
 }
 
 // log is what the process has written to stderr so far.
-func (c *child) log() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.stderr.String()
-}
+func (c *child) log() string { return c.stderr.String() }
 
 // signalExit sends sig and waits up to 30 s for the process to exit; it
 // returns how the process exited.

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // The official MCP client libraries against memsvc-mcp: every tool is
@@ -440,14 +439,9 @@ func TestMCPGoSDK(t *testing.T) {
 	defer cancel()
 
 	cmd := binCmd(t, "memsvc-mcp", nil, "--server-url", srv.url(""), "--export-dir", out)
-	var mu sync.Mutex
-	var log bytes.Buffer
-	cmd.Stderr = &lockedWriter{mu: &mu, w: &log}
-	stderr := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return log.String()
-	}
+	var log testkit.SyncBuffer
+	cmd.Stderr = &log
+	stderr := log.String
 	client := mcp.NewClient(&mcp.Implementation{Name: "memsvc-e2e", Version: "1.0.0"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

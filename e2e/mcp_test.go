@@ -21,6 +21,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -37,8 +38,8 @@ type lineProcess struct {
 	exited chan error
 
 	mu     sync.Mutex
-	stdout [][]byte     // every stdout line as written
-	stderr bytes.Buffer // the process's log
+	stdout [][]byte           // every stdout line as written
+	stderr testkit.SyncBuffer // the process's log
 }
 
 // startLines starts cmd. The process is killed when the test ends, unless
@@ -46,7 +47,7 @@ type lineProcess struct {
 func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
 	t.Helper()
 	p := &lineProcess{cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -90,22 +91,7 @@ func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
 	return p
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func (p *lineProcess) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *lineProcess) log() string { return p.stderr.String() }
 
 // drain discards the rest of stdout, so that the process can finish.
 func (p *lineProcess) drain() {
