@@ -147,14 +147,6 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 		"MEMSVC_STORAGE__MIN_FREE_BYTES=0", "MEMSVC_SECURITY__AUDIT_LOG_PATH="+logPath))
 	pid := srv.cmd.Process.Pid
 	ctx := t.Context()
-	poll := func(limit time.Duration, what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(limit); !cond(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %v\n%s", what, limit, srv.log())
-			}
-		}
-	}
 	// entries counts the stores in the audit log, which must verify (the
 	// background decay loop adds entries of its own).
 	entries := func() int {
@@ -173,7 +165,7 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll(10*time.Second, "three audit entries", func() bool { return entries() == 3 })
+	waitFor(t, srv, 10*time.Second, "three audit entries", func() bool { return entries() == 3 })
 
 	// Fill the audit log's file system to the last byte.
 	ballast := inside(pid, filepath.Join(mnt2, "ballast"))
@@ -188,20 +180,20 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 			t.Fatalf("a change while the audit log is full: %v", err)
 		}
 	}
-	poll(15*time.Second, "not ready while the audit log cannot append", func() bool {
+	waitFor(t, srv, 15*time.Second, "not ready while the audit log cannot append", func() bool {
 		return call(t, "GET", srv.url("/readiness"), nil, nil) == http.StatusServiceUnavailable
 	})
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	poll(20*time.Second, "ready once space is back", func() bool {
+	waitFor(t, srv, 20*time.Second, "ready once space is back", func() bool {
 		return call(t, "GET", srv.url("/readiness"), nil, nil) == http.StatusOK
 	})
-	poll(10*time.Second, "the waiting entries appended", func() bool { return entries() == 3+during })
+	waitFor(t, srv, 10*time.Second, "the waiting entries appended", func() bool { return entries() == 3+during })
 	if _, err := encodeNote(context.Background(), srv.url("/v1/encode"), "after"); err != nil {
 		t.Fatal(err)
 	}
-	poll(10*time.Second, "every entry, once", func() bool { return entries() == 3+during+1 })
+	waitFor(t, srv, 10*time.Second, "every entry, once", func() bool { return entries() == 3+during+1 })
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v\n%s", err, srv.log())
 	}

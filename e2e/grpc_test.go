@@ -98,20 +98,14 @@ func TestGRPCEndToEnd(t *testing.T) {
 // for a short while.
 func grpcAddr(t *testing.T, srv *server) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var addr string
+	waitFor(t, srv, 30*time.Second, "the gRPC listening line in the banner", func() bool {
 		if m := grpcListenRE.FindStringSubmatch(srv.log()); m != nil {
-			return m[1]
+			addr = m[1]
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no gRPC listening line in the banner:\n%s", srv.log())
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return addr != ""
+	})
+	return addr
 }
 
 func listGRPCServices(ctx context.Context, t *testing.T, conn *grpc.ClientConn) []string {

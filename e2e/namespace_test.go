@@ -499,22 +499,12 @@ func (x *isolation) settle(t *testing.T, ns string, req memory.EncodeStoreReques
 	var stored memory.EncodeStoreResponse
 	x.ok(t, "POST", wire.PathEncode, ns, req, &stored)
 	x.ids[ns] = append(x.ids[ns], stored.RecordID)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitFor(t, nil, 20*time.Second, "the record stored in "+ns+" linked to its twin", func() bool {
 		var rec memory.MemoryRecord
 		x.ok(t, "GET", wire.RecordPath(wire.PathRecord, stored.RecordID), ns, nil, &rec)
-		if len(rec.Associations) > 0 {
-			return stored.RecordID
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the record stored in %s was not linked to its twin within 20 s", ns)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return len(rec.Associations) > 0
+	})
+	return stored.RecordID
 }
 
 // fingerprint is everything ns shows about itself: every record and raw

@@ -76,20 +76,6 @@ func recTexts(entries []recEntry) map[string]int {
 	return m
 }
 
-// recPoll calls ok until it reports true or the deadline passes.
-func recPoll(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
-}
-
 func recEvent(session, typ, content string, extra ...string) string {
 	s := fmt.Sprintf(`{"session_id":%q,"event_type":%q,"content":%q`, session, typ, content)
 	for i := 0; i+1 < len(extra); i += 2 {
@@ -462,7 +448,7 @@ func TestRecorderHooks(t *testing.T) {
 
 	// Each run queued its events in the foreground and sent them in the
 	// background: wait for every sender to finish.
-	recPoll(t, 60*time.Second, "every hook run to finish", func() bool {
+	waitFor(t, nil, 60*time.Second, "every hook run to finish", func() bool {
 		data, _ := os.ReadFile(hookLog)
 		return strings.Count(string(data), "memsvc-recorder hook: accepted=") == runs &&
 			strings.Count(string(data), "memsvc-recorder flush: ") == runs
@@ -591,7 +577,7 @@ func TestRecorderHookOrder(t *testing.T) {
 	}
 	proxy.release()
 	var entries []recEntry
-	recPoll(t, 60*time.Second, "every event on the server", func() bool {
+	waitFor(t, nil, 60*time.Second, "every event on the server", func() bool {
 		entries = recRecallRawIn(t, srv.url(""), "", "order", session)
 		return len(entries) >= n
 	})

@@ -24,7 +24,7 @@ func startWatch(t *testing.T, env []string, args ...string) *watchProc {
 	cmd := exec.Command(filepath.Join(binDir, "memsvc-recorder"), append([]string{"watch"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
 	w := &watchProc{child: startChild(t, cmd, nil), t: t}
-	recPoll(t, 30*time.Second, "watch to follow both directories", func() bool {
+	waitFor(t, nil, 30*time.Second, "watch to follow both directories", func() bool {
 		return strings.Count(w.log(), "following transcripts") == 2
 	})
 	return w
@@ -88,7 +88,7 @@ func TestRecorderWatch(t *testing.T) {
 		for _, s := range texts {
 			want[s] = 1
 		}
-		recPoll(t, 60*time.Second, fmt.Sprint("the server to hold ", texts), func() bool {
+		waitFor(t, nil, 60*time.Second, fmt.Sprint("the server to hold ", texts), func() bool {
 			got := recTexts(recRecallRaw(t, srv.url(""), "", session))
 			for s := range want {
 				if got[s] == 0 {
@@ -135,7 +135,7 @@ func TestRecorderWatch(t *testing.T) {
 		`{"timestamp":"2026-11-03T10:02:19.060Z","type":"turn_context","payload":{"turn_id":"turn-1","model":"gpt-5.1-codex"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:23.310Z","type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"go test ./...\"}","call_id":"call_1"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:35.001Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"All green."}]}}`+"\n")
-	recPoll(t, 60*time.Second, "the Codex events", func() bool { return len(recRecallRaw(t, srv.url(""), "", codexSession)) == 2 })
+	waitFor(t, nil, 60*time.Second, "the Codex events", func() bool { return len(recRecallRaw(t, srv.url(""), "", codexSession)) == 2 })
 	w.stop()
 
 	codex := recRecallRaw(t, srv.url(""), "", codexSession)

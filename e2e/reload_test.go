@@ -63,20 +63,6 @@ func statusWithKeyIn(t *testing.T, srv *server, key, ns string) int {
 	return testkit.Do(t, testkit.Request{Method: http.MethodGet, URL: srv.url("/v1/introspect/stats"), Key: key, Namespace: ns}).Status
 }
 
-// waitFor polls cond every 10 ms until it holds or limit passes, and
-// returns how long it took.
-func waitFor(t *testing.T, srv *server, limit time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v; server log:\n%s", what, limit, srv.log())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // TestLiveConfiguration runs memsvc serve from a configuration file and
 // edits the file while it serves: a new API key takes effect within a
 // second and the old one is refused; a broken edit is refused with a log
