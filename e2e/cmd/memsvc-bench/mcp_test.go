@@ -57,11 +57,17 @@ func binaries(t *testing.T) (memsvcBin, mcpBin string) {
 // children and log live as long as the test.
 func testBench(t *testing.T, memsvcBin, mcpBin string) *bench {
 	t.Helper()
-	t.Setenv("TMPDIR", t.TempDir()) // the scratch directory goes in here
-	cfg := &config{
+	return benchFor(t, &config{
 		memsvcBin: memsvcBin, mcpBin: mcpBin, mcpNotes: 12, mcpSearches: 8, seed: 7,
 		peerDir: filepath.Join(t.TempDir(), "npm"), peerPackage: "@modelcontextprotocol/server-memory",
-	}
+	})
+}
+
+// benchFor is a bench for cfg whose scratch directory (under a TMPDIR of
+// the test's own), children and log live as long as the test.
+func benchFor(t *testing.T, cfg *config) *bench {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
 	b, err := newBench(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)

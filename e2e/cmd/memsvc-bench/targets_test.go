@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -119,15 +118,9 @@ func TestTargetVerdictsJudge(t *testing.T) {
 // the peer's p50 over ours, and both MCP targets are judged.
 func TestTargetsMCPAgainstStdioPeer(t *testing.T) {
 	memsvcBin, mcpBin := binaries(t)
-	t.Setenv("TMPDIR", t.TempDir())
 	sc := quickScale()
 	sc.mcpNotes, sc.mcpSearches = []int{30, 60}, 5
-	cfg := &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc, sections: map[string]bool{secMCP: true}}
-	b, err := newBench(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.close)
+	b := benchFor(t, &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc, sections: map[string]bool{secMCP: true}})
 	b.peer = memsvcMCPPeer(b, memsvcBin, mcpBin, "second-memsvc-mcp")
 	b.targets = &targetsReport{}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
