@@ -146,24 +146,11 @@ func TestBenchDriver(t *testing.T) {
 func TestBenchTargets(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel()
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
-	}
+	dir, bench := buildBench(ctx, t)
 	jsonPath := filepath.Join(dir, "targets.json")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "memsvc-bench"), "targets", "--quick", "--skip-peer",
+	out := runBench(ctx, t, dir, bench, "targets", "--quick", "--skip-peer",
 		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
 		"--json", jsonPath, "--timeout", "140s")
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("memsvc-bench targets: %v (after %v)\nstdout:\n%s\nstderr:\n%s", err, time.Since(start), stdout.String(), stderr.String())
-	}
-	t.Logf("memsvc-bench targets --quick took %v", time.Since(start).Round(time.Millisecond))
-	out := stdout.String()
 
 	number := `[0-9][0-9.,]*`
 	for _, x := range []struct{ op, records string }{
