@@ -43,6 +43,22 @@ func runBench(ctx context.Context, t *testing.T, dir, bin string, args ...string
 	return stdout.String()
 }
 
+// runQuickBench builds memsvc-bench and runs it, within 150 s, with args
+// followed by --quick, --skip-peer, the built memsvc and memsvc-mcp and
+// --json. It returns the report, the JSON file and the directory that
+// holds the run's temporary files.
+func runQuickBench(t *testing.T, args ...string) (out, jsonPath, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	defer cancel()
+	dir, bench := buildBench(ctx, t)
+	jsonPath = filepath.Join(dir, "report.json")
+	out = runBench(ctx, t, dir, bench, append(args, "--quick", "--skip-peer",
+		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
+		"--json", jsonPath, "--timeout", "140s")...)
+	return out, jsonPath, dir
+}
+
 // readJSONReport decodes the --json file of a memsvc-bench run at path
 // into rep.
 func readJSONReport(t *testing.T, path string, rep any) {
@@ -62,13 +78,7 @@ func readJSONReport(t *testing.T, path string, rep any) {
 // so the documented benchmark command keeps working. The numbers
 // themselves are not checked: a shared machine makes them noise.
 func TestBenchDriver(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	defer cancel()
-	dir, bench := buildBench(ctx, t)
-	jsonPath := filepath.Join(dir, "bench.json")
-	out := runBench(ctx, t, dir, bench, "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
-		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
-		"--json", jsonPath, "--timeout", "140s")
+	out, jsonPath, dir := runQuickBench(t, "--sizes", "1000", "--embeddings")
 
 	number := `[0-9][0-9.,]*`
 	for _, op := range []string{
@@ -144,13 +154,7 @@ func TestBenchDriver(t *testing.T) {
 // a line in the verdict table, measured or said not to be, and that the
 // JSON agrees: the documented targets command keeps working.
 func TestBenchTargets(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	defer cancel()
-	dir, bench := buildBench(ctx, t)
-	jsonPath := filepath.Join(dir, "targets.json")
-	out := runBench(ctx, t, dir, bench, "targets", "--quick", "--skip-peer",
-		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
-		"--json", jsonPath, "--timeout", "140s")
+	out, jsonPath, dir := runQuickBench(t, "targets")
 
 	number := `[0-9][0-9.,]*`
 	for _, x := range []struct{ op, records string }{
