@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,16 +132,9 @@ func TestAdminBackupRestore(t *testing.T) {
 // test ones) and checks the hardening and that the timer fires daily and
 // catches up.
 func TestAdminBackupUnit(t *testing.T) {
-	unit, err := os.ReadFile("../deploy-docs/memsvc-backup.service")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^ExecStart=(\S+) (.*)$`).FindSubmatch(unit)
-	if m == nil || string(m[1]) != "/usr/local/bin/memsvc-admin" {
-		t.Fatalf("ExecStart not found or unexpected: %q", m)
-	}
+	unit, args := unitExecStart(t, "../deploy-docs/memsvc-backup.service", "/usr/local/bin/memsvc-admin")
 	for _, want := range []string{"Type=oneshot", "DynamicUser=yes", "StateDirectory=memsvc-backups", "ProtectSystem=strict", "NoNewPrivileges=yes", "EnvironmentFile=-/etc/memsvc/backup.env"} {
-		if !strings.Contains(string(unit), "\n"+want+"\n") {
+		if !strings.Contains(unit, "\n"+want+"\n") {
 			t.Errorf("unit lacks %s", want)
 		}
 	}
@@ -157,14 +149,8 @@ func TestAdminBackupUnit(t *testing.T) {
 	}
 
 	srv := startServer(t, t.TempDir())
-	var stored memory.EncodeStoreResponse
-	if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("backed up by the unit")}}},
-	}, &stored); code != 200 {
-		t.Fatalf("store: %d", code)
-	}
+	storeNote(t, srv, "backed up by the unit")
 	dir := t.TempDir()
-	args := strings.Fields(string(m[2]))
 	for i := range args {
 		switch args[i] {
 		case "http://127.0.0.1:8420":

@@ -32,9 +32,7 @@ func (e errStatus) Error() string { return fmt.Sprintf("HTTP status %d", int(e))
 // stop once the server is gone; a server that answers with an error
 // status gives an errStatus.
 func encodeNote(ctx context.Context, url, text string) (memory.ID, error) {
-	body, err := json.Marshal(map[string]any{
-		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(text)}}},
-	})
+	body, err := json.Marshal(textNote(text))
 	if err != nil {
 		return memory.ID{}, err
 	}

@@ -43,19 +43,42 @@ func runBench(ctx context.Context, t *testing.T, dir, bin string, args ...string
 	return stdout.String()
 }
 
+// runQuickBench builds memsvc-bench and runs it, within 150 s, with args
+// followed by --quick, --skip-peer, the built memsvc and memsvc-mcp and
+// --json. It returns the report, the JSON file and the directory that
+// holds the run's temporary files.
+func runQuickBench(t *testing.T, args ...string) (out, jsonPath, dir string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	defer cancel()
+	dir, bench := buildBench(ctx, t)
+	jsonPath = filepath.Join(dir, "report.json")
+	out = runBench(ctx, t, dir, bench, append(args, "--quick", "--skip-peer",
+		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
+		"--json", jsonPath, "--timeout", "140s")...)
+	return out, jsonPath, dir
+}
+
+// readJSONReport decodes the --json file of a memsvc-bench run at path
+// into rep.
+func readJSONReport(t *testing.T, path string, rep any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, rep); err != nil {
+		t.Fatalf("--json output: %v\n%s", err, data)
+	}
+}
+
 // TestBenchDriver builds cmd/memsvc-bench and runs it the way CI can
 // afford (--quick, 1,000 records, memsvc-mcp but not the npm peer), then
 // checks that the report has a row for every section and the JSON agrees,
 // so the documented benchmark command keeps working. The numbers
 // themselves are not checked: a shared machine makes them noise.
 func TestBenchDriver(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	defer cancel()
-	dir, bench := buildBench(ctx, t)
-	jsonPath := filepath.Join(dir, "bench.json")
-	out := runBench(ctx, t, dir, bench, "--quick", "--sizes", "1000", "--embeddings", "--skip-peer",
-		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
-		"--json", jsonPath, "--timeout", "140s")
+	out, jsonPath, dir := runQuickBench(t, "--sizes", "1000", "--embeddings")
 
 	number := `[0-9][0-9.,]*`
 	for _, op := range []string{
@@ -100,13 +123,7 @@ func TestBenchDriver(t *testing.T) {
 		}
 		Budgets []struct{ Budget, Verdict string }
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, data)
-	}
+	readJSONReport(t, jsonPath, &rep)
 	if len(rep.Sizes) != 1 || rep.Sizes[0].Records != 1000 || len(rep.Sizes[0].Rows) != 16 {
 		t.Fatalf("JSON sizes: %+v", rep.Sizes)
 	}
@@ -137,26 +154,7 @@ func TestBenchDriver(t *testing.T) {
 // a line in the verdict table, measured or said not to be, and that the
 // JSON agrees: the documented targets command keeps working.
 func TestBenchTargets(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
-	defer cancel()
-	dir := t.TempDir()
-	build := exec.CommandContext(ctx, "go", "build", "-o", dir+string(os.PathSeparator), "memsvc.dev/memsvc/e2e/cmd/memsvc-bench")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build memsvc-bench: %v\n%s", err, out)
-	}
-	jsonPath := filepath.Join(dir, "targets.json")
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "memsvc-bench"), "targets", "--quick", "--skip-peer",
-		"--memsvc-bin", filepath.Join(binDir, "memsvc"), "--mcp-bin", filepath.Join(binDir, "memsvc-mcp"),
-		"--json", jsonPath, "--timeout", "140s")
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("memsvc-bench targets: %v (after %v)\nstdout:\n%s\nstderr:\n%s", err, time.Since(start), stdout.String(), stderr.String())
-	}
-	t.Logf("memsvc-bench targets --quick took %v", time.Since(start).Round(time.Millisecond))
-	out := stdout.String()
+	out, jsonPath, dir := runQuickBench(t, "targets")
 
 	number := `[0-9][0-9.,]*`
 	for _, x := range []struct{ op, records string }{
@@ -220,13 +218,7 @@ func TestBenchTargets(t *testing.T) {
 		}
 		Verdicts []struct{ Budget, Verdict string }
 	}
-	data, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatalf("--json output: %v\n%s", err, data)
-	}
+	readJSONReport(t, jsonPath, &rep)
 	if len(rep.Rows) != 10 || len(rep.Verdicts) != 14 || rep.Stores.Ratio <= 0 {
 		t.Fatalf("JSON: %d rows, %d verdicts, stores %+v", len(rep.Rows), len(rep.Verdicts), rep.Stores)
 	}

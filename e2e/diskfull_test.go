@@ -50,7 +50,7 @@ func needUnshare(t *testing.T) {
 func tmpfsCmd(t *testing.T, vars map[string]string, env ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command("unshare", "-Urm", "sh", "-c", tmpfsScript)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "MEMSVC=" + filepath.Join(binDir, "memsvc")}, env...)
+	cmd.Env = cleanEnv(t, append([]string{"MEMSVC=" + filepath.Join(binDir, "memsvc")}, env...)...)
 	for k, v := range vars {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
@@ -108,9 +108,7 @@ func TestDiskFullTmpfs(t *testing.T) {
 			Code    memory.Code `json:"code"`
 			Message string      `json:"message"`
 		}
-		code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("refused")}}},
-		}, &env)
+		code := call(t, "POST", srv.url("/v1/encode"), textNote("refused"), &env)
 		if code != http.StatusInsufficientStorage || env.Code != memory.CodeInsufficientStorage || !strings.Contains(env.Message, "low on disk space") {
 			t.Fatalf("write on a full disk: %d %+v", code, env)
 		}
@@ -149,14 +147,6 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 		"MEMSVC_STORAGE__MIN_FREE_BYTES=0", "MEMSVC_SECURITY__AUDIT_LOG_PATH="+logPath))
 	pid := srv.cmd.Process.Pid
 	ctx := t.Context()
-	poll := func(limit time.Duration, what string, cond func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(limit); !cond(); time.Sleep(50 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within %v\n%s", what, limit, srv.log())
-			}
-		}
-	}
 	// entries counts the stores in the audit log, which must verify (the
 	// background decay loop adds entries of its own).
 	entries := func() int {
@@ -175,7 +165,7 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poll(10*time.Second, "three audit entries", func() bool { return entries() == 3 })
+	waitFor(t, srv, 10*time.Second, "three audit entries", func() bool { return entries() == 3 })
 
 	// Fill the audit log's file system to the last byte.
 	ballast := inside(pid, filepath.Join(mnt2, "ballast"))
@@ -190,20 +180,20 @@ func TestAuditLogFullTmpfs(t *testing.T) {
 			t.Fatalf("a change while the audit log is full: %v", err)
 		}
 	}
-	poll(15*time.Second, "not ready while the audit log cannot append", func() bool {
+	waitFor(t, srv, 15*time.Second, "not ready while the audit log cannot append", func() bool {
 		return call(t, "GET", srv.url("/readiness"), nil, nil) == http.StatusServiceUnavailable
 	})
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	poll(20*time.Second, "ready once space is back", func() bool {
+	waitFor(t, srv, 20*time.Second, "ready once space is back", func() bool {
 		return call(t, "GET", srv.url("/readiness"), nil, nil) == http.StatusOK
 	})
-	poll(10*time.Second, "the waiting entries appended", func() bool { return entries() == 3+during })
+	waitFor(t, srv, 10*time.Second, "the waiting entries appended", func() bool { return entries() == 3+during })
 	if _, err := encodeNote(context.Background(), srv.url("/v1/encode"), "after"); err != nil {
 		t.Fatal(err)
 	}
-	poll(10*time.Second, "every entry, once", func() bool { return entries() == 3+during+1 })
+	waitFor(t, srv, 10*time.Second, "every entry, once", func() bool { return entries() == 3+during+1 })
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatalf("exit: %v\n%s", err, srv.log())
 	}

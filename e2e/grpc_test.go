@@ -3,9 +3,6 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"syscall"
@@ -41,13 +38,10 @@ func (bearer) RequireTransportSecurity() bool { return true }
 // refused; reflection lists the service; health reports SERVING.
 func TestGRPCEndToEnd(t *testing.T) {
 	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0")
-	cmd.Env = []string{
-		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+	srv := startCmd(t, binCmd(t, "memsvc", []string{
 		"MEMSVC_GRPC__TLS_CERT_PATH=" + certFile, "MEMSVC_GRPC__TLS_KEY_PATH=" + keyFile,
 		"MEMSVC_AUTH__ENABLED=true", "MEMSVC_AUTH_API_KEYS=k1",
-	}
-	srv := startCmd(t, cmd)
+	}, "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0"))
 	addr := grpcAddr(t, srv)
 
 	creds := credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})
@@ -104,20 +98,14 @@ func TestGRPCEndToEnd(t *testing.T) {
 // for a short while.
 func grpcAddr(t *testing.T, srv *server) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var addr string
+	waitFor(t, srv, 30*time.Second, "the gRPC listening line in the banner", func() bool {
 		if m := grpcListenRE.FindStringSubmatch(srv.log()); m != nil {
-			return m[1]
+			addr = m[1]
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no gRPC listening line in the banner:\n%s", srv.log())
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return addr != ""
+	})
+	return addr
 }
 
 func listGRPCServices(ctx context.Context, t *testing.T, conn *grpc.ClientConn) []string {

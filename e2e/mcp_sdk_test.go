@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // The official MCP client libraries against memsvc-mcp: every tool is
@@ -338,7 +337,7 @@ func startSDKBridge(t *testing.T, prefix string, server ...string) (*sdkBridge, 
 		t.Fatal(err)
 	}
 	cmd := exec.Command(node, append([]string{script, prefix}, server...)...)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd.Env = cleanEnv(t)
 	b := &sdkBridge{lineProcess: startLines(t, cmd), t: t}
 	var ready struct {
 		Ready struct {
@@ -439,16 +438,10 @@ func TestMCPGoSDK(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	cmd := exec.Command(filepath.Join(binDir, "memsvc-mcp"), "--server-url", srv.url(""), "--export-dir", out)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	var mu sync.Mutex
-	var log bytes.Buffer
-	cmd.Stderr = &lockedWriter{mu: &mu, w: &log}
-	stderr := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return log.String()
-	}
+	cmd := binCmd(t, "memsvc-mcp", nil, "--server-url", srv.url(""), "--export-dir", out)
+	var log testkit.SyncBuffer
+	cmd.Stderr = &log
+	stderr := log.String
 	client := mcp.NewClient(&mcp.Implementation{Name: "memsvc-e2e", Version: "1.0.0"}, nil)
 	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {

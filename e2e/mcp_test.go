@@ -21,6 +21,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -37,8 +38,8 @@ type lineProcess struct {
 	exited chan error
 
 	mu     sync.Mutex
-	stdout [][]byte     // every stdout line as written
-	stderr bytes.Buffer // the process's log
+	stdout [][]byte           // every stdout line as written
+	stderr testkit.SyncBuffer // the process's log
 }
 
 // startLines starts cmd. The process is killed when the test ends, unless
@@ -46,7 +47,7 @@ type lineProcess struct {
 func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
 	t.Helper()
 	p := &lineProcess{cmd: cmd, lines: make(chan []byte, 64), exited: make(chan error, 1)}
-	cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	cmd.Stderr = &p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -90,22 +91,7 @@ func startLines(t testing.TB, cmd *exec.Cmd) *lineProcess {
 	return p
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  io.Writer
-}
-
-func (w *lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func (p *lineProcess) log() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.stderr.String()
-}
+func (p *lineProcess) log() string { return p.stderr.String() }
 
 // drain discards the rest of stdout, so that the process can finish.
 func (p *lineProcess) drain() {
@@ -193,9 +179,7 @@ func startMCP(t testing.TB, env []string, args ...string) *mcpClient {
 // startMCPBinary starts one of the built binaries as an MCP server.
 func startMCPBinary(t testing.TB, bin string, env []string, args ...string) *mcpClient {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, bin), args...)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	return &mcpClient{lineProcess: startLines(t, cmd), t: t}
+	return &mcpClient{lineProcess: startLines(t, binCmd(t, bin, env, args...)), t: t}
 }
 
 func (c *mcpClient) send(v any) {
@@ -500,9 +484,7 @@ func TestMCPServerRestart(t *testing.T) {
 	}
 	c.fails("recall", map[string]any{"query": "restart"}, "The memsvc server is unreachable at "+srv.url(""), "memsvc serve")
 
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", port)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	srv = startCmd(t, cmd)
+	srv = startCmd(t, binCmd(t, "memsvc", nil, "serve", "--data-dir", dir, "--port", port))
 	c.ok("recall", map[string]any{"query": "restart"}, `"record_id":"`+id+`"`, "written before the restart")
 
 	c.close()
@@ -696,35 +678,7 @@ func BenchmarkMCPRoundTrip(b *testing.B) {
 // address; the server is killed when the benchmark ends.
 func serveForBenchmark(tb testing.TB, dir string) string {
 	tb.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", "0")
 	// No rate limit: the benchmark measures latency, not the limiter.
-	cmd.Env = []string{"HOME=" + tb.TempDir(), "PATH=" + os.Getenv("PATH"),
-		"MEMSVC_RATE_LIMIT__REQUESTS_PER_SECOND=1000000", "MEMSVC_RATE_LIMIT__BURST=1000000"}
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			if m := listenRE.FindStringSubmatch(sc.Text()); m != nil {
-				select {
-				case found <- m[1]:
-				default:
-				}
-			}
-		}
-	}()
-	select {
-	case addr := <-found:
-		return addr
-	case <-time.After(mcpTimeout):
-		tb.Fatal("memsvc serve did not start")
-		return ""
-	}
+	return startCmd(tb, binCmd(tb, "memsvc", []string{"MEMSVC_RATE_LIMIT__REQUESTS_PER_SECOND=1000000", "MEMSVC_RATE_LIMIT__BURST=1000000"},
+		"serve", "--data-dir", dir, "--port", "0")).addr
 }

@@ -78,11 +78,10 @@ func TestMigrationKilledLeavesTrail(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(dir, "audit.jsonl")
-	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple"}
+	env := []string{"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse battery staple"}
 
 	// The first run is killed once it has audited a chunk.
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--data-dir", dir, "migrate-store-encryption", "--confirm")
-	cmd.Env = env
+	cmd := binCmd(t, "memsvc", env, "--data-dir", dir, "migrate-store-encryption", "--confirm")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -126,7 +125,7 @@ func TestMigrationKilledLeavesTrail(t *testing.T) {
 	}
 
 	// The rerun finishes.
-	r := runBin(t, 5*time.Minute, env[2:], "memsvc", "--data-dir", dir, "migrate-store-encryption", "--confirm")
+	r := runBin(t, 5*time.Minute, env, "memsvc", "--data-dir", dir, "migrate-store-encryption", "--confirm")
 	m := regexp.MustCompile(`raw_journal: total=(\d+), migrated=(\d+), already_encrypted=(\d+)`).FindStringSubmatch(r.stdout)
 	if r.code != 0 || m == nil {
 		t.Fatalf("rerun: %+v", r)

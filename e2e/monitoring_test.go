@@ -18,8 +18,6 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
-
-	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // monitoringDir holds the ops kit: alert rules, their promtool unit
@@ -221,11 +219,7 @@ func checkNames(t *testing.T, where, expr string, served map[string]bool) {
 func servedSeries(t *testing.T) map[string]bool {
 	t.Helper()
 	srv := startServer(t, t.TempDir(), "MEMSVC_HTTP__METRICS_ENABLED=true")
-	content := map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte("a note for the metrics")}}}
-	var stored memory.EncodeStoreResponse
-	if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{"content": content}, &stored); code != 200 {
-		t.Fatalf("store: %d", code)
-	}
+	storeNote(t, srv, "a note for the metrics")
 	if code := call(t, "POST", srv.url("/v1/recall/query"), map[string]any{"cue": map[string]any{"text": "note"}}, nil); code != 200 {
 		t.Fatalf("recall: %d", code)
 	}

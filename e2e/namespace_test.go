@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -62,9 +61,7 @@ func startNamespaceServer(t *testing.T) *nsServer {
 	t.Helper()
 	certFile, keyFile, pool := testtls.SelfSigned(t, t.TempDir())
 	dir := t.TempDir()
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", "0", "--grpc-port", "0")
-	cmd.Env = []string{
-		"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"),
+	cmd := binCmd(t, "memsvc", []string{
 		"MEMSVC_AUTH__ENABLED=true",
 		"MEMSVC_AUTH_API_KEYS=" + keyAll,
 		"MEMSVC_AUTH_KEYS=" + keyA + "=" + nsA + "," + keyB + "=" + nsB,
@@ -73,7 +70,7 @@ func startNamespaceServer(t *testing.T) *nsServer {
 		// Nothing changes by itself while the test compares states.
 		"MEMSVC_DECAY__BACKGROUND_INTERVAL_SECS=86400", "MEMSVC_DREAM__BACKGROUND_INTERVAL_SECS=86400",
 		"MEMSVC_RATE_LIMIT__REQUESTS_PER_SECOND=1000000", "MEMSVC_RATE_LIMIT__BURST=1000000",
-	}
+	}, "serve", "--data-dir", dir, "--port", "0", "--grpc-port", "0")
 	s := &nsServer{srv: startCmd(t, cmd), dir: dir}
 	conn, err := grpc.NewClient(grpcAddr(t, s.srv), grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12})))
 	if err != nil {
@@ -502,22 +499,12 @@ func (x *isolation) settle(t *testing.T, ns string, req memory.EncodeStoreReques
 	var stored memory.EncodeStoreResponse
 	x.ok(t, "POST", wire.PathEncode, ns, req, &stored)
 	x.ids[ns] = append(x.ids[ns], stored.RecordID)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	waitFor(t, nil, 20*time.Second, "the record stored in "+ns+" linked to its twin", func() bool {
 		var rec memory.MemoryRecord
 		x.ok(t, "GET", wire.RecordPath(wire.PathRecord, stored.RecordID), ns, nil, &rec)
-		if len(rec.Associations) > 0 {
-			return stored.RecordID
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the record stored in %s was not linked to its twin within 20 s", ns)
-		}
-		select {
-		case <-t.Context().Done():
-			t.Fatal(t.Context().Err())
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
+		return len(rec.Associations) > 0
+	})
+	return stored.RecordID
 }
 
 // fingerprint is everything ns shows about itself: every record and raw

@@ -2,11 +2,9 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"maps"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -85,13 +83,7 @@ func TestRecallQualityHarness(t *testing.T) {
 			"--json", jsonPath, "--timeout", "40s"}, args...)
 		out := runBench(ctx, t, dir, bench, args...)
 		var rep recallReport
-		data, err := os.ReadFile(jsonPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(data, &rep); err != nil {
-			t.Fatalf("--json output: %v\n%s", err, data)
-		}
+		readJSONReport(t, jsonPath, &rep)
 		return rep, out
 	}
 	memsvcBin := filepath.Join(binDir, "memsvc")

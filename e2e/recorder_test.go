@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,24 +26,7 @@ import (
 // PATH and env) and a time limit.
 func runRecorder(t *testing.T, stdin string, env []string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(binDir, "memsvc-recorder"), args...)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	if ctx.Err() != nil {
-		t.Fatalf("memsvc-recorder %v did not finish:\n%s", args, r.stderr)
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
+	return runBinInput(t, 60*time.Second, strings.NewReader(stdin), env, "memsvc-recorder", args...)
 }
 
 // recEntry is a raw journal entry as the tests look at it.
@@ -92,20 +74,6 @@ func recTexts(entries []recEntry) map[string]int {
 		m[e.text]++
 	}
 	return m
-}
-
-// recPoll calls ok until it reports true or the deadline passes.
-func recPoll(t *testing.T, within time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		<-tick.C
-	}
 }
 
 func recEvent(session, typ, content string, extra ...string) string {
@@ -444,8 +412,8 @@ func TestRecorderHooks(t *testing.T) {
 		script := filepath.Join(project, "."+agent, "hooks", "memsvc-recorder-"+agent+"-hook.sh")
 		cmd := exec.Command("sh", append([]string{script}, args...)...)
 		cmd.Dir = project
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSVC_RECORDER_BIN=" + filepath.Join(binDir, "memsvc-recorder"),
-			"MEMSVC_RECORDER_SPOOL_DIR=" + spoolDir, "MEMSVC_RECORDER_HOOK_LOG=" + hookLog}
+		cmd.Env = cleanEnv(t, "MEMSVC_RECORDER_BIN="+filepath.Join(binDir, "memsvc-recorder"),
+			"MEMSVC_RECORDER_SPOOL_DIR="+spoolDir, "MEMSVC_RECORDER_HOOK_LOG="+hookLog)
 		cmd.Stdin = strings.NewReader(stdin)
 		start := time.Now()
 		out, err := cmd.CombinedOutput()
@@ -480,7 +448,7 @@ func TestRecorderHooks(t *testing.T) {
 
 	// Each run queued its events in the foreground and sent them in the
 	// background: wait for every sender to finish.
-	recPoll(t, 60*time.Second, "every hook run to finish", func() bool {
+	waitFor(t, nil, 60*time.Second, "every hook run to finish", func() bool {
 		data, _ := os.ReadFile(hookLog)
 		return strings.Count(string(data), "memsvc-recorder hook: accepted=") == runs &&
 			strings.Count(string(data), "memsvc-recorder flush: ") == runs
@@ -596,8 +564,8 @@ func TestRecorderHookOrder(t *testing.T) {
 		}
 		cmd := exec.Command("sh", script)
 		cmd.Dir = project
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "MEMSVC_RECORDER_BIN=" + filepath.Join(binDir, "memsvc-recorder"),
-			"MEMSVC_RECORDER_SPOOL_DIR=" + spoolDir, "MEMSVC_RECORDER_HOOK_LOG=" + hookLog, "CLAUDE_PROJECT_DIR=" + project}
+		cmd.Env = cleanEnv(t, "MEMSVC_RECORDER_BIN="+filepath.Join(binDir, "memsvc-recorder"),
+			"MEMSVC_RECORDER_SPOOL_DIR="+spoolDir, "MEMSVC_RECORDER_HOOK_LOG="+hookLog, "CLAUDE_PROJECT_DIR="+project)
 		cmd.Stdin = strings.NewReader(payload)
 		start := time.Now()
 		if out, err := cmd.CombinedOutput(); err != nil || len(out) != 0 {
@@ -609,7 +577,7 @@ func TestRecorderHookOrder(t *testing.T) {
 	}
 	proxy.release()
 	var entries []recEntry
-	recPoll(t, 60*time.Second, "every event on the server", func() bool {
+	waitFor(t, nil, 60*time.Second, "every event on the server", func() bool {
 		entries = recRecallRawIn(t, srv.url(""), "", "order", session)
 		return len(entries) >= n
 	})

@@ -1,32 +1,20 @@
 package e2e
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
 // watchProc is a running `memsvc-recorder watch`.
 type watchProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
-}
-
-func (w *watchProc) log() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.stderr.String()
+	*child
+	t *testing.T
 }
 
 // startWatch runs memsvc-recorder watch with env and waits until it follows
@@ -35,32 +23,8 @@ func startWatch(t *testing.T, env []string, args ...string) *watchProc {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "memsvc-recorder"), append([]string{"watch"}, args...)...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
-	pipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w := &watchProc{t: t, cmd: cmd, exited: make(chan error, 1)}
-	scanned := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(pipe)
-		for sc.Scan() {
-			w.mu.Lock()
-			w.stderr.WriteString(sc.Text() + "\n")
-			w.mu.Unlock()
-		}
-		close(scanned)
-	}()
-	go func() { <-scanned; w.exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			<-w.exited
-		}
-	})
-	recPoll(t, 30*time.Second, "watch to follow both directories", func() bool {
+	w := &watchProc{child: startChild(t, cmd, nil), t: t}
+	waitFor(t, nil, 30*time.Second, "watch to follow both directories", func() bool {
 		return strings.Count(w.log(), "following transcripts") == 2
 	})
 	return w
@@ -69,16 +33,8 @@ func startWatch(t *testing.T, env []string, args ...string) *watchProc {
 // stop interrupts the watcher and checks it exits 0.
 func (w *watchProc) stop() {
 	w.t.Helper()
-	if err := w.cmd.Process.Signal(os.Interrupt); err != nil {
-		w.t.Fatal(err)
-	}
-	select {
-	case err := <-w.exited:
-		if err != nil {
-			w.t.Fatalf("watch exited with %v:\n%s", err, w.log())
-		}
-	case <-time.After(30 * time.Second):
-		w.t.Fatalf("watch did not stop:\n%s", w.log())
+	if err := w.signalExit(w.t, os.Interrupt); err != nil {
+		w.t.Fatalf("watch exited with %v:\n%s", err, w.log())
 	}
 }
 
@@ -132,7 +88,7 @@ func TestRecorderWatch(t *testing.T) {
 		for _, s := range texts {
 			want[s] = 1
 		}
-		recPoll(t, 60*time.Second, fmt.Sprint("the server to hold ", texts), func() bool {
+		waitFor(t, nil, 60*time.Second, fmt.Sprint("the server to hold ", texts), func() bool {
 			got := recTexts(recRecallRaw(t, srv.url(""), "", session))
 			for s := range want {
 				if got[s] == 0 {
@@ -179,7 +135,7 @@ func TestRecorderWatch(t *testing.T) {
 		`{"timestamp":"2026-11-03T10:02:19.060Z","type":"turn_context","payload":{"turn_id":"turn-1","model":"gpt-5.1-codex"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:23.310Z","type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"go test ./...\"}","call_id":"call_1"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:35.001Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"All green."}]}}`+"\n")
-	recPoll(t, 60*time.Second, "the Codex events", func() bool { return len(recRecallRaw(t, srv.url(""), "", codexSession)) == 2 })
+	waitFor(t, nil, 60*time.Second, "the Codex events", func() bool { return len(recRecallRaw(t, srv.url(""), "", codexSession)) == 2 })
 	w.stop()
 
 	codex := recRecallRaw(t, srv.url(""), "", codexSession)

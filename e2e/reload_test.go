@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -64,20 +63,6 @@ func statusWithKeyIn(t *testing.T, srv *server, key, ns string) int {
 	return testkit.Do(t, testkit.Request{Method: http.MethodGet, URL: srv.url("/v1/introspect/stats"), Key: key, Namespace: ns}).Status
 }
 
-// waitFor polls cond every 10 ms until it holds or limit passes, and
-// returns how long it took.
-func waitFor(t *testing.T, srv *server, limit time.Duration, what string, cond func() bool) time.Duration {
-	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			t.Fatalf("%s: not within %v; server log:\n%s", what, limit, srv.log())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return time.Since(start)
-}
-
 // TestLiveConfiguration runs memsvc serve from a configuration file and
 // edits the file while it serves: a new API key takes effect within a
 // second and the old one is refused; a broken edit is refused with a log
@@ -90,9 +75,7 @@ func TestLiveConfiguration(t *testing.T) {
 	certFile, keyFile, _ := testtls.SelfSigned(t, certDir)
 	conf := filepath.Join(confDir, "memsvc.toml")
 	writeReplacing(t, conf, []byte(liveConfig(liveOldKey, 100, certFile, keyFile)))
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	srv := startCmd(t, cmd)
+	srv := startCmd(t, binCmd(t, "memsvc", nil, "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0", "--grpc-port", "0"))
 	gaddr := grpcAddr(t, srv)
 	if got := statusWithKey(t, srv, liveOldKey); got != http.StatusOK {
 		t.Fatalf("the configured key at start: %d", got)
@@ -177,9 +160,7 @@ func TestSIGHUPReloads(t *testing.T) {
 	if err := os.Symlink(real, conf); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	srv := startCmd(t, cmd)
+	srv := startCmd(t, binCmd(t, "memsvc", nil, "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0"))
 
 	if err := srv.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
@@ -221,9 +202,7 @@ func TestLiveKeyNamespaces(t *testing.T) {
 			liveOldKey, liveNewKey, namespace))
 	}
 	writeReplacing(t, conf, body("proj-a"))
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0")
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	srv := startCmd(t, cmd)
+	srv := startCmd(t, binCmd(t, "memsvc", nil, "--config", conf, "serve", "--data-dir", t.TempDir(), "--port", "0"))
 	if a, b := statusWithKeyIn(t, srv, liveNewKey, "proj-a"), statusWithKeyIn(t, srv, liveNewKey, "proj-b"); a != http.StatusOK || b != http.StatusForbidden {
 		t.Fatalf("at start, the key bound to proj-a: %d in proj-a, %d in proj-b", a, b)
 	}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,12 +25,9 @@ import (
 
 // server is a running `memsvc serve`.
 type server struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	addr   string
-	mu     sync.Mutex
-	stderr bytes.Buffer
-	exited chan error
+	*child
+	t    testing.TB
+	addr string
 }
 
 var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
@@ -40,31 +35,98 @@ var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
 // startServer runs memsvc serve on a free loopback port over dir.
 func startServer(t *testing.T, dir string, env ...string) *server {
 	t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, "memsvc"), "serve", "--data-dir", dir, "--port", "0")
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...)
-	return startCmd(t, cmd)
+	return startCmd(t, binCmd(t, "memsvc", env, "serve", "--data-dir", dir, "--port", "0"))
+}
+
+// startCmd starts a prepared `memsvc serve` command and waits until it
+// answers.
+func startCmd(t testing.TB, cmd *exec.Cmd) *server {
+	t.Helper()
+	found := make(chan string, 1)
+	c := startChild(t, cmd, func(line string) {
+		if m := listenRE.FindStringSubmatch(line); m != nil {
+			select {
+			case found <- m[1]:
+			default:
+			}
+		}
+	})
+	s := &server{child: c, t: t}
+	select {
+	case s.addr = <-found:
+	case err := <-c.exited:
+		t.Fatalf("server exited (%v):\n%s", err, s.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("server did not start:\n%s", s.log())
+	}
+	return s
 }
 
 func (s *server) url(path string) string { return "http://" + s.addr + path }
 
-func (s *server) log() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
-}
-
 // stop signals the server and waits (bounded) for it to exit.
 func (s *server) stop(sig os.Signal) error {
 	s.t.Helper()
-	if err := s.cmd.Process.Signal(sig); err != nil {
-		s.t.Fatal(err)
+	return s.signalExit(s.t, sig)
+}
+
+// waitFor polls cond every 10 ms until it holds and returns how long that
+// took; when limit passes first, the test fails naming what it waited for,
+// with srv's log when srv is not nil.
+func waitFor(t testing.TB, srv *server, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			log := ""
+			if srv != nil {
+				log = "; server log:\n" + srv.log()
+			}
+			t.Fatalf("%s: not within %v%s", what, limit, log)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	select {
-	case err := <-s.exited:
-		return err
-	case <-time.After(30 * time.Second):
-		s.t.Fatalf("server did not exit after %v:\n%s", sig, s.log())
-		return nil
+	return time.Since(start)
+}
+
+// textNote is the body of POST /v1/encode for one plain-text note.
+func textNote(text string) map[string]any {
+	return map[string]any{
+		"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(text)}}},
+	}
+}
+
+// storeNote stores one plain-text note on srv and returns its id; the
+// store must succeed.
+func storeNote(t *testing.T, srv *server, text string) memory.ID {
+	t.Helper()
+	var stored memory.EncodeStoreResponse
+	if code := call(t, "POST", srv.url("/v1/encode"), textNote(text), &stored); code != 200 {
+		t.Fatalf("store %q: %d", text, code)
+	}
+	return stored.RecordID
+}
+
+// storeNotes stores n notes, prefix followed by each note's number, and
+// returns their ids in order.
+func storeNotes(t *testing.T, srv *server, prefix string, n int) []memory.ID {
+	t.Helper()
+	ids := make([]memory.ID, 0, n)
+	for i := range n {
+		ids = append(ids, storeNote(t, srv, fmt.Sprint(prefix, i)))
+	}
+	return ids
+}
+
+// requireRecords fails unless srv serves every record of ids; when says
+// at what point, for the message.
+func requireRecords(t *testing.T, srv *server, ids []memory.ID, when string) {
+	t.Helper()
+	for _, id := range ids {
+		var rec memory.MemoryRecord
+		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, &rec); code != 200 || rec.ID != id {
+			t.Fatalf("acknowledged record %s lost %s: %d", id, when, code)
+		}
 	}
 }
 
@@ -233,24 +295,10 @@ func TestHealthcheckNothingListening(t *testing.T) {
 func TestKillAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, dir)
-	var acked []memory.ID
-	for i := 0; i < 50; i++ {
-		var resp memory.EncodeStoreResponse
-		if code := call(t, "POST", srv.url("/v1/encode"), map[string]any{
-			"content": map[string]any{"blocks": []map[string]any{{"modality": "text", "format": "text/plain", "data": []byte(fmt.Sprint("note ", i))}}},
-		}, &resp); code != 200 {
-			t.Fatalf("store %d: %d", i, code)
-		}
-		acked = append(acked, resp.RecordID)
-	}
+	acked := storeNotes(t, srv, "note ", 50)
 	_ = srv.stop(syscall.SIGKILL)
 	srv = startServer(t, dir)
-	for _, id := range acked {
-		var rec memory.MemoryRecord
-		if code := call(t, "GET", srv.url("/v1/introspect/record/"+id.String()), nil, &rec); code != 200 || rec.ID != id {
-			t.Fatalf("acknowledged record %s lost after kill -9: %d", id, code)
-		}
-	}
+	requireRecords(t, srv, acked, "after kill -9")
 	if err := srv.stop(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

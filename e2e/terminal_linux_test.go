@@ -59,7 +59,7 @@ func terminalRunEnv(t *testing.T, env []string, answers map[string]string, name 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(binDir, name), args...)
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "TERM=dumb"}, env...)
+	cmd.Env = cleanEnv(t, append([]string{"TERM=dumb"}, env...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -96,8 +96,15 @@ type browser struct {
 	problems []string // exceptions, CSP reports, errors other than failed loads
 }
 
-func newBrowser(t *testing.T, exe, base string) *browser {
+// newBrowser starts a headless Chromium (see chromiumPath) for the
+// inspector at base; it returns nil when there is no browser and the
+// browser checks are left out.
+func newBrowser(t *testing.T, base string) *browser {
 	t.Helper()
+	exe := chromiumPath(t)
+	if exe == "" {
+		return nil
+	}
 	parent, cancelParent := context.WithTimeout(t.Context(), browserBudget)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
@@ -427,11 +434,10 @@ func TestInspectorInBrowser(t *testing.T) {
 		t.Fatalf("GET / answered %d, want a redirect to the inspector", code)
 	}
 
-	exe := chromiumPath(t)
-	if exe == "" {
+	b := newBrowser(t, base)
+	if b == nil {
 		return
 	}
-	b := newBrowser(t, exe, base)
 
 	// The first page lists the newest memories, a page of 25.
 	b.do("open the inspector", chromedp.Navigate(base+"/ui/"))
@@ -742,11 +748,10 @@ func TestInspectorNeedsKey(t *testing.T) {
 		t.Fatalf("recall without a key: %d, want 401", code)
 	}
 
-	exe := chromiumPath(t)
-	if exe == "" {
+	b := newBrowser(t, base)
+	if b == nil {
 		return
 	}
-	b := newBrowser(t, exe, base)
 	b.do("open the inspector", chromedp.Navigate(base+"/ui/"))
 	b.wait("the key form", `!document.getElementById('login').hidden && document.activeElement.id === 'login-key'`)
 	if got := b.text("#login-title"); got != "API key needed" {
@@ -853,11 +858,10 @@ func TestInspectorNamespaces(t *testing.T) {
 	ts := httptest.NewServer(ui.Mount(api, inspector))
 	defer ts.Close()
 
-	exe := chromiumPath(t)
-	if exe == "" {
+	b := newBrowser(t, ts.URL)
+	if b == nil {
 		return
 	}
-	b := newBrowser(t, exe, ts.URL)
 	b.do("open the inspector", chromedp.Navigate(ts.URL+"/ui/"))
 	b.waitView("memories", "Newest memories")
 	if got := b.texts("#namespace option"); !slices.Equal(got, []string{"default (3)", "proj-b (1)"}) {

@@ -34,7 +34,7 @@ func newBench(cfg *config, stderr io.Writer) (*bench, error) {
 		return nil, fmt.Errorf("scratch directory: %w", err)
 	}
 	return &bench{cfg: cfg, log: stderr, begin: time.Now(), tmp: tmp, kids: &children{},
-		result: &report{Command: commandLine(cfg.args), Started: time.Now().UTC()}}, nil
+		result: &report{runInfo: runInfo{Command: commandLine(cfg.args), Started: time.Now().UTC()}}}, nil
 }
 
 // close kills every child still running, then removes the scratch

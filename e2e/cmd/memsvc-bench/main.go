@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -67,6 +68,19 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 }
 
+// whyStopped says why a run that failed once ctx had ended stopped: it ran
+// past --timeout or it was interrupted. Other errors pass unchanged.
+func whyStopped(ctx context.Context, timeout time.Duration, err error) error {
+	switch {
+	case err == nil || ctx.Err() == nil:
+		return err
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("run exceeded --timeout %v: %w", timeout, err)
+	default:
+		return fmt.Errorf("interrupted: %w", err)
+	}
+}
+
 // run is the whole program: parse, validate, measure, report.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "recall-quality" {
@@ -85,6 +99,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cfg == nil { // --help
 		return nil
 	}
+	return measureAndReport(ctx, cfg, stdout, stderr, (*bench).run, (*bench).report)
+}
+
+// measureAndReport runs measure on a new bench within cfg.timeout, then has
+// report write what was measured, with the run's error if it failed (a
+// failed run still prints its report).
+func measureAndReport(ctx context.Context, cfg *config, stdout, stderr io.Writer,
+	measure func(*bench, context.Context) error, report func(b *bench, w io.Writer, runErr error) error) error {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	b, err := newBench(cfg, stderr)
@@ -92,18 +114,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer b.close()
-	runErr := b.run(ctx)
-	if ctx.Err() != nil && runErr != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			runErr = fmt.Errorf("run exceeded --timeout %v: %w", cfg.timeout, runErr)
-		} else {
-			runErr = fmt.Errorf("interrupted: %w", runErr)
-		}
-	}
-	if runErr != nil {
-		b.result.Error = runErr.Error()
-	}
-	if err := b.report(stdout); err != nil {
+	runErr := whyStopped(ctx, cfg.timeout, measure(b, ctx))
+	if err := report(b, stdout, runErr); err != nil {
 		return errors.Join(runErr, err)
 	}
 	return runErr

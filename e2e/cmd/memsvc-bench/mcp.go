@@ -338,14 +338,8 @@ func (b *bench) mcpWorkload(ctx context.Context, cmd *exec.Cmd, tg mcpTarget, no
 		return nil, err
 	}
 	res.StartupMs = ms(time.Since(start))
-	tools, err := conn.tools(ctx)
-	if err != nil {
+	if err := conn.requireTools(ctx, tg.storeTool, tg.searchTool); err != nil {
 		return nil, err
-	}
-	for _, want := range []string{tg.storeTool, tg.searchTool} {
-		if !slices.Contains(tools, want) {
-			return nil, fmt.Errorf("no tool %q; tools/list offers %s", want, strings.Join(tools, ", "))
-		}
 	}
 	t, err := timeOps(ctx, len(notes), mcpCallTimeout, func(ctx context.Context, i int) (int, error) {
 		_, err := conn.tool(ctx, tg.storeTool, tg.storeArgs(i, notes[i]))
@@ -529,6 +523,20 @@ func (c *rpcConn) initialize(ctx context.Context) (name, version string, err err
 		return "", "", fmt.Errorf("initialize result: %w", err)
 	}
 	return v.ServerInfo.Name, v.ServerInfo.Version, c.send(map[string]any{"method": "notifications/initialized"})
+}
+
+// requireTools fails unless tools/list offers every tool of want.
+func (c *rpcConn) requireTools(ctx context.Context, want ...string) error {
+	tools, err := c.tools(ctx)
+	if err != nil {
+		return err
+	}
+	for _, w := range want {
+		if !slices.Contains(tools, w) {
+			return fmt.Errorf("no tool %q; tools/list offers %s", w, strings.Join(tools, ", "))
+		}
+	}
+	return nil
 }
 
 // tools returns the names tools/list offers.

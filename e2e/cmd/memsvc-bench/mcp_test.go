@@ -57,17 +57,41 @@ func binaries(t *testing.T) (memsvcBin, mcpBin string) {
 // children and log live as long as the test.
 func testBench(t *testing.T, memsvcBin, mcpBin string) *bench {
 	t.Helper()
-	t.Setenv("TMPDIR", t.TempDir()) // the scratch directory goes in here
-	cfg := &config{
+	return benchFor(t, &config{
 		memsvcBin: memsvcBin, mcpBin: mcpBin, mcpNotes: 12, mcpSearches: 8, seed: 7,
 		peerDir: filepath.Join(t.TempDir(), "npm"), peerPackage: "@modelcontextprotocol/server-memory",
-	}
+	})
+}
+
+// benchFor is a bench for cfg whose scratch directory (under a TMPDIR of
+// the test's own), children and log live as long as the test.
+func benchFor(t *testing.T, cfg *config) *bench {
+	t.Helper()
+	t.Setenv("TMPDIR", t.TempDir())
 	b, err := newBench(cfg, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.close)
 	return b
+}
+
+// memsvcMCPPeer returns a peer starter for b that runs a second
+// memsvc-mcp, called name and of version "test-peer", over its own memsvc
+// server on loopback. b.close kills that server with the other children;
+// its data directory is removed with the scratch directory after that.
+func memsvcMCPPeer(b *bench, memsvcBin, mcpBin, name string) func(ctx context.Context, dir string) (*peerServer, error) {
+	return func(ctx context.Context, dir string) (*peerServer, error) {
+		srv, err := startServer(ctx, b.kids, memsvcBin, filepath.Join(dir, "data"), dir)
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(mcpBin, "--server-url", srv.url())
+		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+		tg := memsvcTarget()
+		tg.name = name
+		return &peerServer{cmd: cmd, target: tg, version: "test-peer"}, nil
+	}
 }
 
 // TestMCPComparisonAgainstStdioPeer runs the comparison with a second
@@ -78,19 +102,7 @@ func TestMCPComparisonAgainstStdioPeer(t *testing.T) {
 	memsvcBin, mcpBin := binaries(t)
 	b := testBench(t, memsvcBin, mcpBin)
 	const peerName = "second-memsvc-mcp"
-	b.peer = func(ctx context.Context, dir string) (*peerServer, error) {
-		srv, err := startServer(ctx, b.kids, memsvcBin, filepath.Join(dir, "data"), dir)
-		if err != nil {
-			return nil, err
-		}
-		// b.close kills the server with the other children; the data
-		// directory is removed with the scratch directory after that.
-		cmd := exec.Command(mcpBin, "--server-url", srv.url())
-		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-		tg := memsvcTarget()
-		tg.name = peerName
-		return &peerServer{cmd: cmd, target: tg, version: "test-peer"}, nil
-	}
+	b.peer = memsvcMCPPeer(b, memsvcBin, mcpBin, peerName)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	if err := b.runMCP(ctx); err != nil {

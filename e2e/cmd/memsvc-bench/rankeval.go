@@ -132,6 +132,19 @@ func ablationPipelines() ([]pipeline, error) {
 	return out, nil
 }
 
+// fields maps each setting key of set to the field of p it sets: a number,
+// a count (the value's whole part) or a switch (on unless 0).
+func (p *pipeline) fields() map[string]any {
+	return map[string]any{
+		"k1": &p.K1, "b": &p.B, "function": &p.Function, "repeats": &p.Repeats, "time": &p.Time,
+		"widen": &p.Widen, "relative": &p.Relative, "speaker": &p.Speaker,
+		"speakertext": &p.SpeakerText, "prox": &p.Prox, "window": &p.ProxWindow, "before": &p.Before,
+		"after": &p.After, "prf": &p.PRF.Weight, "prfdocs": &p.PRF.Docs, "prfterms": &p.PRF.Terms,
+		"prfidf": &p.PRF.IDF, "lex": &p.Lex, "senses": &p.LexSenses, "depth": &p.LexDepth,
+		"verbs": &p.LexVerbs, "lexstem": &p.LexStem, "gram": &p.Gram, "gramn": &p.GramN, "top": &p.Top,
+	}
+}
+
 // setPipeline applies "key=value" settings to p.
 func (p *pipeline) set(settings string) error {
 	for kv := range strings.SplitSeq(settings, ",") {
@@ -147,60 +160,16 @@ func (p *pipeline) set(settings string) error {
 		if err != nil {
 			return fmt.Errorf("pipeline setting %s: value must be a number", quoteShort(kv))
 		}
-		b := f != 0
-		switch k {
-		case "name":
+		if k == "name" {
 			return errors.New("pipeline setting name: give the name before the colon")
-		case "k1":
-			p.K1 = f
-		case "b":
-			p.B = f
-		case "function":
-			p.Function = b
-		case "repeats":
-			p.Repeats = b
-		case "time":
-			p.Time = f
-		case "widen":
-			p.Widen = b
-		case "relative":
-			p.Relative = b
-		case "speaker":
-			p.Speaker = f
-		case "speakertext":
-			p.SpeakerText = b
-		case "prox":
-			p.Prox = f
-		case "window":
-			p.ProxWindow = int(f)
-		case "before":
-			p.Before = f
-		case "after":
-			p.After = f
-		case "prf":
-			p.PRF.Weight = f
-		case "prfdocs":
-			p.PRF.Docs = int(f)
-		case "prfterms":
-			p.PRF.Terms = int(f)
-		case "prfidf":
-			p.PRF.IDF = b
-		case "lex":
-			p.Lex = f
-		case "senses":
-			p.LexSenses = int(f)
-		case "depth":
-			p.LexDepth = int(f)
-		case "verbs":
-			p.LexVerbs = b
-		case "lexstem":
-			p.LexStem = b
-		case "gram":
-			p.Gram = f
-		case "gramn":
-			p.GramN = int(f)
-		case "top":
-			p.Top = int(f)
+		}
+		switch field := p.fields()[k].(type) {
+		case *float64:
+			*field = f
+		case *int:
+			*field = int(f)
+		case *bool:
+			*field = f != 0
 		default:
 			return fmt.Errorf("pipeline setting %s: unknown key", quoteShort(k))
 		}
@@ -484,15 +453,10 @@ type rankevalConfig struct {
 }
 
 func parseRankevalFlags(args []string, stderr io.Writer) (*rankevalConfig, error) {
-	fs := flag.NewFlagSet("memsvc-bench rankeval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: memsvc-bench rankeval --dataset FILE[,FILE] [flags]\n\n"+
-			"Index every turn of the datasets in process with memsvc's tokenizer and answer their\n"+
-			"questions with ranking pipelines (package pkg/engine/rank), reporting hit@1/5/10 and MRR.\n"+
-			"A pipeline is NAME:key=value,... applied to the chosen pipeline (see rankeval.go).\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("memsvc-bench rankeval", "Usage: memsvc-bench rankeval --dataset FILE[,FILE] [flags]\n\n"+
+		"Index every turn of the datasets in process with memsvc's tokenizer and answer their\n"+
+		"questions with ranking pipelines (package pkg/engine/rank), reporting hit@1/5/10 and MRR.\n"+
+		"A pipeline is NAME:key=value,... applied to the chosen pipeline (see rankeval.go).\n\nFlags:\n", stderr)
 	cfg := &rankevalConfig{}
 	var datasets string
 	var pipes multiFlag

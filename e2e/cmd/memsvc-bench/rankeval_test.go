@@ -51,6 +51,37 @@ func TestParsePipeline(t *testing.T) {
 	}
 }
 
+// TestPipelineKeys: every setting key reaches its field, as a number, a
+// count or a switch, and "name" is refused.
+func TestPipelineKeys(t *testing.T) {
+	var p pipeline
+	for k, field := range p.fields() {
+		if err := p.set(k + "=3.5"); err != nil {
+			t.Errorf("%s: %v", k, err)
+			continue
+		}
+		switch f := field.(type) {
+		case *float64:
+			if *f != 3.5 {
+				t.Errorf("%s = %v, want 3.5", k, *f)
+			}
+		case *int:
+			if *f != 3 {
+				t.Errorf("%s = %v, want 3", k, *f)
+			}
+		case *bool:
+			if !*f {
+				t.Errorf("%s is off after %s=3.5", k, k)
+			}
+		default:
+			t.Errorf("%s sets a %T", k, field)
+		}
+	}
+	if err := p.set("name=1"); err == nil || !strings.Contains(err.Error(), "before the colon") {
+		t.Errorf("name=1: %v", err)
+	}
+}
+
 func TestRankevalCommand(t *testing.T) {
 	var out, errb bytes.Buffer
 	err := run(t.Context(), []string{"rankeval", "--dataset", "../../testdata/recall/agent.jsonl", "--pipeline", "bm25", "--pipeline", "fn:function"}, &out, &errb)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -69,18 +68,13 @@ const (
 )
 
 func parseRecallFlags(args []string, stderr io.Writer) (*recallConfig, error) {
-	fs := flag.NewFlagSet("memsvc-bench recall-quality", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: memsvc-bench recall-quality --dataset FILE [flags]\n\n"+
-			"Store every turn of a JSONL dataset of conversations as one memory (sessions in date\n"+
-			"order), ask its questions through the recall API and report hit@1/5/10, the share of\n"+
-			"evidence found, MRR and latency, overall, per category and per tag, beside a plain BM25\n"+
-			"index of the same turns. Without --server-url it builds memsvc and starts a fresh\n"+
-			"`memsvc serve` on 127.0.0.1:0 over a temporary data directory. The dataset format is\n"+
-			"described in e2e/testdata/recall/README.md.\n\nFlags:\n")
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("memsvc-bench recall-quality", "Usage: memsvc-bench recall-quality --dataset FILE [flags]\n\n"+
+		"Store every turn of a JSONL dataset of conversations as one memory (sessions in date\n"+
+		"order), ask its questions through the recall API and report hit@1/5/10, the share of\n"+
+		"evidence found, MRR and latency, overall, per category and per tag, beside a plain BM25\n"+
+		"index of the same turns. Without --server-url it builds memsvc and starts a fresh\n"+
+		"`memsvc serve` on 127.0.0.1:0 over a temporary data directory. The dataset format is\n"+
+		"described in e2e/testdata/recall/README.md.\n\nFlags:\n", stderr)
 	var (
 		cfg   = recallConfig{args: append([]string{"recall-quality"}, args...)}
 		mode  = fs.String("mode", "perfect", "recall mode named in every recall: perfect or human")
@@ -100,14 +94,8 @@ func parseRecallFlags(args []string, stderr io.Writer) (*recallConfig, error) {
 	fs.IntVar(&cfg.repeat, "repeat", 1, "ask all questions this many times in a row (1 to 5) and report how the top 5 changed")
 	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results, per question included, as JSON to this file")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "bound on the whole run")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil
-		}
-		return nil, &usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return nil, &usageError{fmt.Errorf("unexpected argument %q; every setting is a flag", fs.Arg(0))}
+	if help, err := parseCommandLine(fs, args); help || err != nil {
+		return nil, err
 	}
 	if err := cfg.validate(*mode, *convs); err != nil {
 		return nil, &usageError{err}
@@ -248,13 +236,7 @@ func runRecall(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		Stats: ds.stats(), Settings: cfg.settings(),
 	}}
 	runErr := r.run(ctx)
-	if runErr != nil && ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			runErr = fmt.Errorf("run exceeded --timeout %v: %w", cfg.timeout, runErr)
-		} else {
-			runErr = fmt.Errorf("interrupted: %w", runErr)
-		}
-	}
+	runErr = whyStopped(ctx, cfg.timeout, runErr)
 	if runErr != nil {
 		r.rep.Error = runErr.Error()
 	}

@@ -1,30 +1,14 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
 // write prints the Markdown report to w and writes the JSON file.
 func (r *recallReport) write(w io.Writer, jsonPath string) error {
-	var errs []error
-	if jsonPath != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err == nil {
-			err = os.WriteFile(jsonPath, append(data, '\n'), 0o644)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("write --json: %w", err))
-		}
-	}
-	if _, err := io.WriteString(w, r.markdown()); err != nil {
-		errs = append(errs, fmt.Errorf("write report: %w", err))
-	}
-	return errors.Join(errs...)
+	return writeReport(w, jsonPath, r, r.markdown())
 }
 
 func (r *recallReport) markdown() string {

@@ -12,15 +12,37 @@ import (
 	"time"
 )
 
+// runInfo opens the reports of the speed runs (the default run and
+// targets): the command, when and where it ran, and how loaded the machine
+// was. Embedded, its fields stand first in the JSON of either report.
+type runInfo struct {
+	Command    string    `json:"command"`
+	Started    time.Time `json:"started"`
+	Took       string    `json:"took"`
+	Machine    machine   `json:"machine"`
+	LoadBefore string    `json:"loadavg_before"`
+	LoadAfter  string    `json:"loadavg_after"`
+	Quick      bool      `json:"quick"`
+}
+
+// writeHead opens the Markdown of a speed report: the title, on a quick
+// run a warning that says what quick leaves out (quickly), then the
+// machine, date, command and load lines.
+func (ri *runInfo) writeHead(sb *strings.Builder, title, quickly string) {
+	fmt.Fprintf(sb, "## %s\n\n", title)
+	if ri.Quick {
+		fmt.Fprintf(sb, "**Quick run**: %s, to check the driver works; not a measurement.\n\n", quickly)
+	}
+	m := ri.Machine
+	fmt.Fprintf(sb, "- Machine: %s, %d cores, %s memory, %s\n", m.CPU, m.Cores, m.Memory, m.Kernel)
+	fmt.Fprintf(sb, "- Date: %s (run took %s; driver built with %s)\n", ri.Started.Format("2006-01-02 15:04 MST"), ri.Took, m.Go)
+	fmt.Fprintf(sb, "- Command: `%s`\n", ri.Command)
+	fmt.Fprintf(sb, "- Load average (1, 5, 15 min) before: %s; after: %s\n", ri.LoadBefore, ri.LoadAfter)
+}
+
 // report is everything one run measured.
 type report struct {
-	Command    string        `json:"command"`
-	Started    time.Time     `json:"started"`
-	Took       string        `json:"took"`
-	Machine    machine       `json:"machine"`
-	LoadBefore string        `json:"loadavg_before"`
-	LoadAfter  string        `json:"loadavg_after"`
-	Quick      bool          `json:"quick"`
+	runInfo
 	Embeddings bool          `json:"embeddings"`
 	Error      string        `json:"error,omitempty"`
 	Sizes      []*sizeReport `json:"sizes"`
@@ -38,22 +60,33 @@ type budget struct {
 	Verdict  string `json:"verdict"` // met, missed or not measured
 }
 
-// report prints the Markdown report to w and writes the JSON file.
-func (b *bench) report(w io.Writer) error {
+// report prints the Markdown report to w and writes the JSON file; runErr,
+// when not nil, is reported as the run's failure.
+func (b *bench) report(w io.Writer, runErr error) error {
 	r := b.result
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
 	r.Took = time.Since(b.begin).Round(time.Second).String()
 	r.Budgets = r.budgets()
+	return writeReport(w, b.cfg.jsonPath, r, r.markdown())
+}
+
+// writeReport writes markdown to w and, when jsonPath is set, v as indented
+// JSON to that file; a failure of either does not stop the other, and both
+// are returned.
+func writeReport(w io.Writer, jsonPath string, v any, markdown string) error {
 	var errs []error
-	if b.cfg.jsonPath != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
+	if jsonPath != "" {
+		data, err := json.MarshalIndent(v, "", "  ")
 		if err == nil {
-			err = os.WriteFile(b.cfg.jsonPath, append(data, '\n'), 0o644)
+			err = os.WriteFile(jsonPath, append(data, '\n'), 0o644)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("write --json: %w", err))
 		}
 	}
-	if _, err := io.WriteString(w, r.markdown()); err != nil {
+	if _, err := io.WriteString(w, markdown); err != nil {
 		errs = append(errs, fmt.Errorf("write report: %w", err))
 	}
 	return errors.Join(errs...)
@@ -62,15 +95,7 @@ func (b *bench) report(w io.Writer) error {
 func (r *report) markdown() string {
 	var sb strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&sb, format, a...) }
-	p("## memsvc-bench results\n\n")
-	if r.Quick {
-		p("**Quick run**: a few operations per section, to check the driver works; not a measurement.\n\n")
-	}
-	m := r.Machine
-	p("- Machine: %s, %d cores, %s memory, %s\n", m.CPU, m.Cores, m.Memory, m.Kernel)
-	p("- Date: %s (run took %s; driver built with %s)\n", r.Started.Format("2006-01-02 15:04 MST"), r.Took, m.Go)
-	p("- Command: `%s`\n", r.Command)
-	p("- Load average (1, 5, 15 min) before: %s; after: %s\n", r.LoadBefore, r.LoadAfter)
+	r.writeHead(&sb, "memsvc-bench results", "a few operations per section")
 	if r.MemBandwidth > 0 {
 		p("- Memory read bandwidth (all cores, measured by the driver): %.1f GB/s\n", r.MemBandwidth/1e9)
 	}

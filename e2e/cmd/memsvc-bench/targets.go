@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -103,20 +102,11 @@ const (
 )
 
 func parseTargetsFlags(args []string, stderr io.Writer) (*config, error) {
-	fs := flag.NewFlagSet("memsvc-bench targets", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: memsvc-bench targets [flags]\n\n"+
-			"Measure recall, store, concurrency, consolidation, cold start and MCP search against\n"+
-			"their targets in one run, on fresh `memsvc serve` processes over temporary data\n"+
-			"directories, and print the measurements and a verdict per target as Markdown.\n"+
-			"Sections: %s.\n\nFlags:\n", strings.Join(targetSections, ", "))
-		fs.PrintDefaults()
-	}
-	cacheDir, err := os.UserCacheDir()
-	if err != nil {
-		cacheDir = os.TempDir()
-	}
+	fs := newFlagSet("memsvc-bench targets", "Usage: memsvc-bench targets [flags]\n\n"+
+		"Measure recall, store, concurrency, consolidation, cold start and MCP search against\n"+
+		"their targets in one run, on fresh `memsvc serve` processes over temporary data\n"+
+		"directories, and print the measurements and a verdict per target as Markdown.\n"+
+		"Sections: "+strings.Join(targetSections, ", ")+".\n\nFlags:\n", stderr)
 	var (
 		cfg      = config{args: append([]string{"targets"}, args...)}
 		sections = fs.String("sections", strings.Join(targetSections, ","), "comma-separated sections to run")
@@ -124,21 +114,11 @@ func parseTargetsFlags(args []string, stderr io.Writer) (*config, error) {
 		bound    = fs.Duration("consolidate-timeout", 0, "give up on the consolidation after this long (default 5m, 1m with --quick)")
 	)
 	fs.BoolVar(&cfg.quick, "quick", false, "small corpora and few operations (a smoke run, not a measurement)")
-	fs.StringVar(&cfg.memsvcBin, "memsvc-bin", "", "memsvc binary to run (default: go build ./cmd/memsvc)")
-	fs.StringVar(&cfg.mcpBin, "mcp-bin", "", "memsvc-mcp binary to run (default: go build ./cmd/memsvc-mcp)")
+	cfg.addSharedFlags(fs)
 	fs.BoolVar(&cfg.skipPeer, "skip-peer", false, "time MCP search through memsvc-mcp only, not through the npm peer")
-	fs.StringVar(&cfg.peerDir, "peer-dir", filepath.Join(cacheDir, "memsvc-bench", "npm"), "npm prefix where the peer MCP server is installed when missing")
-	fs.StringVar(&cfg.peerPackage, "peer-package", "@modelcontextprotocol/server-memory", "npm package of the peer MCP server")
-	fs.StringVar(&cfg.jsonPath, "json", "", "also write the results as JSON to this file")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Hour, "bound on the whole run")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, nil
-		}
-		return nil, &usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return nil, &usageError{fmt.Errorf("unexpected argument %q; every setting is a flag", fs.Arg(0))}
+	if help, err := parseCommandLine(fs, args); help || err != nil {
+		return nil, err
 	}
 	cfg.seed = *seed
 	sc := fullScale()
@@ -165,18 +145,7 @@ func parseTargetsFlags(args []string, stderr io.Writer) (*config, error) {
 	if cfg.timeout <= 0 {
 		return nil, &usageError{fmt.Errorf("--timeout %v: must be positive", cfg.timeout)}
 	}
-	for _, p := range []*string{&cfg.memsvcBin, &cfg.mcpBin} {
-		if *p == "" {
-			continue
-		}
-		if *p, err = filepath.Abs(*p); err != nil {
-			return nil, &usageError{err}
-		}
-		if st, err := os.Stat(*p); err != nil || st.IsDir() {
-			return nil, &usageError{fmt.Errorf("binary %s: not a file", *p)}
-		}
-	}
-	if cfg.peerDir, err = filepath.Abs(cfg.peerDir); err != nil {
+	if err := cfg.resolvePaths(); err != nil {
 		return nil, &usageError{err}
 	}
 	return &cfg, nil
@@ -188,29 +157,11 @@ func runTargets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil || cfg == nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-	defer cancel()
-	b, err := newBench(cfg, stderr)
-	if err != nil {
-		return err
+	measure := func(b *bench, ctx context.Context) error {
+		b.targets = &targetsReport{runInfo: runInfo{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}}
+		return b.runTargets(ctx)
 	}
-	defer b.close()
-	b.targets = &targetsReport{Command: commandLine(cfg.args), Started: time.Now().UTC(), Quick: cfg.quick}
-	runErr := b.runTargets(ctx)
-	if ctx.Err() != nil && runErr != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			runErr = fmt.Errorf("run exceeded --timeout %v: %w", cfg.timeout, runErr)
-		} else {
-			runErr = fmt.Errorf("interrupted: %w", runErr)
-		}
-	}
-	if runErr != nil {
-		b.targets.Error = runErr.Error()
-	}
-	if err := b.reportTargets(stdout); err != nil {
-		return errors.Join(runErr, err)
-	}
-	return runErr
+	return measureAndReport(ctx, cfg, stdout, stderr, measure, (*bench).reportTargets)
 }
 
 // runTargets measures the selected sections. What was measured before an
@@ -820,14 +771,8 @@ func (b *bench) mcpSearchAtSizes(ctx context.Context, cmd *exec.Cmd, backend *pr
 	if err != nil {
 		return nil, err
 	}
-	tools, err := conn.tools(ctx)
-	if err != nil {
+	if err := conn.requireTools(ctx, tg.batchTool, tg.searchTool); err != nil {
 		return nil, err
-	}
-	for _, want := range []string{tg.batchTool, tg.searchTool} {
-		if !slices.Contains(tools, want) {
-			return nil, fmt.Errorf("no tool %q; tools/list offers %s", want, strings.Join(tools, ", "))
-		}
 	}
 	var out []*mcpResult
 	stored := 0

@@ -2,10 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -122,26 +118,10 @@ func TestTargetVerdictsJudge(t *testing.T) {
 // the peer's p50 over ours, and both MCP targets are judged.
 func TestTargetsMCPAgainstStdioPeer(t *testing.T) {
 	memsvcBin, mcpBin := binaries(t)
-	t.Setenv("TMPDIR", t.TempDir())
 	sc := quickScale()
 	sc.mcpNotes, sc.mcpSearches = []int{30, 60}, 5
-	cfg := &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc, sections: map[string]bool{secMCP: true}}
-	b, err := newBench(cfg, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.close)
-	b.peer = func(ctx context.Context, dir string) (*peerServer, error) {
-		srv, err := startServer(ctx, b.kids, memsvcBin, filepath.Join(dir, "data"), dir)
-		if err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(mcpBin, "--server-url", srv.url())
-		cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
-		tg := memsvcTarget()
-		tg.name = "second-memsvc-mcp"
-		return &peerServer{cmd: cmd, target: tg, version: "test-peer"}, nil
-	}
+	b := benchFor(t, &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc, sections: map[string]bool{secMCP: true}})
+	b.peer = memsvcMCPPeer(b, memsvcBin, mcpBin, "second-memsvc-mcp")
 	b.targets = &targetsReport{}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()

@@ -1,25 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 )
 
 // targetsReport is everything one targets run measured.
 type targetsReport struct {
-	Command    string    `json:"command"`
-	Started    time.Time `json:"started"`
-	Took       string    `json:"took"`
-	Machine    machine   `json:"machine"`
-	LoadBefore string    `json:"loadavg_before"`
-	LoadAfter  string    `json:"loadavg_after"`
-	Quick      bool      `json:"quick"`
-	Error      string    `json:"error,omitempty"`
+	runInfo
+	Error string `json:"error,omitempty"`
 	// Rows are the operations timed against GET /health, in run order.
 	Rows          []pairedRow          `json:"rows"`
 	ColdStart     *row                 `json:"cold_start,omitempty"`
@@ -88,39 +79,22 @@ type mcpPoint struct {
 	Ratio float64    `json:"ratio,omitempty"` // the peer's p50 over ours
 }
 
-// reportTargets prints the Markdown report to w and writes the JSON file.
-func (b *bench) reportTargets(w io.Writer) error {
+// reportTargets prints the Markdown report to w and writes the JSON file;
+// runErr, when not nil, is reported as the run's failure.
+func (b *bench) reportTargets(w io.Writer, runErr error) error {
 	r := b.targets
+	if runErr != nil {
+		r.Error = runErr.Error()
+	}
 	r.Took = time.Since(b.begin).Round(time.Second).String()
 	r.Verdicts = r.verdicts(b.cfg.targets)
-	var errs []error
-	if b.cfg.jsonPath != "" {
-		data, err := json.MarshalIndent(r, "", "  ")
-		if err == nil {
-			err = os.WriteFile(b.cfg.jsonPath, append(data, '\n'), 0o644)
-		}
-		if err != nil {
-			errs = append(errs, fmt.Errorf("write --json: %w", err))
-		}
-	}
-	if _, err := io.WriteString(w, r.markdown()); err != nil {
-		errs = append(errs, fmt.Errorf("write report: %w", err))
-	}
-	return errors.Join(errs...)
+	return writeReport(w, b.cfg.jsonPath, r, r.markdown())
 }
 
 func (r *targetsReport) markdown() string {
 	var sb strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&sb, format, a...) }
-	p("## memsvc-bench targets\n\n")
-	if r.Quick {
-		p("**Quick run**: small corpora and a few operations, to check the driver works; not a measurement.\n\n")
-	}
-	m := r.Machine
-	p("- Machine: %s, %d cores, %s memory, %s\n", m.CPU, m.Cores, m.Memory, m.Kernel)
-	p("- Date: %s (run took %s; driver built with %s)\n", r.Started.Format("2006-01-02 15:04 MST"), r.Took, m.Go)
-	p("- Command: `%s`\n", r.Command)
-	p("- Load average (1, 5, 15 min) before: %s; after: %s\n", r.LoadBefore, r.LoadAfter)
+	r.writeHead(&sb, "memsvc-bench targets", "small corpora and a few operations")
 	if r.Error != "" {
 		p("- **The run failed**: %s\n", r.Error)
 	}
