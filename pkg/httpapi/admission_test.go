@@ -3,13 +3,13 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
-	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -191,7 +191,7 @@ func TestRouteAdmission(t *testing.T) {
 // Gate.
 func TestFailedAuthIsRateLimited(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 3}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 3}}, clock.Now)
 	f := newFixture(t, &stubService{}, Options{
 		Gate:              shared,
 		TrustedProxyCIDRs: []string{"127.0.0.0/8", "::1/128"},
@@ -254,14 +254,4 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 	if ok, _ := shared.Allow(access.AddressKey(netip.MustParseAddr("127.0.0.1"))); ok {
 		t.Error("the failures did not spend the bucket of access.AddressKey(127.0.0.1)")
 	}
-}
-
-// keyring is the keyring of keys.
-func keyring(t *testing.T, keys ...string) *access.Keyring {
-	t.Helper()
-	k, err := access.NewKeyring(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -206,7 +206,7 @@ func TestRateLimit(t *testing.T) {
 // same Gate spend from the same buckets and take the same keys.
 func TestSharedGate(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
 	// The other options would allow far more; they must be ignored.
 	opts := Options{AuthEnabled: true, APIKeys: []string{"other"}, Gate: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
 	eng := newEngine(t)
