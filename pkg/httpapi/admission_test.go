@@ -28,10 +28,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, sentID string, st
 	if got := resp.Header.Get(wire.HeaderRequestID); got != sentID {
 		t.Errorf("x-request-id = %q, want %q", got, sentID)
 	}
-	env := envelope(t, resp, body)
-	if got := memory.Code(jsonString(t, env["code"])); got != code {
-		t.Errorf("code %s, want %s", got, code)
-	}
+	env := errorEnvelope(t, resp, body, code)
 	if got := jsonString(t, env["message"]); !strings.Contains(got, msg) {
 		t.Errorf("message %q does not contain %q", got, msg)
 	}

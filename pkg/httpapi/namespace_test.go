@@ -190,10 +190,7 @@ func TestBoundKeys(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("status %d, want 403: %s", resp.StatusCode, body)
 		}
-		env := envelope(t, resp, body)
-		if code := memory.Code(jsonString(t, env["code"])); code != memory.CodeForbidden {
-			t.Errorf("code %s, want FORBIDDEN", code)
-		}
+		env := errorEnvelope(t, resp, body, memory.CodeForbidden)
 		if msg := jsonString(t, env["message"]); !strings.Contains(msg, want) {
 			t.Errorf("message %q does not say %q", msg, want)
 		}
