@@ -81,7 +81,7 @@ type Entry struct {
 // concurrent use.
 type Reader struct {
 	lr      lineReader
-	cr      *countingReader
+	size    *byteCount // counts what was read from the input
 	hdr     Header
 	format  Format
 	hash    hash.Hash
@@ -91,17 +91,6 @@ type Reader struct {
 	err     error
 	eof     bool
 	sum     Summary
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // NewReader detects the kind of input, opens the envelope if there is one
@@ -120,8 +109,8 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	if o.Now != nil {
 		now = o.Now
 	}
-	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 64<<10)
+	size := &byteCount{}
+	br := bufio.NewReaderSize(io.TeeReader(r, size), 64<<10)
 	prefix, err := br.Peek(DetectLen)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read archive: %w", err)
@@ -159,7 +148,7 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	}
 	a := &Reader{
 		lr:     lineReader{br: src, maxSize: o.MaxSize, maxLine: o.MaxLineSize},
-		cr:     cr,
+		size:   size,
 		format: format,
 		hash:   sha256.New(),
 		now:    now().UTC(),
@@ -292,7 +281,7 @@ func (a *Reader) finish(line []byte, n int) error {
 			return lineErr(a.lr.line, corrupt("data after the footer"))
 		}
 	}
-	a.sum = Summary{Header: a.hdr, Format: a.format, Checksum: hex.EncodeToString(got), Size: a.cr.n}
+	a.sum = Summary{Header: a.hdr, Format: a.format, Checksum: hex.EncodeToString(got), Size: a.size.n}
 	return nil
 }
 
