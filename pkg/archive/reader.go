@@ -391,11 +391,8 @@ func (a *Reader) entry(kind EntryKind, data []byte, n int) (Entry, error) {
 			Version:  1,
 			Meta:     memory.LegacyMeta(),
 		}
-		if err := json.Unmarshal(data, rec); err != nil {
-			return Entry{}, corrupt("invalid record: %v", err)
-		}
-		if err := checkRecord(rec); err != nil {
-			return Entry{}, corrupt("invalid record %s: %v", rec.ID, err)
+		if err := decodeEntry("record", data, rec, func() (memory.ID, error) { return rec.ID, checkRecord(rec) }); err != nil {
+			return Entry{}, err
 		}
 		a.curated++
 		return Entry{Kind: KindRecord, Record: rec, Line: n}, nil
@@ -404,15 +401,25 @@ func (a *Reader) entry(kind EntryKind, data []byte, n int) (Entry, error) {
 			return Entry{}, fmt.Errorf("%w: %w: more raw records than the %d the header declares", ErrCorrupt, ErrCountMismatch, a.hdr.Raw)
 		}
 		rec := &memory.RawJournalRecord{CreatedAt: a.now, UpdatedAt: a.now, Meta: memory.LegacyMeta()}
-		if err := json.Unmarshal(data, rec); err != nil {
-			return Entry{}, corrupt("invalid raw record: %v", err)
-		}
-		if err := checkRaw(rec); err != nil {
-			return Entry{}, corrupt("invalid raw record %s: %v", rec.ID, err)
+		if err := decodeEntry("raw record", data, rec, func() (memory.ID, error) { return rec.ID, checkRaw(rec) }); err != nil {
+			return Entry{}, err
 		}
 		a.raw++
 		return Entry{Kind: KindRaw, Raw: rec, Line: n}, nil
 	}
+}
+
+// decodeEntry decodes data into rec, then asks check for the decoded
+// record's id and what is wrong with it. what names the kind of record in
+// the error.
+func decodeEntry(what string, data []byte, rec any, check func() (memory.ID, error)) error {
+	if err := json.Unmarshal(data, rec); err != nil {
+		return corrupt("invalid %s: %v", what, err)
+	}
+	if id, err := check(); err != nil {
+		return corrupt("invalid %s %s: %v", what, id, err)
+	}
+	return nil
 }
 
 // Verify reads a whole archive, checking every record, the counts and the

@@ -127,17 +127,7 @@ func (a *Writer) WriteRecordIn(ns string, rec *memory.MemoryRecord) error {
 	if a.curated >= a.hdr.Curated {
 		return fmt.Errorf("write record %s: %w: the header declares %d curated records", rec.ID, ErrCountMismatch, a.hdr.Curated)
 	}
-	if err := checkRecord(rec); err != nil {
-		return fmt.Errorf("write record %s: %v", rec.ID, err)
-	}
-	if err := a.checkNamespace(ns); err != nil {
-		return fmt.Errorf("write record %s: %w", rec.ID, err)
-	}
-	data, err := marshal(rec)
-	if err != nil {
-		return fmt.Errorf("write record %s: encode: %v", rec.ID, err)
-	}
-	if err := a.emit(data, kindRecord, ns); err != nil {
+	if err := a.writeEntry(kindRecord, ns, rec, checkRecord(rec)); err != nil {
 		return fmt.Errorf("write record %s: %w", rec.ID, err)
 	}
 	a.curated++
@@ -162,21 +152,30 @@ func (a *Writer) WriteRawIn(ns string, rec *memory.RawJournalRecord) error {
 	if a.raw >= a.hdr.Raw {
 		return fmt.Errorf("write raw record %s: %w: the header declares %d raw records", rec.ID, ErrCountMismatch, a.hdr.Raw)
 	}
-	if err := checkRaw(rec); err != nil {
-		return fmt.Errorf("write raw record %s: %v", rec.ID, err)
-	}
-	if err := a.checkNamespace(ns); err != nil {
-		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
-	}
-	data, err := marshal(rec)
-	if err != nil {
-		return fmt.Errorf("write raw record %s: encode: %v", rec.ID, err)
-	}
-	if err := a.emit(data, kindRaw, ns); err != nil {
+	if err := a.writeEntry(kindRaw, ns, rec, checkRaw(rec)); err != nil {
 		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
 	}
 	a.raw++
 	return nil
+}
+
+// writeEntry writes rec as an entry of kind in namespace ns, unless its
+// validity check failed (invalid) or the namespace is refused. Only the
+// errors of the namespace check and of writing are wrapped: an invalid or
+// unencodable record is the caller's mistake, not one of the package's
+// sentinel errors.
+func (a *Writer) writeEntry(kind, ns string, rec any, invalid error) error {
+	if invalid != nil {
+		return errors.New(invalid.Error())
+	}
+	if err := a.checkNamespace(ns); err != nil {
+		return err
+	}
+	data, err := marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode: %v", err)
+	}
+	return a.emit(data, kind, ns)
 }
 
 func (a *Writer) usable() error {
