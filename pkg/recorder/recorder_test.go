@@ -178,14 +178,7 @@ func TestIngestSendFailures(t *testing.T) {
 // hold back the others in its batch; it is quarantined, and the run fails.
 func TestIngestRefusedRecord(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(_ int, req *memory.EncodeBatchStoreRawRequest) int {
-		for _, r := range req.Records {
-			if s, _ := r.Content.Text(); s == "bad" {
-				return 400
-			}
-		}
-		return 0
-	})
+	f.setFail(failOnText("bad", 400))
 	dir := newSpool(t)
 	r, _, _ := newRecorder(t, f.client(t), dir)
 	err := r.Ingest(t.Context(), lines(ev("s", "command", "good 1"), ev("s", "command", "bad"), ev("s", "command", "good 2")))
@@ -599,14 +592,7 @@ func TestNewClientRefusesKeyOverPlainHTTP(t *testing.T) {
 // failing on (5xx) stays spooled, and new input is still sent.
 func TestPoisonedSpoolDoesNotBlockNewInput(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(_ int, req *memory.EncodeBatchStoreRawRequest) int {
-		for _, r := range req.Records {
-			if s, _ := r.Content.Text(); s == "poison" {
-				return 500
-			}
-		}
-		return 0
-	})
+	f.setFail(failOnText("poison", 500))
 	dir := newSpool(t)
 	offline, _, _ := newRecorder(t, nil, dir)
 	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "poison")}); err != nil {
