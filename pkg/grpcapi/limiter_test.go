@@ -2,6 +2,7 @@ package grpcapi
 
 import (
 	"context"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net"
 	"net/netip"
 	"testing"
@@ -14,7 +15,6 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/access"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 	"memsvc.dev/memsvc/pkg/memory"

@@ -3,13 +3,13 @@ package httpapi
 import (
 	"encoding/json"
 	"fmt"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"memsvc.dev/memsvc/internal/testkit"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/access"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
