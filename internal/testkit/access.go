@@ -15,3 +15,14 @@ func Keyring(t testing.TB, keys ...string) *access.Keyring {
 	}
 	return k
 }
+
+// Scope is the namespace scope of names; the test fails if they do not
+// make one.
+func Scope(t testing.TB, names ...string) access.Scope {
+	t.Helper()
+	s, err := access.ParseScope(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

@@ -180,16 +180,9 @@ func TestNamespaceMetadata(t *testing.T) {
 // before the service sees the call, and is served in its own; it lists
 // only its namespaces and may not total stats over all of them.
 func TestBoundKeysGRPC(t *testing.T) {
-	scope := func(names ...string) access.Scope {
-		s, err := access.ParseScope(names)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{Names: []string{"default", "a", "b", "c"}}}
 	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
-		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}})
+		{Secret: "a-key", Scope: testkit.Scope(t, "a")}, {Secret: "ab-key", Scope: testkit.Scope(t, "a", "b")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -160,16 +160,9 @@ func TestNamespaceHeader(t *testing.T) {
 // namespaces; it lists only its own namespaces. A key of APIKeys may do
 // everything.
 func TestBoundKeys(t *testing.T) {
-	scope := func(names ...string) access.Scope {
-		s, err := access.ParseScope(names)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
 	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{Names: []string{"default", "a", "b", "c"}}}
 	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
-		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}, {Secret: "star-key", Scope: scope("*")}})
+		{Secret: "a-key", Scope: testkit.Scope(t, "a")}, {Secret: "ab-key", Scope: testkit.Scope(t, "a", "b")}, {Secret: "star-key", Scope: testkit.Scope(t, "*")}})
 	if err != nil {
 		t.Fatal(err)
 	}
