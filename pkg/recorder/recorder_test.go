@@ -237,10 +237,7 @@ func TestSpoolReplayNoDuplicates(t *testing.T) {
 func TestFlushQuarantinesMalformed(t *testing.T) {
 	f := newFakeServer(t)
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "kept")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "kept")
 	write := func(name, data string) {
 		if err := os.WriteFile(filepath.Join(dir.Path(), name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
@@ -310,10 +307,7 @@ func TestFlushAuthFailureKeepsInput(t *testing.T) {
 	f := newFakeServer(t)
 	f.setFail(func(int, *memory.EncodeBatchStoreRawRequest) int { return 401 })
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "old")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "old")
 	r, _, _ := newRecorder(t, f.client(t), dir)
 	err := r.Ingest(t.Context(), lines(ev("s", "user_message", "new")))
 	var se *SendError
@@ -331,10 +325,7 @@ func TestFlushAuthFailureKeepsInput(t *testing.T) {
 func TestFlushSkipsWhenAnotherRecorderFlushes(t *testing.T) {
 	f := newFakeServer(t)
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "x")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "x")
 	unlock, err := dir.TryLock("flush")
 	if err != nil {
 		t.Fatal(err)
@@ -594,10 +585,7 @@ func TestPoisonedSpoolDoesNotBlockNewInput(t *testing.T) {
 	f := newFakeServer(t)
 	f.setFail(failOnText("poison", 500))
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "poison")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "poison")
 	for run := 0; run < 2; run++ {
 		r, _, logs := newRecorder(t, f.client(t), dir)
 		if err := r.Ingest(t.Context(), lines(ev("s", "user_message", fmt.Sprint("fresh ", run)))); err != nil {
