@@ -1,7 +1,7 @@
 // Package testkit holds the fixtures the transport and proxy tests share:
-// an engine on an in-memory store, a clock moved by hand, a log sink
-// safe for concurrent writers and one way to send an HTTP request to a
-// server under test.
+// an engine on an in-memory store, a service that accepts everything, a
+// keyring, a clock moved by hand, a log sink safe for concurrent writers
+// and one way to send an HTTP request to a server under test.
 package testkit
 
 import (

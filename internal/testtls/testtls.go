@@ -72,6 +72,16 @@ func SelfSigned(t testing.TB, dir string) (certFile, keyFile string, pool *x509.
 // see which certificate a server serves. Failures end the test.
 func PeerCertificate(t testing.TB, addr string) *x509.Certificate {
 	t.Helper()
+	c := Handshake(t, addr)
+	defer c.Close()
+	return c.ConnectionState().PeerCertificates[0]
+}
+
+// Handshake opens a TLS connection to addr, offering h2 and verifying
+// nothing, for tests that look at what a server shows. The caller closes
+// the connection. Failures end the test.
+func Handshake(t testing.TB, addr string) *tls.Conn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}}
@@ -79,6 +89,5 @@ func PeerCertificate(t testing.TB, addr string) *x509.Certificate {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	return c.(*tls.Conn).ConnectionState().PeerCertificates[0]
+	return c.(*tls.Conn)
 }

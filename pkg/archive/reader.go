@@ -81,7 +81,7 @@ type Entry struct {
 // concurrent use.
 type Reader struct {
 	lr      lineReader
-	cr      *countingReader
+	size    *byteCount // counts what was read from the input
 	hdr     Header
 	format  Format
 	hash    hash.Hash
@@ -91,17 +91,6 @@ type Reader struct {
 	err     error
 	eof     bool
 	sum     Summary
-}
-
-type countingReader struct {
-	r io.Reader
-	n int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	return n, err
 }
 
 // NewReader detects the kind of input, opens the envelope if there is one
@@ -120,8 +109,8 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	if o.Now != nil {
 		now = o.Now
 	}
-	cr := &countingReader{r: r}
-	br := bufio.NewReaderSize(cr, 64<<10)
+	size := &byteCount{}
+	br := bufio.NewReaderSize(io.TeeReader(r, size), 64<<10)
 	prefix, err := br.Peek(DetectLen)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("read archive: %w", err)
@@ -159,7 +148,7 @@ func NewReader(r io.Reader, o ReaderOptions) (*Reader, error) {
 	}
 	a := &Reader{
 		lr:     lineReader{br: src, maxSize: o.MaxSize, maxLine: o.MaxLineSize},
-		cr:     cr,
+		size:   size,
 		format: format,
 		hash:   sha256.New(),
 		now:    now().UTC(),
@@ -292,7 +281,7 @@ func (a *Reader) finish(line []byte, n int) error {
 			return lineErr(a.lr.line, corrupt("data after the footer"))
 		}
 	}
-	a.sum = Summary{Header: a.hdr, Format: a.format, Checksum: hex.EncodeToString(got), Size: a.cr.n}
+	a.sum = Summary{Header: a.hdr, Format: a.format, Checksum: hex.EncodeToString(got), Size: a.size.n}
 	return nil
 }
 
@@ -402,11 +391,8 @@ func (a *Reader) entry(kind EntryKind, data []byte, n int) (Entry, error) {
 			Version:  1,
 			Meta:     memory.LegacyMeta(),
 		}
-		if err := json.Unmarshal(data, rec); err != nil {
-			return Entry{}, corrupt("invalid record: %v", err)
-		}
-		if err := checkRecord(rec); err != nil {
-			return Entry{}, corrupt("invalid record %s: %v", rec.ID, err)
+		if err := decodeEntry("record", data, rec, func() (memory.ID, error) { return rec.ID, checkRecord(rec) }); err != nil {
+			return Entry{}, err
 		}
 		a.curated++
 		return Entry{Kind: KindRecord, Record: rec, Line: n}, nil
@@ -415,15 +401,25 @@ func (a *Reader) entry(kind EntryKind, data []byte, n int) (Entry, error) {
 			return Entry{}, fmt.Errorf("%w: %w: more raw records than the %d the header declares", ErrCorrupt, ErrCountMismatch, a.hdr.Raw)
 		}
 		rec := &memory.RawJournalRecord{CreatedAt: a.now, UpdatedAt: a.now, Meta: memory.LegacyMeta()}
-		if err := json.Unmarshal(data, rec); err != nil {
-			return Entry{}, corrupt("invalid raw record: %v", err)
-		}
-		if err := checkRaw(rec); err != nil {
-			return Entry{}, corrupt("invalid raw record %s: %v", rec.ID, err)
+		if err := decodeEntry("raw record", data, rec, func() (memory.ID, error) { return rec.ID, checkRaw(rec) }); err != nil {
+			return Entry{}, err
 		}
 		a.raw++
 		return Entry{Kind: KindRaw, Raw: rec, Line: n}, nil
 	}
+}
+
+// decodeEntry decodes data into rec, then asks check for the decoded
+// record's id and what is wrong with it. what names the kind of record in
+// the error.
+func decodeEntry(what string, data []byte, rec any, check func() (memory.ID, error)) error {
+	if err := json.Unmarshal(data, rec); err != nil {
+		return corrupt("invalid %s: %v", what, err)
+	}
+	if id, err := check(); err != nil {
+		return corrupt("invalid %s %s: %v", what, id, err)
+	}
+	return nil
 }
 
 // Verify reads a whole archive, checking every record, the counts and the

@@ -52,7 +52,7 @@ type WriterOptions struct {
 // write errors are sticky. A Writer is not safe for concurrent use.
 type Writer struct {
 	hdr     Header
-	cw      *countingWriter
+	size    *byteCount     // counts what reaches the caller's writer
 	bw      *bufio.Writer  // plaintext output
 	enc     *EncryptWriter // or encrypted output
 	out     io.Writer      // bw or enc
@@ -65,15 +65,14 @@ type Writer struct {
 	sum     Summary
 }
 
-type countingWriter struct {
-	w io.Writer
-	n int64
-}
+// byteCount is an io.Writer that only counts what is written to it. The
+// Writer copies its output into one and the Reader tees its input through
+// one, to report the archive's size.
+type byteCount struct{ n int64 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
-	return n, err
+func (c *byteCount) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
+	return len(p), nil
 }
 
 // NewWriter validates h, writes the envelope header (when encrypting) and
@@ -82,19 +81,20 @@ func NewWriter(w io.Writer, h Header, o WriterOptions) (*Writer, error) {
 	if err := h.validate(); err != nil {
 		return nil, fmt.Errorf("archive header: %w", err)
 	}
-	a := &Writer{hdr: h, cw: &countingWriter{w: w}, hash: sha256.New(), maxLine: o.MaxLineSize, sum: Summary{Header: h, Format: FormatPlain}}
+	a := &Writer{hdr: h, size: &byteCount{}, hash: sha256.New(), maxLine: o.MaxLineSize, sum: Summary{Header: h, Format: FormatPlain}}
 	if a.maxLine <= 0 {
 		a.maxLine = DefaultMaxLineSize
 	}
+	counted := io.MultiWriter(w, a.size)
 	if o.Encryption != nil {
-		enc, err := NewEncryptWriter(a.cw, *o.Encryption)
+		enc, err := NewEncryptWriter(counted, *o.Encryption)
 		if err != nil {
 			return nil, fmt.Errorf("encrypt: %w", err)
 		}
 		a.enc, a.out = enc, enc
 		a.sum.Format = FormatEncrypted
 	} else {
-		a.bw = bufio.NewWriterSize(a.cw, 64<<10)
+		a.bw = bufio.NewWriterSize(counted, 64<<10)
 		a.out = a.bw
 	}
 	if _, err := a.out.Write(appendHeaderLine(nil, h)); err != nil {
@@ -127,17 +127,7 @@ func (a *Writer) WriteRecordIn(ns string, rec *memory.MemoryRecord) error {
 	if a.curated >= a.hdr.Curated {
 		return fmt.Errorf("write record %s: %w: the header declares %d curated records", rec.ID, ErrCountMismatch, a.hdr.Curated)
 	}
-	if err := checkRecord(rec); err != nil {
-		return fmt.Errorf("write record %s: %v", rec.ID, err)
-	}
-	if err := a.checkNamespace(ns); err != nil {
-		return fmt.Errorf("write record %s: %w", rec.ID, err)
-	}
-	data, err := marshal(rec)
-	if err != nil {
-		return fmt.Errorf("write record %s: encode: %v", rec.ID, err)
-	}
-	if err := a.emit(data, kindRecord, ns); err != nil {
+	if err := a.writeEntry(kindRecord, ns, rec, checkRecord(rec)); err != nil {
 		return fmt.Errorf("write record %s: %w", rec.ID, err)
 	}
 	a.curated++
@@ -162,21 +152,30 @@ func (a *Writer) WriteRawIn(ns string, rec *memory.RawJournalRecord) error {
 	if a.raw >= a.hdr.Raw {
 		return fmt.Errorf("write raw record %s: %w: the header declares %d raw records", rec.ID, ErrCountMismatch, a.hdr.Raw)
 	}
-	if err := checkRaw(rec); err != nil {
-		return fmt.Errorf("write raw record %s: %v", rec.ID, err)
-	}
-	if err := a.checkNamespace(ns); err != nil {
-		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
-	}
-	data, err := marshal(rec)
-	if err != nil {
-		return fmt.Errorf("write raw record %s: encode: %v", rec.ID, err)
-	}
-	if err := a.emit(data, kindRaw, ns); err != nil {
+	if err := a.writeEntry(kindRaw, ns, rec, checkRaw(rec)); err != nil {
 		return fmt.Errorf("write raw record %s: %w", rec.ID, err)
 	}
 	a.raw++
 	return nil
+}
+
+// writeEntry writes rec as an entry of kind in namespace ns, unless its
+// validity check failed (invalid) or the namespace is refused. Only the
+// errors of the namespace check and of writing are wrapped: an invalid or
+// unencodable record is the caller's mistake, not one of the package's
+// sentinel errors.
+func (a *Writer) writeEntry(kind, ns string, rec any, invalid error) error {
+	if invalid != nil {
+		return errors.New(invalid.Error())
+	}
+	if err := a.checkNamespace(ns); err != nil {
+		return err
+	}
+	data, err := marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode: %v", err)
+	}
+	return a.emit(data, kind, ns)
 }
 
 func (a *Writer) usable() error {
@@ -260,7 +259,7 @@ func (a *Writer) Close() (Summary, error) {
 		return Summary{}, a.err
 	}
 	a.sum.Checksum = hex.EncodeToString(sum)
-	a.sum.Size = a.cw.n
+	a.sum.Size = a.size.n
 	return a.sum, nil
 }
 

@@ -154,8 +154,8 @@ func write(ctx context.Context, exp Exporter, req *memory.ExportRequest, path st
 	if err != nil {
 		return nil, 0, fmt.Errorf("create backup file: %w", err)
 	}
-	cw := &countingWriter{w: f, progress: progress}
-	bw := bufio.NewWriterSize(cw, 1<<20)
+	written := &byteCount{progress: progress}
+	bw := bufio.NewWriterSize(io.MultiWriter(f, written), 1<<20)
 	resp, err := exp.Export(ctx, req, bw)
 	if err == nil && resp == nil {
 		err = errors.New("the server returned no export summary")
@@ -178,7 +178,7 @@ func write(ctx context.Context, exp Exporter, req *memory.ExportRequest, path st
 	if err := f.Close(); err != nil {
 		return nil, 0, fmt.Errorf("close %s: %w", path, err)
 	}
-	return resp, cw.n, nil
+	return resp, written.n, nil
 }
 
 // check verifies the file at path and compares it with the server's answer.
@@ -229,7 +229,7 @@ func VerifyFile(path string, passphrase []byte, progress func(int64)) (archive.S
 	}
 	var r io.Reader = f
 	if progress != nil {
-		r = &countingReader{r: f, progress: progress}
+		r = io.TeeReader(f, &byteCount{progress: progress})
 	}
 	return archive.Verify(r, archive.ReaderOptions{Passphrase: passphrase, MaxSize: SizeLimit(st.Size())})
 }
@@ -243,32 +243,20 @@ func SizeLimit(size int64) int64 {
 	return max(size, archive.DefaultMaxSize)
 }
 
-type countingWriter struct {
-	w        io.Writer
+// byteCount is an io.Writer that only counts what is written to it and
+// reports the running total to progress, when set. A backup's file writes
+// are copied into one, and its verification reads teed through one.
+type byteCount struct {
 	n        int64
 	progress func(int64)
 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += int64(n)
+func (c *byteCount) Write(p []byte) (int, error) {
+	c.n += int64(len(p))
 	if c.progress != nil {
 		c.progress(c.n)
 	}
-	return n, err
-}
-
-type countingReader struct {
-	r        io.Reader
-	n        int64
-	progress func(int64)
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	c.progress(c.n)
-	return n, err
+	return len(p), nil
 }
 
 // lockDir takes an exclusive, non-blocking lock on the directory itself,

@@ -274,6 +274,17 @@ func (c *Client) newRequest(ctx context.Context, method, path string, query url.
 	return req, nil
 }
 
+// do builds a request with newRequest in ctx2 and performs it with send,
+// whose errors speak of ctx.
+func (c *Client) do(ctx, ctx2 context.Context, method, path string, query url.Values, body io.Reader, contentType string, auth bool) (*http.Request, *http.Response, error) {
+	req, err := c.newRequest(ctx2, method, path, query, body, contentType, auth)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := c.send(ctx, req)
+	return req, resp, err
+}
+
 // send performs req, turning transport failures into *UnavailableError (or
 // the caller's own context error).
 func (c *Client) send(parent context.Context, req *http.Request) (*http.Response, error) {
@@ -336,11 +347,7 @@ func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query 
 	if b != nil {
 		body = bytes.NewReader(b)
 	}
-	req, err := c.newRequest(ctx2, method, path, query, body, ct, true)
-	if err != nil {
-		return err
-	}
-	resp, err := c.send(ctx, req)
+	req, resp, err := c.do(ctx, ctx2, method, path, query, body, ct, true)
 	if err != nil {
 		return err
 	}
@@ -460,11 +467,7 @@ func (c *Client) Ready(ctx context.Context) error {
 func (c *Client) probe(ctx context.Context, path string) error {
 	ctx2, cancel := c.context(ctx)
 	defer cancel()
-	req, err := c.newRequest(ctx2, http.MethodGet, path, nil, nil, "", false)
-	if err != nil {
-		return err
-	}
-	resp, err := c.send(ctx, req)
+	req, resp, err := c.do(ctx, ctx2, http.MethodGet, path, nil, nil, "", false)
 	if err != nil {
 		return err
 	}

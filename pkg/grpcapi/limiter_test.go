@@ -25,7 +25,7 @@ import (
 // same Gate spend from the same buckets and take the same keys.
 func TestSharedGate(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
 	stats := &stubService{stats: func(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }}
 	// The other options would allow far more; they must be ignored.
 	opts := Options{AuthEnabled: true, APIKeys: []string{"other"}, Gate: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
@@ -150,7 +150,7 @@ func TestPeerAddr(t *testing.T) {
 // directly, as HTTP failures would), gRPC refuses the client too.
 func TestAddressBucketShared(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
 	srv, err := NewServer(&stubService{}, Options{Gate: shared})
 	if err != nil {
 		t.Fatal(err)
@@ -185,14 +185,4 @@ func TestAddressBucketShared(t *testing.T) {
 	if err := call("Bearer good"); err != nil {
 		t.Errorf("the valid key from an address emptied by failures: %v, want it served", err)
 	}
-}
-
-// keyring is the keyring of keys.
-func keyring(t *testing.T, keys ...string) *access.Keyring {
-	t.Helper()
-	k, err := access.NewKeyring(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }

@@ -22,81 +22,6 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// acceptAll is a service that accepts every request and answers the
-// smallest valid result, so a call can fail only in the transport.
-type acceptAll struct{ names []string }
-
-func (acceptAll) EncodeStore(context.Context, *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
-	return &memory.EncodeStoreResponse{Store: memory.StoreEpisodic}, nil
-}
-func (acceptAll) EncodeBatch(context.Context, *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
-	return &memory.EncodeBatchResponse{}, nil
-}
-func (acceptAll) EncodeUpdate(context.Context, *memory.EncodeUpdateRequest) error { return nil }
-func (acceptAll) EncodeStoreRaw(context.Context, *memory.EncodeStoreRawRequest) (*memory.EncodeStoreRawResponse, error) {
-	return &memory.EncodeStoreRawResponse{Visibility: memory.VisibilityNormal, SecrecyLevel: memory.SecrecyPublic}, nil
-}
-func (acceptAll) EncodeBatchRaw(context.Context, *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
-	return &memory.EncodeBatchStoreRawResponse{}, nil
-}
-func (acceptAll) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return &memory.RecallQueryResponse{}, nil
-}
-func (acceptAll) RecallRaw(context.Context, *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
-	return &memory.RecallRawQueryResponse{}, nil
-}
-func (acceptAll) RecallAssociate(context.Context, *memory.RecallAssociateRequest) (*memory.RecallAssociateResponse, error) {
-	return &memory.RecallAssociateResponse{}, nil
-}
-func (acceptAll) RecallTimeline(context.Context, *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
-	return &memory.RecallTimelineResponse{}, nil
-}
-func (acceptAll) RecallGraph(context.Context, *memory.RecallGraphRequest) (*memory.RecallGraphResponse, error) {
-	return &memory.RecallGraphResponse{}, nil
-}
-func (acceptAll) Consolidate(context.Context, *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
-	return &memory.ConsolidateResponse{}, nil
-}
-func (acceptAll) DreamTick(context.Context, *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
-	return &memory.DreamTickResponse{}, nil
-}
-func (acceptAll) DecayTick(context.Context, *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
-	return &memory.DecayTickResponse{}, nil
-}
-func (acceptAll) SetMode(context.Context, *memory.SetModeRequest) error { return nil }
-func (acceptAll) Forget(context.Context, *memory.ForgetRequest) (*memory.ForgetResponse, error) {
-	return &memory.ForgetResponse{}, nil
-}
-func (acceptAll) Export(_ context.Context, _ *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
-	_, err := io.WriteString(w, "archive")
-	return &memory.ExportResponse{ArchiveID: "a", SizeBytes: 7}, err
-}
-func (acceptAll) Import(_ context.Context, _ *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
-	_, err := io.Copy(io.Discard, r)
-	return &memory.ImportResponse{}, err
-}
-func (acceptAll) Stats(context.Context) (*memory.Stats, error)    { return &memory.Stats{}, nil }
-func (acceptAll) StatsAll(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
-func (acceptAll) Record(_ context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
-	return &memory.MemoryRecord{ID: req.RecordID, Store: memory.StoreEpisodic}, nil
-}
-func (acceptAll) DecayForecast(context.Context, *memory.DecayForecastRequest) (*memory.DecayForecastResponse, error) {
-	return &memory.DecayForecastResponse{}, nil
-}
-func (acceptAll) Evolution(context.Context) (*memory.EvolutionMetrics, error) {
-	return &memory.EvolutionMetrics{}, nil
-}
-func (a acceptAll) Namespaces(context.Context) (*memory.NamespacesResponse, error) {
-	out := &memory.NamespacesResponse{}
-	for _, n := range a.names {
-		out.Namespaces = append(out.Namespaces, memory.NamespaceInfo{Name: n, RecordsByStore: map[string]uint32{}})
-	}
-	return out, nil
-}
-func (acceptAll) DropNamespace(_ context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
-	return &memory.DropNamespaceResponse{Name: req.Name}, nil
-}
-
 // goodRequests holds a request every method accepts, by method name; the
 // namespace tests fail for a method that has none, so a new RPC cannot
 // escape them.
@@ -191,7 +116,7 @@ func withMetadata(ctx context.Context, kv ...string) context.Context {
 // namespace, except DropNamespace (which acts in the namespace its request
 // names) and Namespaces (which acts in none).
 func TestNamespaceMetadata(t *testing.T) {
-	spy := &testkit.NamespaceSpy{Svc: acceptAll{}}
+	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{}}
 	f := newFixture(t, spy, Options{})
 	good := goodRequests()
 	for _, m := range serviceMethods(t) {
@@ -255,16 +180,9 @@ func TestNamespaceMetadata(t *testing.T) {
 // before the service sees the call, and is served in its own; it lists
 // only its namespaces and may not total stats over all of them.
 func TestBoundKeysGRPC(t *testing.T) {
-	scope := func(names ...string) access.Scope {
-		s, err := access.ParseScope(names)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	spy := &testkit.NamespaceSpy{Svc: acceptAll{names: []string{"default", "a", "b", "c"}}}
+	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{Names: []string{"default", "a", "b", "c"}}}
 	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
-		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}})
+		{Secret: "a-key", Scope: testkit.Scope(t, "a")}, {Secret: "ab-key", Scope: testkit.Scope(t, "a", "b")}})
 	if err != nil {
 		t.Fatal(err)
 	}

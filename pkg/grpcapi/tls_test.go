@@ -1,14 +1,12 @@
 package grpcapi
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"memsvc.dev/memsvc/internal/testtls"
 )
@@ -33,14 +31,7 @@ func TestReloadTLS(t *testing.T) {
 	// the connection.
 	handshake := func() (*x509.Certificate, *tls.Conn) {
 		t.Helper()
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
-		d := tls.Dialer{Config: &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}}
-		c, err := d.DialContext(ctx, "tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tc := c.(*tls.Conn)
+		tc := testtls.Handshake(t, addr)
 		t.Cleanup(func() { _ = tc.Close() })
 		return tc.ConnectionState().PeerCertificates[0], tc
 	}

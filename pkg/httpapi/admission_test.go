@@ -28,10 +28,7 @@ func wantError(t *testing.T, resp *http.Response, body []byte, sentID string, st
 	if got := resp.Header.Get(wire.HeaderRequestID); got != sentID {
 		t.Errorf("x-request-id = %q, want %q", got, sentID)
 	}
-	env := envelope(t, resp, body)
-	if got := memory.Code(jsonString(t, env["code"])); got != code {
-		t.Errorf("code %s, want %s", got, code)
-	}
+	env := errorEnvelope(t, resp, body, code)
 	if got := jsonString(t, env["message"]); !strings.Contains(got, msg) {
 		t.Errorf("message %q does not contain %q", got, msg)
 	}
@@ -191,7 +188,7 @@ func TestRouteAdmission(t *testing.T) {
 // Gate.
 func TestFailedAuthIsRateLimited(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 3}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "good"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 3}}, clock.Now)
 	f := newFixture(t, &stubService{}, Options{
 		Gate:              shared,
 		TrustedProxyCIDRs: []string{"127.0.0.0/8", "::1/128"},
@@ -254,14 +251,4 @@ func TestFailedAuthIsRateLimited(t *testing.T) {
 	if ok, _ := shared.Allow(access.AddressKey(netip.MustParseAddr("127.0.0.1"))); ok {
 		t.Error("the failures did not spend the bucket of access.AddressKey(127.0.0.1)")
 	}
-}
-
-// keyring is the keyring of keys.
-func keyring(t *testing.T, keys ...string) *access.Keyring {
-	t.Helper()
-	k, err := access.NewKeyring(keys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }

@@ -49,10 +49,7 @@ func TestRequestBounds(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status %d, want %d: %.300s", resp.StatusCode, tc.status, body)
 			}
-			env := envelope(t, resp, body)
-			if got := memory.Code(jsonString(t, env["code"])); got != tc.code {
-				t.Errorf("code %s, want %s", got, tc.code)
-			}
+			env := errorEnvelope(t, resp, body, tc.code)
 			if msg := jsonString(t, env["message"]); !strings.Contains(msg, tc.msg) {
 				t.Errorf("message %q does not contain %q", msg, tc.msg)
 			}

@@ -2,87 +2,15 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/wire"
 )
-
-// okService accepts everything and answers empty results, so that a fuzzed
-// request can fail only in the transport.
-type okService struct{}
-
-func (okService) EncodeStore(context.Context, *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
-	return &memory.EncodeStoreResponse{Store: memory.StoreEpisodic}, nil
-}
-func (okService) EncodeBatch(context.Context, *memory.EncodeBatchRequest) (*memory.EncodeBatchResponse, error) {
-	return &memory.EncodeBatchResponse{}, nil
-}
-func (okService) EncodeUpdate(context.Context, *memory.EncodeUpdateRequest) error { return nil }
-func (okService) EncodeStoreRaw(context.Context, *memory.EncodeStoreRawRequest) (*memory.EncodeStoreRawResponse, error) {
-	return &memory.EncodeStoreRawResponse{Visibility: memory.VisibilityNormal, SecrecyLevel: memory.SecrecyPublic}, nil
-}
-func (okService) EncodeBatchRaw(context.Context, *memory.EncodeBatchStoreRawRequest) (*memory.EncodeBatchStoreRawResponse, error) {
-	return &memory.EncodeBatchStoreRawResponse{}, nil
-}
-func (okService) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return &memory.RecallQueryResponse{}, nil
-}
-func (okService) RecallRaw(context.Context, *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
-	return &memory.RecallRawQueryResponse{}, nil
-}
-func (okService) RecallAssociate(context.Context, *memory.RecallAssociateRequest) (*memory.RecallAssociateResponse, error) {
-	return &memory.RecallAssociateResponse{}, nil
-}
-func (okService) RecallTimeline(context.Context, *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
-	return &memory.RecallTimelineResponse{}, nil
-}
-func (okService) RecallGraph(context.Context, *memory.RecallGraphRequest) (*memory.RecallGraphResponse, error) {
-	return &memory.RecallGraphResponse{}, nil
-}
-func (okService) Consolidate(context.Context, *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
-	return &memory.ConsolidateResponse{}, nil
-}
-func (okService) DreamTick(context.Context, *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
-	return &memory.DreamTickResponse{}, nil
-}
-func (okService) DecayTick(context.Context, *memory.DecayTickRequest) (*memory.DecayTickResponse, error) {
-	return &memory.DecayTickResponse{}, nil
-}
-func (okService) SetMode(context.Context, *memory.SetModeRequest) error { return nil }
-func (okService) Forget(context.Context, *memory.ForgetRequest) (*memory.ForgetResponse, error) {
-	return &memory.ForgetResponse{}, nil
-}
-func (okService) Export(_ context.Context, _ *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
-	_, err := w.Write([]byte("archive\n"))
-	return &memory.ExportResponse{ArchiveID: "a"}, err
-}
-func (okService) Import(_ context.Context, _ *memory.ImportRequest, r io.Reader) (*memory.ImportResponse, error) {
-	_, err := io.Copy(io.Discard, r)
-	return &memory.ImportResponse{}, err
-}
-func (okService) Stats(context.Context) (*memory.Stats, error)    { return &memory.Stats{}, nil }
-func (okService) StatsAll(context.Context) (*memory.Stats, error) { return &memory.Stats{}, nil }
-func (okService) Record(_ context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
-	return &memory.MemoryRecord{ID: req.RecordID, Store: memory.StoreEpisodic, Meta: memory.LegacyMeta()}, nil
-}
-func (okService) DecayForecast(context.Context, *memory.DecayForecastRequest) (*memory.DecayForecastResponse, error) {
-	return &memory.DecayForecastResponse{}, nil
-}
-func (okService) Evolution(context.Context) (*memory.EvolutionMetrics, error) {
-	return &memory.EvolutionMetrics{}, nil
-}
-func (okService) Namespaces(context.Context) (*memory.NamespacesResponse, error) {
-	return &memory.NamespacesResponse{Namespaces: []memory.NamespaceInfo{}}, nil
-}
-func (okService) DropNamespace(_ context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
-	return &memory.DropNamespaceResponse{Name: req.Name}, nil
-}
 
 // FuzzDecode sends arbitrary bodies to every JSON body route: the answer
 // is always a success with a well-formed body or a 400/413 envelope, never
@@ -104,7 +32,7 @@ func FuzzDecode(f *testing.F) {
 		f.Add(uint8(i), []byte(body), false)
 	}
 	f.Add(uint8(0), bytes.Repeat([]byte(" "), 5000), true)
-	srv, err := New(okService{}, Options{MaxBodyBytes: 4096})
+	srv, err := New(testkit.AcceptAll{}, Options{MaxBodyBytes: 4096})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -139,6 +139,17 @@ func envelope(t testing.TB, resp *http.Response, body []byte) map[string]json.Ra
 	return m
 }
 
+// errorEnvelope checks that body is a well-formed error envelope with
+// code and returns its raw fields.
+func errorEnvelope(t testing.TB, resp *http.Response, body []byte, code memory.Code) map[string]json.RawMessage {
+	t.Helper()
+	env := envelope(t, resp, body)
+	if got := memory.Code(jsonString(t, env["code"])); got != code {
+		t.Errorf("code %s, want %s", got, code)
+	}
+	return env
+}
+
 func jsonString(t testing.TB, raw json.RawMessage) string {
 	t.Helper()
 	var s string

@@ -206,7 +206,7 @@ func TestRateLimit(t *testing.T) {
 // same Gate spend from the same buckets and take the same keys.
 func TestSharedGate(t *testing.T) {
 	clock := testkit.NewClock(t0)
-	shared := access.NewGate(access.Policy{Keys: keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
+	shared := access.NewGate(access.Policy{Keys: testkit.Keyring(t, "k"), Rate: RateLimit{RequestsPerSecond: 1, Burst: 2}}, clock.Now)
 	// The other options would allow far more; they must be ignored.
 	opts := Options{AuthEnabled: true, APIKeys: []string{"other"}, Gate: shared, RateLimit: RateLimit{RequestsPerSecond: 1000, Burst: 1000}}
 	eng := newEngine(t)
@@ -238,16 +238,6 @@ func TestRateLimitByAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(remote string, hdr map[string]string) int {
-		r := httptest.NewRequest(http.MethodGet, wire.PathStats, nil)
-		r.RemoteAddr = remote
-		for k, v := range hdr {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, r)
-		return w.Code
-	}
 	steps := []struct {
 		remote string
 		hdr    map[string]string
@@ -272,7 +262,7 @@ func TestRateLimitByAddress(t *testing.T) {
 		{"[fd00::2]:443", map[string]string{"X-Forwarded-For": "2001:db8::1"}, 429},
 	}
 	for i, s := range steps {
-		if got := call(s.remote, s.hdr); got != s.status {
+		if got := statsFrom(srv, s.remote, s.hdr); got != s.status {
 			t.Fatalf("step %d (%s %v): status %d, want %d", i, s.remote, s.hdr, got, s.status)
 		}
 	}
@@ -668,10 +658,7 @@ func TestStreaming(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
 			if tc.code != "" {
-				env := envelope(t, resp, body)
-				if c := memory.Code(jsonString(t, env["code"])); c != tc.code {
-					t.Errorf("code %s, want %s", c, tc.code)
-				}
+				env := errorEnvelope(t, resp, body, tc.code)
 				if msg := jsonString(t, env["message"]); tc.status == 413 && !strings.Contains(msg, "import limit of 1024 bytes") {
 					t.Errorf("message %q does not name the import limit", msg)
 				}
@@ -705,37 +692,40 @@ func TestRateLimitLoopback(t *testing.T) {
 		}
 		return srv
 	}
-	call := func(srv *Server, remote string, hdr map[string]string) int {
-		r := httptest.NewRequest(http.MethodGet, wire.PathStats, nil)
-		r.RemoteAddr = remote
-		for k, v := range hdr {
-			r.Header.Set(k, v)
-		}
-		w := httptest.NewRecorder()
-		srv.ServeHTTP(w, r)
-		return w.Code
-	}
 	srv := newServer(false)
 	for i := range 200 {
 		remote := []string{"127.0.0.1:40000", "[::1]:40001", "127.0.0.2:40002"}[i%3]
-		if got := call(srv, remote, nil); got != 200 {
+		if got := statsFrom(srv, remote, nil); got != 200 {
 			t.Fatalf("local call %d from %s: %d", i, remote, got)
 		}
 	}
 	for i, want := range []int{200, 200, 429} {
-		if got := call(srv, "127.0.0.1:40000", map[string]string{"X-Forwarded-For": "198.51.100.7"}); got != want {
+		if got := statsFrom(srv, "127.0.0.1:40000", map[string]string{"X-Forwarded-For": "198.51.100.7"}); got != want {
 			t.Fatalf("call %d through a local proxy: %d, want %d", i, got, want)
 		}
 	}
 	for i, want := range []int{200, 200, 429} {
-		if got := call(srv, "192.0.2.1:1000", nil); got != want {
+		if got := statsFrom(srv, "192.0.2.1:1000", nil); got != want {
 			t.Fatalf("remote call %d: %d, want %d", i, got, want)
 		}
 	}
 	srv = newServer(true)
 	for i, want := range []int{200, 200, 429} {
-		if got := call(srv, "127.0.0.1:40000", nil); got != want {
+		if got := statsFrom(srv, "127.0.0.1:40000", nil); got != want {
 			t.Fatalf("LimitLoopback, local call %d: %d, want %d", i, got, want)
 		}
 	}
+}
+
+// statsFrom asks srv for the stats as a client at remote with the headers
+// hdr would, and returns the status.
+func statsFrom(srv *Server, remote string, hdr map[string]string) int {
+	r := httptest.NewRequest(http.MethodGet, wire.PathStats, nil)
+	r.RemoteAddr = remote
+	for k, v := range hdr {
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, r)
+	return w.Code
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -62,7 +61,7 @@ func withHeader(rq request, k, v string) request {
 // service that namespace (the path's, for the path-scoped route), and
 // none acts in another.
 func TestNamespaceReachesService(t *testing.T) {
-	spy := &testkit.NamespaceSpy{Svc: okService{}}
+	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{}}
 	f := newFixture(t, spy, Options{MetricsEnabled: true})
 	for _, rt := range wire.Routes() {
 		if !rt.Protected {
@@ -101,7 +100,7 @@ func TestNamespaceReachesService(t *testing.T) {
 // the header, before the service sees anything), and a request without one
 // acts in the default namespace.
 func TestNamespaceHeader(t *testing.T) {
-	spy := &testkit.NamespaceSpy{Svc: okService{}}
+	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{}}
 	f := newFixture(t, spy, Options{})
 	stats := request{method: http.MethodGet, path: wire.PathStats}
 	for _, tc := range []struct {
@@ -161,16 +160,9 @@ func TestNamespaceHeader(t *testing.T) {
 // namespaces; it lists only its own namespaces. A key of APIKeys may do
 // everything.
 func TestBoundKeys(t *testing.T) {
-	scope := func(names ...string) access.Scope {
-		s, err := access.ParseScope(names)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	spy := &testkit.NamespaceSpy{Svc: &listingService{names: []string{"default", "a", "b", "c"}}}
+	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{Names: []string{"default", "a", "b", "c"}}}
 	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "all-key", Scope: access.AllNamespaces()},
-		{Secret: "a-key", Scope: scope("a")}, {Secret: "ab-key", Scope: scope("a", "b")}, {Secret: "star-key", Scope: scope("*")}})
+		{Secret: "a-key", Scope: testkit.Scope(t, "a")}, {Secret: "ab-key", Scope: testkit.Scope(t, "a", "b")}, {Secret: "star-key", Scope: testkit.Scope(t, "*")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,10 +183,7 @@ func TestBoundKeys(t *testing.T) {
 		if resp.StatusCode != http.StatusForbidden {
 			t.Fatalf("status %d, want 403: %s", resp.StatusCode, body)
 		}
-		env := envelope(t, resp, body)
-		if code := memory.Code(jsonString(t, env["code"])); code != memory.CodeForbidden {
-			t.Errorf("code %s, want FORBIDDEN", code)
-		}
+		env := errorEnvelope(t, resp, body, memory.CodeForbidden)
 		if msg := jsonString(t, env["message"]); !strings.Contains(msg, want) {
 			t.Errorf("message %q does not say %q", msg, want)
 		}
@@ -357,18 +346,4 @@ func TestBoundKeys(t *testing.T) {
 			t.Errorf("drop of a bad name: %d %s", resp.StatusCode, body)
 		}
 	})
-}
-
-// listingService holds the namespaces names (and nothing else).
-type listingService struct {
-	okService
-	names []string
-}
-
-func (s *listingService) Namespaces(context.Context) (*memory.NamespacesResponse, error) {
-	out := &memory.NamespacesResponse{}
-	for _, n := range s.names {
-		out.Namespaces = append(out.Namespaces, memory.NamespaceInfo{Name: n, RecordsByStore: map[string]uint32{}})
-	}
-	return out, nil
 }

@@ -415,10 +415,7 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.status, body)
 			}
 			if tc.code != "" {
-				env := envelope(t, resp, body)
-				if got := memory.Code(jsonString(t, env["code"])); got != tc.code {
-					t.Errorf("code %s, want %s", got, tc.code)
-				}
+				env := errorEnvelope(t, resp, body, tc.code)
 				if msg := jsonString(t, env["message"]); !strings.Contains(msg, tc.msg) {
 					t.Errorf("message %q does not contain %q", msg, tc.msg)
 				}

@@ -1,7 +1,6 @@
 package mcpproxy
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -18,30 +17,13 @@ import (
 	"memsvc.dev/memsvc/pkg/httpapi"
 )
 
-// rpcLine is one message the proxy wrote to stdout.
-type rpcLine struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Result  json.RawMessage `json:"result"`
-	Error   *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-}
-
 // parseStdout requires every line of out to be a JSON-RPC 2.0 response and
 // returns them by id ("null" for answers without one).
-func parseStdout(t *testing.T, out string) map[string]rpcLine {
+func parseStdout(t *testing.T, out string) map[string]answer {
 	t.Helper()
-	got := map[string]rpcLine{}
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var l rpcLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || l.JSONRPC != "2.0" || len(l.ID) == 0 || (l.Result == nil) == (l.Error == nil) {
-			t.Fatalf("stdout line is not a JSON-RPC 2.0 response: %q", sc.Text())
-		}
-		got[string(l.ID)] = l
+	got := map[string]answer{}
+	for _, a := range parseAnswers(t, []byte(out)) {
+		got[string(a.ID)] = a
 	}
 	return got
 }

@@ -110,6 +110,11 @@ func (e EmotionVector) Axes() [8]float64 {
 	return [8]float64{e.Joy, e.Trust, e.Fear, e.Surprise, e.Sadness, e.Disgust, e.Anger, e.Anticipation}
 }
 
+// axisFields points at the eight axes in the order of Axes.
+func (e *EmotionVector) axisFields() [8]*float64 {
+	return [8]*float64{&e.Joy, &e.Trust, &e.Fear, &e.Surprise, &e.Sadness, &e.Disgust, &e.Anger, &e.Anticipation}
+}
+
 type emotionLabel struct {
 	names   []string
 	axis    int
@@ -152,24 +157,7 @@ func ParseEmotionLabel(label string) (EmotionVector, error) {
 				continue
 			}
 			var v EmotionVector
-			switch e.axis {
-			case 0:
-				v.Joy = 1
-			case 1:
-				v.Trust = 1
-			case 2:
-				v.Fear = 1
-			case 3:
-				v.Surprise = 1
-			case 4:
-				v.Sadness = 1
-			case 5:
-				v.Disgust = 1
-			case 6:
-				v.Anger = 1
-			case 7:
-				v.Anticipation = 1
-			}
+			*v.axisFields()[e.axis] = 1
 			v.Intensity = 1
 			v.Valence = e.valence
 			return v, nil

@@ -65,6 +65,29 @@ func (f *fakeServer) setFail(fn func(call int, req *memory.EncodeBatchStoreRawRe
 	f.fail = fn
 }
 
+// spoolOffline records a user message with text through a recorder that
+// has no server, so that it waits in dir.
+func spoolOffline(t *testing.T, dir *spool.Dir, text string) {
+	t.Helper()
+	offline, _, _ := newRecorder(t, nil, dir)
+	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, text)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// failOnText is a setFail function that answers status to every batch
+// holding a record whose text is text.
+func failOnText(text string, status int) func(int, *memory.EncodeBatchStoreRawRequest) int {
+	return func(_ int, req *memory.EncodeBatchStoreRawRequest) int {
+		for _, r := range req.Records {
+			if s, _ := r.Content.Text(); s == text {
+				return status
+			}
+		}
+		return 0
+	}
+}
+
 func (f *fakeServer) batch(w http.ResponseWriter, r *http.Request) {
 	var req memory.EncodeBatchStoreRawRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {

@@ -178,14 +178,7 @@ func TestIngestSendFailures(t *testing.T) {
 // hold back the others in its batch; it is quarantined, and the run fails.
 func TestIngestRefusedRecord(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(_ int, req *memory.EncodeBatchStoreRawRequest) int {
-		for _, r := range req.Records {
-			if s, _ := r.Content.Text(); s == "bad" {
-				return 400
-			}
-		}
-		return 0
-	})
+	f.setFail(failOnText("bad", 400))
 	dir := newSpool(t)
 	r, _, _ := newRecorder(t, f.client(t), dir)
 	err := r.Ingest(t.Context(), lines(ev("s", "command", "good 1"), ev("s", "command", "bad"), ev("s", "command", "good 2")))
@@ -244,10 +237,7 @@ func TestSpoolReplayNoDuplicates(t *testing.T) {
 func TestFlushQuarantinesMalformed(t *testing.T) {
 	f := newFakeServer(t)
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "kept")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "kept")
 	write := func(name, data string) {
 		if err := os.WriteFile(filepath.Join(dir.Path(), name), []byte(data), 0o600); err != nil {
 			t.Fatal(err)
@@ -317,10 +307,7 @@ func TestFlushAuthFailureKeepsInput(t *testing.T) {
 	f := newFakeServer(t)
 	f.setFail(func(int, *memory.EncodeBatchStoreRawRequest) int { return 401 })
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "old")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "old")
 	r, _, _ := newRecorder(t, f.client(t), dir)
 	err := r.Ingest(t.Context(), lines(ev("s", "user_message", "new")))
 	var se *SendError
@@ -338,10 +325,7 @@ func TestFlushAuthFailureKeepsInput(t *testing.T) {
 func TestFlushSkipsWhenAnotherRecorderFlushes(t *testing.T) {
 	f := newFakeServer(t)
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "x")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "x")
 	unlock, err := dir.TryLock("flush")
 	if err != nil {
 		t.Fatal(err)
@@ -599,19 +583,9 @@ func TestNewClientRefusesKeyOverPlainHTTP(t *testing.T) {
 // failing on (5xx) stays spooled, and new input is still sent.
 func TestPoisonedSpoolDoesNotBlockNewInput(t *testing.T) {
 	f := newFakeServer(t)
-	f.setFail(func(_ int, req *memory.EncodeBatchStoreRawRequest) int {
-		for _, r := range req.Records {
-			if s, _ := r.Content.Text(); s == "poison" {
-				return 500
-			}
-		}
-		return 0
-	})
+	f.setFail(failOnText("poison", 500))
 	dir := newSpool(t)
-	offline, _, _ := newRecorder(t, nil, dir)
-	if err := offline.Record(t.Context(), []Event{TextEvent("s", UserMessage, "poison")}); err != nil {
-		t.Fatal(err)
-	}
+	spoolOffline(t, dir, "poison")
 	for run := 0; run < 2; run++ {
 		r, _, logs := newRecorder(t, f.client(t), dir)
 		if err := r.Ingest(t.Context(), lines(ev("s", "user_message", fmt.Sprint("fresh ", run)))); err != nil {

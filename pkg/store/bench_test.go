@@ -119,51 +119,45 @@ func benchKeys(b *testing.B) *keyring {
 // BenchmarkSealRecord is the encrypted write path of one value:
 // EncodeRecord, then the envelope. Compare with BenchmarkEncodeRecord.
 func BenchmarkSealRecord(b *testing.B) {
-	k := benchKeys(b)
 	rec := realisticRecord(1, idA)
-	key := recordKey(DefaultNS, rec.Store, rec.ID)
-	b.SetBytes(int64(len(EncodeRecord(rec))))
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = k.seal(key, EncodeRecord(rec))
-	}
+	benchSeal(b, recordKey(DefaultNS, rec.Store, rec.ID), func() []byte { return EncodeRecord(rec) })
 }
 
 // BenchmarkOpenRecord is the encrypted read path of one value: open the
 // envelope, then DecodeRecord. Compare with BenchmarkDecodeRecord.
 func BenchmarkOpenRecord(b *testing.B) {
-	k := benchKeys(b)
 	rec := realisticRecord(1, idA)
-	key := recordKey(DefaultNS, rec.Store, rec.ID)
-	plain := EncodeRecord(rec)
+	benchOpen(b, recordKey(DefaultNS, rec.Store, rec.ID), EncodeRecord(rec), DecodeRecord)
+}
+
+func BenchmarkSealRaw(b *testing.B) {
+	rec := realisticRaw(49, idA)
+	benchSeal(b, rawKey(DefaultNS, rec.ID), func() []byte { return EncodeRaw(rec) })
+}
+
+func BenchmarkOpenRaw(b *testing.B) {
+	rec := realisticRaw(49, idA)
+	benchOpen(b, rawKey(DefaultNS, rec.ID), EncodeRaw(rec), DecodeRaw)
+}
+
+// benchSeal measures encoding a value with encode and sealing it under key.
+func benchSeal(b *testing.B, key []byte, encode func() []byte) {
+	k := benchKeys(b)
+	b.SetBytes(int64(len(encode())))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = k.seal(key, encode())
+	}
+}
+
+// benchOpen measures opening the sealed plain under key and decoding it.
+func benchOpen[T any](b *testing.B, key, plain []byte, decode func([]byte) (T, error)) {
+	k := benchKeys(b)
 	b.SetBytes(int64(len(plain)))
 	sealed := k.seal(key, plain)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeAt(k, key, sealed, false, DecodeRecord); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkSealRaw(b *testing.B) {
-	k := benchKeys(b)
-	rec := realisticRaw(49, idA)
-	key := rawKey(DefaultNS, rec.ID)
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = k.seal(key, EncodeRaw(rec))
-	}
-}
-
-func BenchmarkOpenRaw(b *testing.B) {
-	k := benchKeys(b)
-	rec := realisticRaw(49, idA)
-	key := rawKey(DefaultNS, rec.ID)
-	sealed := k.seal(key, EncodeRaw(rec))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := decodeAt(k, key, sealed, false, DecodeRaw); err != nil {
+		if _, err := decodeAt(k, key, sealed, false, decode); err != nil {
 			b.Fatal(err)
 		}
 	}

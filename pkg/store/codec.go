@@ -305,23 +305,7 @@ func EncodeRecord(rec *memory.MemoryRecord) []byte { return encodeRecord(rec, fo
 // encodeRecord writes rec in format f (tests write the older format).
 func encodeRecord(rec *memory.MemoryRecord, format byte) []byte {
 	w := &wbuf{b: make([]byte, 0, 256+contentSize(&rec.Content))}
-	w.byte(format)
-	w.id(rec.ID)
-	w.byte(byte(rec.Store))
-	w.time(rec.CreatedAt)
-	w.time(rec.UpdatedAt)
-	w.time(rec.LastAccessedAt)
-	w.uvarint(uint64(rec.AccessCount))
-	encodeContent(w, &rec.Content)
-	f := &rec.Fidelity
-	w.f64(f.Score)
-	w.f64(f.NoiseLevel)
-	w.f64(f.DecayRate)
-	w.f64(f.EmotionalAnchor)
-	w.uvarint(uint64(f.ReinforcementCount))
-	w.f64(f.Stability)
-	w.time(f.LastDecayTick)
-	w.f64(f.ClockBase)
+	encodeRecordHead(w, rec, format)
 	encodeEmotion(w, &rec.Emotion)
 	w.uvarint(uint64(len(rec.Associations)))
 	for i := range rec.Associations {
@@ -339,6 +323,28 @@ func encodeRecord(rec *memory.MemoryRecord, format byte) []byte {
 	w.uvarint(uint64(rec.Version))
 	encodeMeta(w, &rec.Meta)
 	return w.b
+}
+
+// encodeRecordHead writes the part of rec before its emotion: the format
+// byte, id, store, times, access count, content and fidelity.
+func encodeRecordHead(w *wbuf, rec *memory.MemoryRecord, format byte) {
+	w.byte(format)
+	w.id(rec.ID)
+	w.byte(byte(rec.Store))
+	w.time(rec.CreatedAt)
+	w.time(rec.UpdatedAt)
+	w.time(rec.LastAccessedAt)
+	w.uvarint(uint64(rec.AccessCount))
+	encodeContent(w, &rec.Content)
+	f := &rec.Fidelity
+	w.f64(f.Score)
+	w.f64(f.NoiseLevel)
+	w.f64(f.DecayRate)
+	w.f64(f.EmotionalAnchor)
+	w.uvarint(uint64(f.ReinforcementCount))
+	w.f64(f.Stability)
+	w.time(f.LastDecayTick)
+	w.f64(f.ClockBase)
 }
 
 // DecodeRecord parses what EncodeRecord wrote.

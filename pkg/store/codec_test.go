@@ -213,19 +213,27 @@ func TestDecodeTruncated(t *testing.T) {
 // Hand-built corrupt values: wrong format byte, bad booleans, lengths that
 // point past the end or overflow when multiplied, bad emotion masks.
 func TestDecodeCorrupt(t *testing.T) {
-	// rawPrefix is a raw entry up to (not including) the first block's
-	// embedding.
-	rawPrefix := func() *wbuf {
+	// rawHead is a raw entry's format byte, id and session id.
+	rawHead := func() *wbuf {
 		w := &wbuf{}
 		w.byte(formatRawV1)
 		w.id(idA)
 		w.str("s")
+		return w
+	}
+	// rawEnums is rawHead followed by absent turn and topic ids and the
+	// four enumeration bytes.
+	rawEnums := func() *wbuf {
+		w := rawHead()
 		w.nstr(nil)
 		w.nstr(nil)
-		w.byte(1)
-		w.byte(1)
-		w.byte(1)
-		w.byte(1)
+		w.b = append(w.b, 1, 1, 1, 1)
+		return w
+	}
+	// rawPrefix is a raw entry up to (not including) the first block's
+	// embedding.
+	rawPrefix := func() *wbuf {
+		w := rawEnums()
 		w.time(tBase)
 		w.time(tBase)
 		w.nstr(nil)  // summary
@@ -269,13 +277,7 @@ func TestDecodeCorrupt(t *testing.T) {
 			return w.b
 		}, decRaw},
 		{"block count past end", func() []byte {
-			w := &wbuf{}
-			w.byte(formatRawV1)
-			w.id(idA)
-			w.str("s")
-			w.nstr(nil)
-			w.nstr(nil)
-			w.b = append(w.b, 1, 1, 1, 1)
+			w := rawEnums()
 			w.time(tBase)
 			w.time(tBase)
 			w.nstr(nil)
@@ -283,21 +285,12 @@ func TestDecodeCorrupt(t *testing.T) {
 			return w.b
 		}, decRaw},
 		{"bad null marker", func() []byte {
-			w := &wbuf{}
-			w.byte(formatRawV1)
-			w.id(idA)
-			w.str("s")
+			w := rawHead()
 			w.byte(2) // turn id presence must be 0 or 1
 			return append(w.b, make([]byte, 80)...)
 		}, decRaw},
 		{"nanoseconds out of range", func() []byte {
-			w := &wbuf{}
-			w.byte(formatRawV1)
-			w.id(idA)
-			w.str("s")
-			w.nstr(nil)
-			w.nstr(nil)
-			w.b = append(w.b, 1, 1, 1, 1)
+			w := rawEnums()
 			w.varint(0)
 			w.uvarint(1e9)
 			return append(w.b, make([]byte, 80)...)
@@ -314,32 +307,17 @@ func TestDecodeCorrupt(t *testing.T) {
 			w.byte(formatRecordV1)
 			w.id(idA)
 			w.byte(1)
-			w.time(tBase)
-			w.time(tBase)
-			w.time(tBase)
+			for range 3 { // created, updated, last accessed
+				w.time(tBase)
+			}
 			w.uvarint(1 << 32)
 			return append(w.b, make([]byte, 200)...)
 		}, decRec},
 		{"emotion mask", func() []byte {
 			// A minimal record's emotion mask is the single byte 0x00
 			// after the fidelity block; rebuild with a mask of 1<<10.
-			r := minimalRecord()
 			w := &wbuf{}
-			w.byte(formatRecordV1)
-			w.id(r.ID)
-			w.byte(byte(r.Store))
-			w.time(r.CreatedAt)
-			w.time(r.UpdatedAt)
-			w.time(r.LastAccessedAt)
-			w.uvarint(0)
-			encodeContent(w, &r.Content)
-			for range 4 {
-				w.f64(0)
-			}
-			w.uvarint(0)
-			w.f64(0)
-			w.time(time.Time{})
-			w.f64(0)
+			encodeRecordHead(w, minimalRecord(), formatRecordV1)
 			w.uvarint(1 << 10)
 			return append(w.b, make([]byte, 200)...)
 		}, decRec},

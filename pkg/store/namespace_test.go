@@ -61,7 +61,7 @@ func TestNamespaceRegistry(t *testing.T) {
 	}
 
 	// The registry survives a restart, and a dropped number stays used.
-	db = openDir(t, dir)
+	db = openPlain(t, dir)
 	if got, want := names(db), []string{"default", "proj-b"}; !slices.Equal(got, want) {
 		t.Errorf("after reopening: namespaces %v, want %v", got, want)
 	}
@@ -86,16 +86,6 @@ func TestNamespaceRegistry(t *testing.T) {
 	if n := countPrefix(t, db, []byte{kindCurated}); n != 0 {
 		t.Errorf("%d default records left after a drop", n)
 	}
-}
-
-func openDir(t *testing.T, dir string) *DB {
-	t.Helper()
-	db, err := Open(dir, Options{})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	return db
 }
 
 // otherText gives the sample's records and entries other text, so a

@@ -102,6 +102,27 @@ func helperCommand(t *testing.T, mode, dir string) *exec.Cmd {
 	return cmd
 }
 
+// startHelper starts cmd and returns the lines it prints on stdout. A
+// child the test has not waited for is killed and reaped when the test
+// ends.
+func startHelper(t *testing.T, cmd *exec.Cmd) <-chan string {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return readLines(stdout)
+}
+
 // readLines delivers the child's stdout lines on a channel, closed at EOF.
 func readLines(r io.Reader) <-chan string {
 	ch := make(chan string, 64)
@@ -126,21 +147,7 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := false
-	t.Cleanup(func() {
-		if !exited {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	lines := readLines(stdout)
+	lines := startHelper(t, cmd)
 	select {
 	case l, ok := <-lines:
 		if !ok || l != "ready" {
@@ -188,7 +195,6 @@ func TestLockedByAnotherProcess(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child: %v", err)
 	}
-	exited = true
 	db, err = Open(dir, Options{})
 	if err != nil {
 		t.Fatalf("Open after the child exited: %v", err)
@@ -205,25 +211,11 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	const minAcked = 200
 	dir := t.TempDir()
 	cmd := helperCommand(t, "write-loop", dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	t.Cleanup(func() {
-		if !killed {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
+	lines := startHelper(t, cmd)
 
 	// Kill at a point that varies from run to run, past the minimum.
 	target := minAcked + int(time.Now().UnixNano()%50)
 	acked := map[int]memory.ID{}
-	lines := readLines(stdout)
 	deadline := time.After(2 * time.Minute)
 	for len(acked) < target {
 		select {
@@ -252,7 +244,6 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 		acked[n] = id
 	}
 	_ = cmd.Wait()
-	killed = true
 	if st := cmd.ProcessState; st == nil || st.Success() {
 		t.Fatalf("child was not killed: %v", st)
 	}
