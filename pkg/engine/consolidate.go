@@ -193,7 +193,11 @@ type consolidation struct {
 	req    *memory.ConsolidateRequest
 	resp   memory.ConsolidateResponse
 	merges []merge
-	copy   []memory.ID             // sources whose copy is missing or stale, in order
+	copy   []memory.ID // sources whose copy is missing or stale, in order
+	// kept: sources whose copy was up to date but which a merge of this run
+	// keeps (and so changes): their copies are refreshed after the merges,
+	// as part of the merge, not counted as migrated.
+	kept   map[memory.ID]bool
 	copies map[memory.ID]memory.ID // source -> its copy
 	prune  []memory.ID             // dormant sources to prune once their copy is up to date
 }
@@ -277,8 +281,16 @@ func (e *Engine) planConsolidation(ctx context.Context, ns *nsState, req *memory
 	work = slices.DeleteFunc(work, func(r *memory.MemoryRecord) bool { return gone[r.ID] })
 
 	inWork := map[memory.ID]bool{}
+	keeps := map[memory.ID]bool{}
+	for _, m := range c.merges {
+		keeps[m.keep.ID] = true
+	}
+	c.kept = map[memory.ID]bool{}
 	for _, rec := range work {
 		inWork[rec.ID] = true
+		if upToDate(rec) && keeps[rec.ID] {
+			c.kept[rec.ID] = true
+		}
 		if !upToDate(rec) {
 			c.copy = append(c.copy, rec.ID)
 			c.resp.RecordsMigrated++
@@ -305,7 +317,7 @@ func (e *Engine) planConsolidation(ctx context.Context, ns *nsState, req *memory
 // exclusively for one commit of this many merges, copies or prunes.
 const (
 	mergeChunk = 64
-	pruneChunk = 128
+	pruneChunk = 64
 )
 
 // consolidationStep runs fn, the step named step, holding the engine
@@ -363,7 +375,12 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 	}
 	c.resp.RecordsCompressed = uint32(merged)
 	c.resp.RecordsMigrated, c.resp.SemanticNodesCreated, c.resp.RecordsPruned = 0, 0, 0
-	for ids := c.copy; len(ids) > 0; {
+	ids := slices.Clone(c.copy)
+	for id := range c.kept {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids[len(c.copy):], func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	for len(ids) > 0 {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -374,7 +391,7 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 		}
 		ids = ids[n:]
 	}
-	for ids := c.prune; len(ids) > 0; {
+	for ids = c.prune; len(ids) > 0; {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -510,7 +527,7 @@ func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) err
 	t := e.begin(ns)
 	defer t.close()
 	out := make([]memory.ID, 0, 2*len(ids))
-	made, refreshed := 0, 0
+	made, refreshed, keptRefreshed := 0, 0, 0
 	for _, id := range ids {
 		src, err := e.get(ns, id)
 		if err != nil || src.Store != memory.StoreEpisodic {
@@ -531,6 +548,9 @@ func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) err
 		if existing != nil {
 			refreshed++
 		}
+		if c.kept[src.ID] {
+			keptRefreshed++
+		}
 		out = append(out, src.ID, cp)
 	}
 	if made == 0 {
@@ -541,7 +561,7 @@ func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) err
 	if err := t.commit(); err != nil {
 		return err
 	}
-	c.resp.RecordsMigrated += uint32(made)
+	c.resp.RecordsMigrated += uint32(made - keptRefreshed)
 	c.resp.SemanticNodesCreated += uint32(made - refreshed)
 	return nil
 }
