@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -10,6 +12,7 @@ import (
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // TestConsolidateCopiesInChunks: a consolidation commits its copies
@@ -143,5 +146,62 @@ func TestConsolidateDryRunWithMerges(t *testing.T) {
 	}
 	if again := consolidate(t, h, nil); again.RecordsMigrated != 0 {
 		t.Fatalf("next run %+v: the kept record's copy was left stale", again)
+	}
+}
+
+// writeJournal leaves a consolidation journal in the default namespace,
+// as a run interrupted after planning these merges would.
+func writeJournal(t *testing.T, h *harness, merges ...[2]memory.ID) {
+	t.Helper()
+	b := h.db.NewBatch()
+	defer b.Close()
+	b.PutNSMeta(store.DefaultNS, consolidationKey, mustJSON(consolidationJournal{Strategy: memory.ConsolidateIncremental, Merges: merges}))
+	b.PutNSMeta(store.DefaultNS, consolidationDoneKey, uint64Bytes(0))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsolidateResumesJournal: the next consolidation finishes the
+// merges an interrupted run journaled, re-checking each pair (one that is
+// no longer a pair of near-duplicates is left alone), then removes the
+// journal. A replacing import drops a journal with the records it
+// concerns.
+func TestConsolidateResumesJournal(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	a := h.store("The nightly backup runs at three and keeps thirty days.", memory.StoreEpisodic)
+	b := h.store("Code review needs two approvals for the payments service.", memory.StoreEpisodic)
+	c := h.store("Feature flags are cleaned up one release after launch.", memory.StoreEpisodic)
+	d := h.store("Feature flags are cleaned up one release after launch!", memory.StoreEpisodic)
+	writeJournal(t, h, [2]memory.ID{a, b}, [2]memory.ID{c, d})
+	// A dry run changes nothing, the journal included.
+	consolidate(t, h, func(r *memory.ConsolidateRequest) { r.DryRun = true })
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); err != nil {
+		t.Fatalf("a dry run touched the journal: %v", err)
+	}
+	consolidate(t, h, nil)
+	if _, err := h.e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: d}); err == nil {
+		t.Fatal("the journaled merge of two near-duplicates was not applied")
+	}
+	h.record(a)
+	h.record(b) // not near-duplicates: both stay
+	h.record(c)
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("journal after the run: %v", err)
+	}
+
+	var archive bytes.Buffer
+	if _, err := h.e.Export(ctx, &memory.ExportRequest{Format: "cma"}, &archive); err != nil {
+		t.Fatal(err)
+	}
+	writeJournal(t, h, [2]memory.ID{a, b})
+	req := memory.DefaultImportRequest()
+	req.Strategy = memory.ImportReplace
+	if _, err := h.e.Import(ctx, &req, &archive); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("journal after a replacing import: %v", err)
 	}
 }
