@@ -329,6 +329,9 @@ func (e *Engine) Import(ctx context.Context, req *memory.ImportRequest, r io.Rea
 		for _, ns := range emptied {
 			im.t.ns = ns
 			im.t.empty()
+			// A consolidation left unfinished concerns records that go.
+			im.t.b.DeleteNSMeta(ns.id, consolidationKey)
+			im.t.b.DeleteNSMeta(ns.id, consolidationDoneKey)
 		}
 	}
 	for i, p := range parts {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
+	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -192,7 +194,7 @@ func BenchmarkRecallReconsolidate(b *testing.B) {
 
 // BenchmarkConsolidateFull times a full consolidation of 4,000 episodic
 // records (text only, none near-duplicates), audit log on: the copies are
-// committed in chunks, and the near-duplicate pass compares every pair.
+// committed in chunks, and the near-duplicate search is indexed.
 func BenchmarkConsolidateFull(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
@@ -216,6 +218,62 @@ func BenchmarkConsolidateFull(b *testing.B) {
 		}
 		if resp.SemanticNodesCreated != n {
 			b.Fatalf("%d copies, want %d", resp.SemanticNodesCreated, n)
+		}
+	}
+}
+
+// BenchmarkConsolidateWhileRecalling times a full consolidation of
+// 40,000 episodic records (generated documents, audit log on) while one client
+// recalls in a loop, and reports the recalls' latencies: the
+// consolidation holds the engine one chunk at a time.
+func BenchmarkConsolidateWhileRecalling(b *testing.B) {
+	for b.Loop() {
+		b.StopTimer()
+		e := benchAuditedEngine(b)
+		ctx := context.Background()
+		const n = 40_000
+		docs := textindex.NewCorpusGen(5)
+		for i := 0; i < n; i += 500 {
+			var reqs []memory.EncodeStoreRequest
+			for range 500 {
+				reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())})
+			}
+			if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		done := make(chan error, 1)
+		go func() {
+			_, err := e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+			done <- err
+		}()
+		var lat []time.Duration
+	recall:
+		for i := 0; ; i++ {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				if len(lat) > 0 {
+					b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "recall-p99-ms")
+					b.ReportMetric(float64(lat[len(lat)-1].Microseconds())/1000, "recall-max-ms")
+				}
+				b.ReportMetric(float64(len(lat)), "recalls")
+				b.StartTimer()
+				break recall
+			default:
+			}
+			text := docs.Query(1 + i%3)
+			req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text}, Stores: memory.PersistentStores(), Limit: 10, Reconsolidate: true}
+			s := time.Now()
+			if _, err := e.RecallQuery(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			lat = append(lat, time.Since(s))
 		}
 	}
 }

@@ -3,16 +3,17 @@ package engine
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
-	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Consolidation turns mature episodic memories into semantic ones.
@@ -67,6 +68,24 @@ func consolidatedOf(rec *memory.MemoryRecord) (consolidatedFrom, bool) {
 }
 
 // Consolidate implements memory.Service.
+//
+// A run plans without holding the engine: it reads the namespace's
+// records, finds the near-duplicates (duplicates.go) and decides what to
+// copy and prune. It then applies the plan in chunks, each one commit
+// under the engine's exclusive lock, held for that chunk only, and
+// re-reads the chunk's records under it: a record forgotten, moved or (for
+// a merge) no longer a near-duplicate since the plan is skipped and left to
+// the next run. Recalls and stores run between the chunks.
+//
+// Before the first chunk the run writes a journal (the request and the
+// merges it planned) in one commit; every merge chunk records its progress
+// in the same commit as its changes, and the last step removes the
+// journal. A run interrupted by a crash or a cancelled request is finished
+// by the next consolidation of the namespace before that one plans: it
+// applies the merges left, then copies and prunes as the journaled
+// request asked (both are idempotent: a copy already up to date is
+// skipped). So a crash and a rerun end where the uninterrupted run and the
+// same rerun would have.
 func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest) (*memory.ConsolidateResponse, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -74,24 +93,136 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	if !req.Strategy.Valid() {
 		return nil, memory.Invalid("strategy", "want one of incremental, full, selective")
 	}
-	e.big.Lock()
-	defer e.big.Unlock()
-	if err := e.flushRecalls(); err != nil {
-		return nil, err
-	}
+	e.consMu.Lock()
+	defer e.consMu.Unlock()
 	ns := e.space(ctx)
 	if ns == nil {
 		return &memory.ConsolidateResponse{}, nil // a namespace that does not exist holds nothing
 	}
+	if !req.DryRun {
+		if err := e.resumeConsolidation(ctx, ns); err != nil {
+			return nil, err
+		}
+	}
+	// The plan reads the records from disk: write the recalls' effects
+	// first, so eligibility sees the access counts they left.
+	e.big.RLock()
+	err := e.flushRecalls()
+	e.big.RUnlock()
+	if err != nil {
+		return nil, err
+	}
+	c, err := e.planConsolidation(ctx, ns, req, true)
+	if err != nil {
+		return nil, err
+	}
+	if req.DryRun || c.idle() {
+		return &c.resp, nil
+	}
+	j := &consolidationJournal{Strategy: req.Strategy, MinAgeHours: req.MinAgeHours, MinAccessCount: req.MinAccessCount}
+	for _, m := range c.merges {
+		j.Merges = append(j.Merges, [2]memory.ID{m.keep.ID, m.drop.ID})
+	}
+	ok, err := e.consolidationStep(ns, "journal", func() error {
+		t := e.begin(ns)
+		defer t.close()
+		t.b.PutNSMeta(ns.id, consolidationKey, mustJSON(j))
+		t.b.PutNSMeta(ns.id, consolidationDoneKey, uint64Bytes(0))
+		return t.commit()
+	})
+	if err != nil || !ok {
+		return &memory.ConsolidateResponse{}, err
+	}
+	if err := e.finishConsolidation(ctx, ns, c, j, 0); err != nil {
+		return nil, err
+	}
+	return &c.resp, nil
+}
+
+// Journal of a consolidation under way (store.NSMetaKey): the journal,
+// and how many of its merges are applied.
+const (
+	consolidationKey     = "consolidation"
+	consolidationDoneKey = "consolidation_done"
+)
+
+// consolidationJournal is what a consolidation under way must finish.
+type consolidationJournal struct {
+	Strategy       memory.ConsolidationStrategy `json:"strategy"`
+	MinAgeHours    uint32                       `json:"min_age_hours"`
+	MinAccessCount uint32                       `json:"min_access_count"`
+	// Merges are the planned pairs, kept record first.
+	Merges [][2]memory.ID `json:"merges"`
+}
+
+func (j *consolidationJournal) request() *memory.ConsolidateRequest {
+	return &memory.ConsolidateRequest{Strategy: j.Strategy, MinAgeHours: j.MinAgeHours, MinAccessCount: j.MinAccessCount}
+}
+
+// resumeConsolidation finishes the consolidation of namespace ns that an
+// earlier run left journaled, if any.
+func (e *Engine) resumeConsolidation(ctx context.Context, ns *nsState) error {
+	v, err := e.db.GetNSMeta(ns.id, consolidationKey)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("consolidate: read journal: %w", err)
+	}
+	j := &consolidationJournal{}
+	if err := json.Unmarshal(v, j); err != nil {
+		return fmt.Errorf("consolidate: journal: %w", store.ErrCorrupt)
+	}
+	done := 0
+	switch d, err := e.db.GetNSMeta(ns.id, consolidationDoneKey); {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("consolidate: read journal: %w", err)
+	case len(d) != 8:
+		return fmt.Errorf("consolidate: journal progress: %w", store.ErrCorrupt)
+	default:
+		done = int(min(binary.LittleEndian.Uint64(d), uint64(len(j.Merges))))
+	}
+	e.log.Info("finishing an interrupted consolidation", "namespace", ns.name, "strategy", j.Strategy.String(),
+		"merges_left", len(j.Merges)-done)
+	return e.finishConsolidation(ctx, ns, nil, j, done)
+}
+
+// consolidation is a planned run: what it will do and what it reports.
+type consolidation struct {
+	req    *memory.ConsolidateRequest
+	resp   memory.ConsolidateResponse
+	merges []merge
+	copy   []memory.ID // sources whose copy is missing or stale, in order
+	// kept: sources whose copy was up to date but which a merge of this run
+	// keeps (and so changes): their copies are refreshed after the merges,
+	// as part of the merge, not counted as migrated.
+	kept   map[memory.ID]bool
+	copies map[memory.ID]memory.ID // source -> its copy
+	prune  []memory.ID             // dormant sources to prune once their copy is up to date
+}
+
+func (c *consolidation) idle() bool {
+	return len(c.merges) == 0 && len(c.copy) == 0 && len(c.prune) == 0
+}
+
+// planConsolidation decides what a run of req does in namespace ns,
+// merging near-duplicates when dups is set. It reads without holding the
+// engine.
+func (e *Engine) planConsolidation(ctx context.Context, ns *nsState, req *memory.ConsolidateRequest, dups bool) (*consolidation, error) {
 	now := e.now()
 	clock := ns.clock()
 
 	// What exists: episodic sources and the copies made of them, in this
 	// namespace only.
-	copies := map[memory.ID]*memory.MemoryRecord{} // source id -> its copy
+	type copyRef struct {
+		id      memory.ID
+		version uint32
+	}
+	copies := map[memory.ID]copyRef{} // source id -> its copy
 	if err := e.db.ScanRecords(ns.id, memory.StoreSemantic, func(rec *memory.MemoryRecord) error {
 		if from, ok := consolidatedOf(rec); ok {
-			copies[from.RecordID] = rec
+			copies[from.RecordID] = copyRef{rec.ID, from.Version}
 		}
 		return nil
 	}); err != nil {
@@ -100,17 +231,13 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	var episodic []*memory.MemoryRecord
 	if err := e.db.ScanRecords(ns.id, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
 		episodic = append(episodic, rec)
-		return nil
+		return ctx.Err()
 	}); err != nil {
 		return nil, fmt.Errorf("consolidate: %w", err)
 	}
 	upToDate := func(rec *memory.MemoryRecord) bool {
-		c := copies[rec.ID]
-		if c == nil {
-			return false
-		}
-		from, _ := consolidatedOf(c)
-		return from.Version == rec.Version
+		c, ok := copies[rec.ID]
+		return ok && c.version == rec.Version
 	}
 	eligible := func(rec *memory.MemoryRecord) bool {
 		age := now.Sub(rec.CreatedAt)
@@ -123,7 +250,10 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		return true
 	}
 
-	resp := &memory.ConsolidateResponse{RecordsProcessed: uint32(len(episodic))}
+	c := &consolidation{req: req, resp: memory.ConsolidateResponse{RecordsProcessed: uint32(len(episodic))}, copies: map[memory.ID]memory.ID{}}
+	for src, cp := range copies {
+		c.copies[src] = cp.id
+	}
 	var work []*memory.MemoryRecord
 	for _, rec := range episodic {
 		if eligible(rec) && (req.Strategy == memory.ConsolidateFull || !upToDate(rec)) {
@@ -133,85 +263,153 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 
 	// Near-duplicates: among the work list, or among all episodic records
 	// for full.
-	pool := work
-	if req.Strategy == memory.ConsolidateFull {
-		pool = episodic
+	if dups {
+		pool := work
+		if req.Strategy == memory.ConsolidateFull {
+			pool = episodic
+		}
+		c.merges = e.duplicates(ns, pool, clock, func() bool { return ctx.Err() != nil })
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	merges := e.duplicates(ns, pool, clock)
-	resp.RecordsCompressed = uint32(len(merges))
+	c.resp.RecordsCompressed = uint32(len(c.merges))
 	gone := map[memory.ID]bool{}
-	for _, m := range merges {
+	for _, m := range c.merges {
 		gone[m.drop.ID] = true
 	}
 	work = slices.DeleteFunc(work, func(r *memory.MemoryRecord) bool { return gone[r.ID] })
 
+	inWork := map[memory.ID]bool{}
+	keeps := map[memory.ID]bool{}
+	for _, m := range c.merges {
+		keeps[m.keep.ID] = true
+	}
+	c.kept = map[memory.ID]bool{}
 	for _, rec := range work {
+		inWork[rec.ID] = true
+		if upToDate(rec) && keeps[rec.ID] {
+			c.kept[rec.ID] = true
+		}
 		if !upToDate(rec) {
-			resp.RecordsMigrated++
-			if copies[rec.ID] == nil {
-				resp.SemanticNodesCreated++
+			c.copy = append(c.copy, rec.ID)
+			c.resp.RecordsMigrated++
+			if _, ok := copies[rec.ID]; !ok {
+				c.resp.SemanticNodesCreated++
 			}
 		}
 	}
-	var prune []*memory.MemoryRecord
 	if req.Strategy == memory.ConsolidateFull {
 		for _, rec := range episodic {
 			if gone[rec.ID] || e.entryScore(ns, rec.ID, clock) >= DormantBelow {
 				continue
 			}
-			if upToDate(rec) || slices.ContainsFunc(work, func(w *memory.MemoryRecord) bool { return w.ID == rec.ID }) {
-				prune = append(prune, rec)
+			if upToDate(rec) || inWork[rec.ID] {
+				c.prune = append(c.prune, rec.ID)
 			}
 		}
 	}
-	resp.RecordsPruned = uint32(len(prune))
-	if req.DryRun {
-		return resp, nil
-	}
+	c.resp.RecordsPruned = uint32(len(c.prune))
+	return c, nil
+}
 
-	// Merge duplicates: the kept record inherits the dropped one's edges
-	// (never an edge to itself), then the dropped one is deleted.
-	for _, m := range merges {
-		changed := false
-		for _, a := range m.drop.Associations {
-			if a.TargetID != m.keep.ID && !gone[a.TargetID] {
-				changed = addEdge(m.keep, a.TargetID, a.AssociationType, a.Origin, a.Weight, now) || changed
-			}
+// Chunk sizes of a consolidation's commits: each holds the engine
+// exclusively for one commit of this many merges, copies or prunes.
+const (
+	mergeChunk = 64
+	pruneChunk = 64
+)
+
+// consolidationStep runs fn, the step named step, holding the engine
+// exclusively, unless namespace ns was dropped meanwhile (then it reports
+// false).
+func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (bool, error) {
+	e.big.Lock()
+	defer e.big.Unlock()
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	if dropped {
+		return false, nil
+	}
+	if err := fn(); err != nil {
+		return true, err
+	}
+	if e.opts.consolidationStepped != nil {
+		e.opts.consolidationStepped(step)
+	}
+	return true, nil
+}
+
+// finishConsolidation applies a run's journal j from its done-th merge on,
+// then its copies and prunes (c, or planned anew from the journaled
+// request when c is nil), chunk by chunk, then removes the journal. The
+// figures of c.resp become what was done.
+func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consolidation, j *consolidationJournal, done int) error {
+	gone := map[memory.ID]bool{}
+	for _, m := range j.Merges {
+		gone[m[1]] = true
+	}
+	merged := 0
+	for done < len(j.Merges) {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if changed {
-			m.keep.UpdatedAt = now
-			m.keep.Version++
-			if err := e.rewrite(ns, audit.OpConsolidate, map[string]any{"step": "merge", "merged_from": m.drop.ID.String()}, m.keep); err != nil {
-				return nil, err
-			}
+		n := min(len(j.Merges)-done, mergeChunk)
+		var k int
+		ok, err := e.consolidationStep(ns, "merge", func() (err error) {
+			k, err = e.applyMerges(ns, j.Merges[done:done+n], gone, done+n)
+			return err
+		})
+		if err != nil || !ok {
+			return err
 		}
-		if err := e.deleteLocked(ns, map[memory.ID]memory.StoreType{m.drop.ID: memory.StoreEpisodic}, audit.OpConsolidate, map[string]any{"step": "merge", "kept": m.keep.ID.String()}); err != nil {
-			return nil, err
+		merged += k
+		done += n
+	}
+	if c == nil {
+		var err error
+		if c, err = e.planConsolidation(ctx, ns, j.request(), false); err != nil {
+			return err
 		}
 	}
-	var stale []*memory.MemoryRecord
-	for _, rec := range work {
-		if !upToDate(rec) {
-			stale = append(stale, rec)
-		}
+	c.resp.RecordsCompressed = uint32(merged)
+	c.resp.RecordsMigrated, c.resp.SemanticNodesCreated, c.resp.RecordsPruned = 0, 0, 0
+	ids := slices.Clone(c.copy)
+	for id := range c.kept {
+		ids = append(ids, id)
 	}
-	for len(stale) > 0 {
-		n := min(len(stale), copyChunk)
-		if err := e.consolidateChunk(ns, stale[:n], copies, now); err != nil {
-			return nil, err
+	slices.SortFunc(ids[len(c.copy):], func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	for len(ids) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		stale = stale[n:]
+		n := min(len(ids), copyChunk)
+		ok, err := e.consolidationStep(ns, "copy", func() error { return e.applyCopies(ns, ids[:n], c) })
+		if err != nil || !ok {
+			return err
+		}
+		ids = ids[n:]
 	}
-	if len(prune) > 0 {
-		doomed := map[memory.ID]memory.StoreType{}
-		for _, rec := range prune {
-			doomed[rec.ID] = memory.StoreEpisodic
+	for ids = c.prune; len(ids) > 0; {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if err := e.deleteLocked(ns, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": req.Strategy.String()}); err != nil {
-			return nil, err
+		n := min(len(ids), pruneChunk)
+		ok, err := e.consolidationStep(ns, "prune", func() error { return e.applyPrunes(ns, ids[:n], c) })
+		if err != nil || !ok {
+			return err
 		}
+		ids = ids[n:]
 	}
-	return resp, nil
+	_, err := e.consolidationStep(ns, "done", func() error {
+		t := e.begin(ns)
+		defer t.close()
+		t.b.DeleteNSMeta(ns.id, consolidationKey)
+		t.b.DeleteNSMeta(ns.id, consolidationDoneKey)
+		return t.commit()
+	})
+	return err
 }
 
 func (e *Engine) entryScore(ns *nsState, id memory.ID, clock float64) float64 {
@@ -225,87 +423,190 @@ func (e *Engine) entryScore(ns *nsState, id memory.ID, clock float64) float64 {
 
 type merge struct{ keep, drop *memory.MemoryRecord }
 
-// duplicates pairs near-identical records (cosine above dupCosine for
-// embeddings, term overlap above dupJaccard for text). The record with the
-// higher fidelity is kept (the older one on ties); each record is in at
-// most one pair.
-func (e *Engine) duplicates(ns *nsState, pool []*memory.MemoryRecord, clock float64) []merge {
-	var out []merge
-	used := map[memory.ID]bool{}
-	// Terms and unit vectors once per record, not once per pair.
-	terms := make([]map[string]bool, len(pool))
-	vecs := make([]unitVec, len(pool))
-	for i, rec := range pool {
-		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
-		v := rec.Content.Embedding()
-		vecs[i] = unitVec{dims: len(v), unit: vecindex.Normalize(v)}
+// applyMerges merges pairs (kept record first) in one commit that also
+// records progress as the journal's count of applied merges, and returns
+// how many it merged. The kept record inherits the dropped one's edges
+// (never an edge to itself, nor to a record the run drops: gone), and
+// the edges other records hold to a dropped one are removed. A pair whose
+// records are gone, no longer episodic or no longer near-duplicates is
+// skipped. Callers hold big exclusively.
+func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.ID]bool, progress int) (int, error) {
+	now := e.now()
+	recs := map[memory.ID]*memory.MemoryRecord{}
+	load := func(id memory.ID) *memory.MemoryRecord {
+		if rec, ok := recs[id]; ok {
+			return rec
+		}
+		rec, err := e.get(ns, id)
+		if err != nil {
+			rec = nil
+		}
+		recs[id] = rec
+		return rec
 	}
-	for i, a := range pool {
-		if used[a.ID] {
+	var changed []*memory.MemoryRecord
+	touch := func(rec *memory.MemoryRecord) {
+		if !slices.Contains(changed, rec) {
+			changed = append(changed, rec)
+		}
+	}
+	doomed := map[memory.ID]memory.StoreType{}
+	var ids []memory.ID
+	for _, p := range pairs {
+		keep, drop := load(p[0]), load(p[1])
+		if keep == nil || drop == nil || keep.Store != memory.StoreEpisodic || drop.Store != memory.StoreEpisodic ||
+			doomed[keep.ID] != 0 || doomed[drop.ID] != 0 || !recordsDuplicate(keep, drop) {
 			continue
 		}
-		for j := i + 1; j < len(pool); j++ {
-			b := pool[j]
-			if used[b.ID] || !nearDuplicate(vecs[i], vecs[j], terms[i], terms[j]) {
-				continue
+		for _, a := range drop.Associations {
+			if a.TargetID != keep.ID && !gone[a.TargetID] && addEdge(keep, a.TargetID, a.AssociationType, a.Origin, a.Weight, now) {
+				touch(keep)
 			}
-			keep, drop := a, b
-			if e.entryScore(ns, b.ID, clock) > e.entryScore(ns, a.ID, clock) {
-				keep, drop = b, a
+		}
+		doomed[drop.ID] = memory.StoreEpisodic
+		ids = append(ids, drop.ID, keep.ID)
+	}
+	var holders []memory.ID
+	e.mu.RLock()
+	for id := range doomed {
+		for _, src := range ns.st.sources(id) {
+			if _, d := doomed[src]; !d && !slices.Contains(holders, src) {
+				holders = append(holders, src)
 			}
-			out = append(out, merge{keep, drop})
-			used[a.ID], used[b.ID] = true, true
-			break
 		}
 	}
-	return out
-}
-
-// unitVec is a record's embedding as a unit vector (nil for a zero
-// vector) and its size (0 for none).
-type unitVec struct {
-	dims int
-	unit []float32
-}
-
-// nearDuplicate compares two records by their embeddings when both have
-// one of the same size (a zero vector matches nothing), else by their
-// index terms.
-func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
-	if va.dims > 0 && va.dims == vb.dims {
-		return va.unit != nil && vb.unit != nil && float64(vecindex.Dot(va.unit, vb.unit)) > dupCosine
+	e.mu.RUnlock()
+	slices.SortFunc(holders, func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	for _, id := range holders {
+		rec := load(id)
+		if rec == nil {
+			continue
+		}
+		n := len(rec.Associations)
+		rec.Associations = slices.DeleteFunc(rec.Associations, func(a memory.Association) bool {
+			_, d := doomed[a.TargetID]
+			return d
+		})
+		if len(rec.Associations) != n {
+			touch(rec)
+		}
 	}
-	j, _ := jaccard(ta, tb)
-	return len(ta) > 0 && j >= dupJaccard
-}
-
-// copyChunk is how many records one commit of a consolidation
-// copies: one sync and one audit entry per chunk, not per record. Each
-// chunk is atomic; a run stopped between chunks is finished by the next
-// one, which skips the copies already up to date.
-const copyChunk = 256
-
-// consolidateChunk writes (or refreshes) the semantic copies of recs, in
-// their namespace ns, in one commit; copies maps a source to its existing
-// copy.
-func (e *Engine) consolidateChunk(ns *nsState, recs []*memory.MemoryRecord, copies map[memory.ID]*memory.MemoryRecord, now time.Time) error {
 	t := e.begin(ns)
 	defer t.close()
-	ids := make([]memory.ID, 0, 2*len(recs))
-	refreshed := 0
-	for _, rec := range recs {
-		cp, err := e.consolidateInto(t, ns, rec, copies[rec.ID], now)
+	for _, rec := range changed {
+		rec.UpdatedAt = now
+		rec.Version++
+		t.touchRecord(rec)
+	}
+	stores := make([]memory.StoreType, len(ids))
+	for i := range ids {
+		stores[i] = memory.StoreEpisodic
+	}
+	for i := 0; i < len(ids); i += 2 {
+		if err := t.deleteRecord(ids[i], memory.StoreEpisodic); err != nil {
+			return 0, err
+		}
+	}
+	t.b.PutNSMeta(ns.id, consolidationDoneKey, uint64Bytes(uint64(progress)))
+	if len(doomed) > 0 {
+		t.audit(audit.OpConsolidate, ids, stores, map[string]any{"step": "merge", "pairs": len(doomed)})
+	}
+	return len(doomed), t.commit()
+}
+
+// copyChunk is how many records one commit of a consolidation copies: one
+// sync and one audit entry per chunk, not per record.
+const copyChunk = 128
+
+// applyCopies writes (or refreshes) the semantic copies of sources ids of
+// namespace ns in one commit, counting them in c.resp. A source gone or
+// moved since the plan, or whose copy is up to date by now, is skipped.
+// Callers hold big exclusively.
+func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) error {
+	now := e.now()
+	t := e.begin(ns)
+	defer t.close()
+	out := make([]memory.ID, 0, 2*len(ids))
+	made, refreshed, keptRefreshed := 0, 0, 0
+	for _, id := range ids {
+		src, err := e.get(ns, id)
+		if err != nil || src.Store != memory.StoreEpisodic {
+			continue
+		}
+		existing := e.copyOf(ns, src.ID, c.copies)
+		if existing != nil {
+			if from, _ := consolidatedOf(existing); from.Version == src.Version {
+				continue
+			}
+		}
+		cp, err := e.consolidateInto(t, ns, src, existing, now)
 		if err != nil {
 			return err
 		}
-		if copies[rec.ID] != nil {
+		c.copies[src.ID] = cp
+		made++
+		if existing != nil {
 			refreshed++
 		}
-		ids = append(ids, rec.ID, cp)
+		if c.kept[src.ID] {
+			keptRefreshed++
+		}
+		out = append(out, src.ID, cp)
 	}
-	t.audit(audit.OpConsolidate, ids, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},
-		map[string]any{"step": "copy", "records": len(recs), "refreshed": refreshed})
-	return t.commit()
+	if made == 0 {
+		return nil
+	}
+	t.audit(audit.OpConsolidate, out, []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic},
+		map[string]any{"step": "copy", "records": made, "refreshed": refreshed})
+	if err := t.commit(); err != nil {
+		return err
+	}
+	c.resp.RecordsMigrated += uint32(made - keptRefreshed)
+	c.resp.SemanticNodesCreated += uint32(made - refreshed)
+	return nil
+}
+
+// copyOf reads the semantic copy of source src, nil when it has none.
+func (e *Engine) copyOf(ns *nsState, src memory.ID, copies map[memory.ID]memory.ID) *memory.MemoryRecord {
+	id, ok := copies[src]
+	if !ok {
+		return nil
+	}
+	cp, err := e.get(ns, id)
+	if err != nil {
+		return nil
+	}
+	if from, ok := consolidatedOf(cp); !ok || from.RecordID != src {
+		return nil
+	}
+	return cp
+}
+
+// applyPrunes deletes, in one commit, the sources ids of namespace ns that
+// are still episodic, dormant, and whose copy is up to date, counting them
+// in c.resp. Callers hold big exclusively.
+func (e *Engine) applyPrunes(ns *nsState, ids []memory.ID, c *consolidation) error {
+	clock := ns.clock()
+	doomed := map[memory.ID]memory.StoreType{}
+	for _, id := range ids {
+		src, err := e.get(ns, id)
+		if err != nil || src.Store != memory.StoreEpisodic || e.entryScore(ns, id, clock) >= DormantBelow {
+			continue
+		}
+		if cp := e.copyOf(ns, id, c.copies); cp != nil {
+			if from, _ := consolidatedOf(cp); from.Version == src.Version {
+				doomed[id] = memory.StoreEpisodic
+			}
+		}
+	}
+	if len(doomed) == 0 {
+		return nil
+	}
+	if err := e.deleteLocked(ns, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": c.req.Strategy.String()}); err != nil {
+		return err
+	}
+	c.resp.RecordsPruned += uint32(len(doomed))
+	return nil
 }
 
 // consolidateInto adds to t the semantic copy of rec (a new one, or

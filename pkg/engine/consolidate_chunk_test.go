@@ -1,13 +1,18 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // TestConsolidateCopiesInChunks: a consolidation commits its copies
@@ -52,5 +57,151 @@ func TestConsolidateCopiesInChunks(t *testing.T) {
 	}
 	if again.RecordsMigrated != 0 || again.SemanticNodesCreated != 0 {
 		t.Fatalf("second run: %+v, want nothing to do", again)
+	}
+}
+
+// TestConsolidateLetsRecallsThrough: a consolidation holds the engine one
+// chunk at a time, so a recall issued while it copies answers before it
+// ends.
+func TestConsolidateLetsRecallsThrough(t *testing.T) {
+	var (
+		h        *harness
+		started  bool
+		answered atomic.Bool
+		before   bool // answered before the last copy chunk
+		copies   int
+		errc     = make(chan error, 1)
+	)
+	const chunks = 12
+	h = newHarness(t, Options{SimilarLinks: -1, consolidationStepped: func(step string) {
+		if step != "copy" {
+			return
+		}
+		copies++
+		if !started {
+			started = true
+			go func() {
+				req := memory.DefaultRecallQueryRequest()
+				req.Cue.Text = ptr("chunked note")
+				_, err := h.e.RecallQuery(context.Background(), &req)
+				answered.Store(true)
+				errc <- err
+			}()
+		}
+		if copies == chunks {
+			before = answered.Load()
+		}
+	}})
+	ctx := context.Background()
+	for i := 0; i < chunks*copyChunk; i += 500 {
+		var reqs []memory.EncodeStoreRequest
+		for j := i; j < min(i+500, chunks*copyChunk); j++ {
+			reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("chunked note %d about %s", j, crashWord(j%400)))})
+		}
+		if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resp, err := h.e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if copies != chunks || resp.SemanticNodesCreated != chunks*copyChunk {
+		t.Fatalf("%d copy chunks, %+v: want %d chunks of %d", copies, resp, chunks, copyChunk)
+	}
+	if !before {
+		t.Fatal("a recall issued during the first copy chunk waited for the whole consolidation")
+	}
+}
+
+// TestConsolidateDryRunWithMerges: with near-duplicates to merge, a dry
+// run reports what the run then does, and the kept record's copy is
+// refreshed by the merge (the next run finds nothing to do).
+func TestConsolidateDryRunWithMerges(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	other := h.store("Lunch orders close at eleven sharp on Fridays.", memory.StoreEpisodic)
+	first := h.store("The staging cluster is rebuilt every night at two.", memory.StoreEpisodic)
+	consolidate(t, h, nil)
+	resp, err := h.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("The staging cluster is rebuilt every night at two!"),
+		Associations: []memory.ManualAssociation{{TargetID: other, AssociationType: memory.AssocCausal, Weight: 0.4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := func(r *memory.ConsolidateRequest) { r.Strategy = memory.ConsolidateFull }
+	dry := consolidate(t, h, func(r *memory.ConsolidateRequest) { full(r); r.DryRun = true })
+	got := consolidate(t, h, full)
+	if got != dry || got.RecordsCompressed != 1 {
+		t.Fatalf("run %+v, dry run %+v: want equal, one merge", got, dry)
+	}
+	if _, err := h.e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: resp.RecordID}); err == nil {
+		t.Fatal("the duplicate is still there")
+	}
+	kept := h.record(first)
+	if !slices.ContainsFunc(kept.Associations, func(a memory.Association) bool { return a.TargetID == other }) {
+		t.Fatalf("kept record did not inherit the edge: %+v", kept.Associations)
+	}
+	if again := consolidate(t, h, nil); again.RecordsMigrated != 0 {
+		t.Fatalf("next run %+v: the kept record's copy was left stale", again)
+	}
+}
+
+// writeJournal leaves a consolidation journal in the default namespace,
+// as a run interrupted after planning these merges would.
+func writeJournal(t *testing.T, h *harness, merges ...[2]memory.ID) {
+	t.Helper()
+	b := h.db.NewBatch()
+	defer b.Close()
+	b.PutNSMeta(store.DefaultNS, consolidationKey, mustJSON(consolidationJournal{Strategy: memory.ConsolidateIncremental, Merges: merges}))
+	b.PutNSMeta(store.DefaultNS, consolidationDoneKey, uint64Bytes(0))
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestConsolidateResumesJournal: the next consolidation finishes the
+// merges an interrupted run journaled, re-checking each pair (one that is
+// no longer a pair of near-duplicates is left alone), then removes the
+// journal. A replacing import drops a journal with the records it
+// concerns.
+func TestConsolidateResumesJournal(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	a := h.store("The nightly backup runs at three and keeps thirty days.", memory.StoreEpisodic)
+	b := h.store("Code review needs two approvals for the payments service.", memory.StoreEpisodic)
+	c := h.store("Feature flags are cleaned up one release after launch.", memory.StoreEpisodic)
+	d := h.store("Feature flags are cleaned up one release after launch!", memory.StoreEpisodic)
+	writeJournal(t, h, [2]memory.ID{a, b}, [2]memory.ID{c, d})
+	// A dry run changes nothing, the journal included.
+	consolidate(t, h, func(r *memory.ConsolidateRequest) { r.DryRun = true })
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); err != nil {
+		t.Fatalf("a dry run touched the journal: %v", err)
+	}
+	consolidate(t, h, nil)
+	if _, err := h.e.Record(ctx, &memory.IntrospectRecordRequest{RecordID: d}); err == nil {
+		t.Fatal("the journaled merge of two near-duplicates was not applied")
+	}
+	h.record(a)
+	h.record(b) // not near-duplicates: both stay
+	h.record(c)
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("journal after the run: %v", err)
+	}
+
+	var archive bytes.Buffer
+	if _, err := h.e.Export(ctx, &memory.ExportRequest{Format: "cma"}, &archive); err != nil {
+		t.Fatal(err)
+	}
+	writeJournal(t, h, [2]memory.ID{a, b})
+	req := memory.DefaultImportRequest()
+	req.Strategy = memory.ImportReplace
+	if _, err := h.e.Import(ctx, &req, &archive); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("journal after a replacing import: %v", err)
 	}
 }

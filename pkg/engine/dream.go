@@ -41,8 +41,6 @@ func (e *Engine) DreamTick(ctx context.Context, req *memory.DreamTickRequest) (*
 	}
 	e.dreamMu.Lock()
 	defer e.dreamMu.Unlock()
-	e.big.RLock()
-	defer e.big.RUnlock()
 	ns := e.space(ctx)
 	if ns == nil {
 		return &memory.DreamTickResponse{}, nil // a namespace that does not exist holds nothing
@@ -73,18 +71,11 @@ func (e *Engine) DreamAll(ctx context.Context, req *memory.DreamTickRequest) (*m
 	return total, nil
 }
 
-// dreamIn runs one tick in namespace ns unless it was dropped meanwhile.
+// dreamIn runs one tick in namespace ns (which stops at once if it was
+// dropped meanwhile).
 func (e *Engine) dreamIn(ctx context.Context, ns *nsState, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
 	e.dreamMu.Lock()
 	defer e.dreamMu.Unlock()
-	e.big.RLock()
-	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
-		return nil, nil
-	}
 	return e.dream(ctx, ns, req)
 }
 
@@ -100,8 +91,18 @@ func checkDreamTick(ctx context.Context, req *memory.DreamTickRequest) error {
 	return nil
 }
 
-// dream runs a tick in namespace ns. Callers hold dreamMu and big.
+// dream runs a tick in namespace ns. Callers hold dreamMu. It reads the
+// pending entries without holding the engine and takes it (shared) for
+// one group at a time, so a tick over a large journal never keeps the
+// operations that need the engine exclusively waiting, nor the requests
+// queued behind them.
 func (e *Engine) dream(ctx context.Context, ns *nsState, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	if dropped {
+		return &memory.DreamTickResponse{}, nil
+	}
 	var session *string
 	if req.SessionID != nil {
 		if s := strings.TrimSpace(*req.SessionID); s != "" {
@@ -128,11 +129,49 @@ func (e *Engine) dream(ctx context.Context, ns *nsState, req *memory.DreamTickRe
 		if req.DryRun {
 			continue
 		}
-		if err := e.writeDream(ns, g, plan, now); err != nil {
+		if err := e.dreamGroup(ns, g, plan, now); err != nil {
+			if errors.Is(err, errGroupChanged) {
+				// Counted above as planned; the next tick takes it up.
+				resp.GroupsProcessed--
+				resp.RawRecordsProcessed -= uint32(len(g.Entries))
+				resp.EpisodicSummariesCreated--
+				if plan.Promote {
+					resp.SemanticNodesCreated--
+				}
+				continue
+			}
 			return resp, err
 		}
 	}
 	return resp, nil
+}
+
+// errGroupChanged: a group's entries changed between the tick's read and
+// its write (an import replaced them, the namespace was dropped).
+var errGroupChanged = errors.New("dream group changed meanwhile")
+
+// dreamGroup writes group g of namespace ns holding the engine shared,
+// unless one of its entries is gone or processed since the tick read it
+// (errGroupChanged).
+func (e *Engine) dreamGroup(ns *nsState, g *dreamgroup.Group, plan dreamgroup.Plan, now time.Time) error {
+	e.big.RLock()
+	defer e.big.RUnlock()
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	if dropped {
+		return errGroupChanged
+	}
+	for _, old := range g.Entries {
+		cur, err := e.getRaw(ns, old.ID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (cur == nil || !cur.UpdatedAt.Equal(old.UpdatedAt) || store.FlagsOf(cur) != store.FlagsOf(old))) {
+			return errGroupChanged
+		}
+		if err != nil {
+			return fmt.Errorf("dream: %w", err)
+		}
+	}
+	return e.writeDream(ns, g, plan, now)
 }
 
 // dreamGroups returns the first max groups a tick processes. It finds the

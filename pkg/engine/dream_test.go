@@ -3,11 +3,13 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/dreamgroup"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -251,5 +253,60 @@ func TestDreamOptions(t *testing.T) {
 	raw, _ := h.db.GetRaw(store.DefaultNS, res.RecordID)
 	if !strings.Contains(string(raw.Metadata), `"_metadata":["keep","me"]`) || !store.IsDreamProcessed(raw) {
 		t.Fatalf("raw metadata after marking: %s", raw.Metadata)
+	}
+}
+
+// TestDreamReadsWithoutTheEngine: a tick reads and groups the pending
+// entries without holding the engine (a dry run completes while another
+// operation holds it exclusively), and holds it only to write a group.
+func TestDreamReadsWithoutTheEngine(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	loadTranscript(t, h, "s1")
+	req := dreamReq()
+	req.DryRun = true
+	done := make(chan *memory.DreamTickResponse, 1)
+	h.e.big.Lock()
+	go func() {
+		resp, err := h.e.DreamTick(context.Background(), req)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- resp
+	}()
+	var resp *memory.DreamTickResponse
+	select {
+	case resp = <-done:
+	case <-time.After(time.Minute):
+	}
+	h.e.big.Unlock()
+	if resp == nil {
+		<-done
+		t.Fatal("a dry-run dream tick waited for the engine")
+	}
+	if resp.GroupsProcessed == 0 {
+		t.Fatalf("dry run %+v found nothing to do", resp)
+	}
+}
+
+// TestDreamSkipsChangedGroup: a group whose entries were processed (or
+// replaced) between the tick's read and its write is not written again.
+func TestDreamSkipsChangedGroup(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	loadTranscript(t, h, "s1")
+	ns := h.e.defaultSpace()
+	groups, err := h.e.dreamGroups(context.Background(), ns, nil, newRawFilter(false, false, nil), 10)
+	if err != nil || len(groups) == 0 {
+		t.Fatalf("groups %d, %v", len(groups), err)
+	}
+	if _, err := h.e.DreamTick(context.Background(), dreamReq()); err != nil {
+		t.Fatal(err)
+	}
+	before := len(summaries(t, h)[memory.StoreEpisodic])
+	g := groups[0]
+	if err := h.e.dreamGroup(ns, g, dreamgroup.PlanGroup(g, true), h.clock.Now()); !errors.Is(err, errGroupChanged) {
+		t.Fatalf("writing a group already processed: %v, want errGroupChanged", err)
+	}
+	if after := len(summaries(t, h)[memory.StoreEpisodic]); after != before {
+		t.Fatalf("%d summaries after the stale write, %d before", after, before)
 	}
 }

@@ -82,6 +82,9 @@ type Options struct {
 	// write-behind bounds of recall effects (writebehind.go; tests).
 	recallFlushEvery time.Duration
 	recallPendingMax int
+	// consolidationStepped, when set, is called after each committed
+	// step of a consolidation, still holding big (crash tests).
+	consolidationStepped func(step string)
 }
 
 // Engine implements memory.Service over a store.DB.
@@ -92,8 +95,8 @@ type Options struct {
 // not need, and never takes two locks of one rank (except record stripes,
 // in increasing index):
 //
-//  1. dreamMu, tickMu, modeMu: serialise dream ticks, decay ticks and
-//     set-mode, each a whole operation.
+//  1. dreamMu, tickMu, modeMu, consMu: serialise dream ticks, decay
+//     ticks, set-mode and consolidations, each a whole operation.
 //  2. big: shared by operations on single records, exclusive for those
 //     that restructure many (forget, import, consolidate, prune).
 //  3. workMu, rawMu, nsMu: serialise working-store writes, raw writes
@@ -129,6 +132,7 @@ type Engine struct {
 	tickMu  lockorder.Mutex // serialises decay ticks
 	dreamMu lockorder.Mutex // serialises dream ticks
 	modeMu  lockorder.Mutex // serialises set-mode
+	consMu  lockorder.Mutex // serialises consolidations
 
 	nsMu lockorder.Mutex // serialises the creation of namespaces
 
@@ -238,6 +242,7 @@ func (e *Engine) initLocks() {
 	e.dreamMu.Init(c, "dreamMu", rankOperation)
 	e.tickMu.Init(c, "tickMu", rankOperation)
 	e.modeMu.Init(c, "modeMu", rankOperation)
+	e.consMu.Init(c, "consMu", rankOperation)
 	e.big.Init(c, "big", rankBig)
 	e.workMu.Init(c, "workMu", rankWriter)
 	e.rawMu.Init(c, "rawMu", rankWriter)

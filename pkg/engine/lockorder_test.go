@@ -102,6 +102,13 @@ func TestLockOrderUnderLoad(t *testing.T) {
 		}
 		seed[i] = resp.RecordID
 	}
+	// A pending raw entry, so a dream tick has a group to write (it takes
+	// big only to write one).
+	pending := rawReq("lock-order", "a pending raw turn about the deploy pipeline")
+	if _, err := h.e.EncodeStoreRaw(ctx, &pending); err != nil {
+		t.Fatal(err)
+	}
+	h.clock.Advance(3 * time.Hour)
 	var archive bytes.Buffer
 	if _, err := h.e.Export(ctx, &memory.ExportRequest{Format: "cma", IncludeRawJournal: true}, &archive); err != nil {
 		t.Fatal(err)

@@ -230,7 +230,7 @@ func (e *Engine) loadSettings(ns *nsState) error {
 // nsSettings are the names of the settings every namespace keeps (under
 // store.NSMetaKey); a drop of the default namespace deletes them.
 func nsSettings() []string {
-	return []string{offsetKey, evolutionKey, modeKey, recallCountKey, lastDreamKey}
+	return []string{offsetKey, evolutionKey, modeKey, recallCountKey, lastDreamKey, consolidationKey, consolidationDoneKey}
 }
 
 // resetLocked empties the namespace's in-memory state (a replacing import, a

@@ -14,8 +14,9 @@ import (
 const DefaultTickSeconds = 3600
 
 // pruneBatch bounds how many records one prune commit deletes, so a tick
-// over many records never holds the engine for long.
-const pruneBatch = 256
+// over many records holds the engine exclusively for one short commit at
+// a time.
+const pruneBatch = 64
 
 // DecayTick implements memory.Service: it advances the decay clock of the
 // caller's namespace by the given span (default an hour), which ages every
@@ -33,33 +34,61 @@ func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*
 	}
 	e.tickMu.Lock()
 	defer e.tickMu.Unlock()
-	e.big.RLock()
 	ns := e.space(ctx)
 	if ns == nil {
-		e.big.RUnlock()
 		return &memory.DecayTickResponse{}, nil // a namespace that does not exist holds nothing to age
 	}
 	seconds := float64(d)
+	for {
+		resp, scored, done, err := e.tickSpace(ns, seconds)
+		if err != nil || !done {
+			if err != nil {
+				return nil, err
+			}
+			continue // the namespace was reset meanwhile: score again
+		}
+		if scored == nil {
+			return resp, nil // dropped meanwhile
+		}
+		return resp, e.pruneAll(ctx, []scoredSpace{*scored}, resp)
+	}
+}
+
+// tickSpace advances namespace ns's clock by seconds. It scores the
+// records without holding the engine (ticks are serialised by tickMu) and
+// holds it, shared, for the commit of the new offset only. done is false
+// when the offset changed meanwhile (a drop or replacing import reset the
+// namespace); scored is nil when the namespace was dropped.
+func (e *Engine) tickSpace(ns *nsState, seconds float64) (resp *memory.DecayTickResponse, scored *scoredSpace, done bool, err error) {
 	now := e.now()
-	next := clockState{reading: math.Float64frombits(ns.offset.Load()) + seconds, lastTick: now}
-	resp := &memory.DecayTickResponse{}
-	scored := e.score(ns, e.clock()+next.reading, resp)
+	base := ns.offset.Load()
+	next := clockState{reading: math.Float64frombits(base) + seconds, lastTick: now}
+	resp = &memory.DecayTickResponse{}
+	s := e.score(ns, e.clock()+next.reading, resp)
+	e.big.RLock()
+	defer e.big.RUnlock()
+	e.mu.RLock()
+	dropped := ns.dropped
+	e.mu.RUnlock()
+	switch {
+	case dropped:
+		return &memory.DecayTickResponse{}, nil, true, nil
+	case ns.offset.Load() != base:
+		return nil, nil, false, nil
+	}
 	t := e.begin(ns)
+	defer t.close()
 	t.b.PutNSMeta(ns.id, offsetKey, encodeClock(next))
 	t.audit(audit.OpDecayTick, nil, nil, map[string]any{"seconds": seconds, "records_updated": resp.RecordsUpdated, "records_below_threshold": resp.RecordsBelowThreshold})
-	err := t.commit()
-	t.close()
-	if err != nil {
-		e.big.RUnlock()
-		return nil, fmt.Errorf("decay tick: %w", err)
+	if err := t.commit(); err != nil {
+		return nil, nil, true, fmt.Errorf("decay tick: %w", err)
 	}
 	ns.offset.Store(math.Float64bits(next.reading))
 	e.mu.Lock()
 	ns.lastTick = now
-	scored.keepSums()
+	s.keepSums()
 	e.mu.Unlock()
-	e.big.RUnlock()
-	return resp, e.pruneAll(ctx, []scoredSpace{scored}, resp)
+	return resp, &s, true, nil
 }
 
 // AdvanceDecay advances the engine-wide decay clock by the real time
