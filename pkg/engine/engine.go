@@ -197,7 +197,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.loadClock(); err != nil {
 		return nil, fmt.Errorf("load decay clock: %w", err)
 	}
-	if err := e.loadSpaces(ctx); err != nil {
+	if err := e.loadSpaces(); err != nil {
 		return nil, err
 	}
 	if err := e.openIndexes(ctx); err != nil {
