@@ -72,6 +72,12 @@ type Options struct {
 	// reaches the disk); without it and with this false, nothing derived
 	// is written and every start builds the indexes (snapshot.go).
 	PersistIndexes bool
+	// NoIndexSnapshots forbids index snapshots of any kind, sealed ones
+	// included, and deletes any left by an earlier configuration: the
+	// configuration said explicitly that no search index may be kept on
+	// disk (security.persist_search_indexes = false). It overrides
+	// PersistIndexes and the sealed snapshots of an encrypted store.
+	NoIndexSnapshots bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
 

@@ -43,9 +43,10 @@ import (
 // since the last one (snapshotEvery), and at Close. They hold derived
 // text, so they are written only where that may reach the disk: with
 // Options.PersistIndexes, or sealed under the record key when the store
-// is encrypted (store.WriteDerived seals them; no plaintext is written).
-// Otherwise any snapshot left by an earlier configuration is deleted at
-// start.
+// is encrypted (store.WriteDerived seals them; no plaintext is written),
+// and never with Options.NoIndexSnapshots (the configuration forbade
+// search indexes on disk explicitly). Otherwise any snapshot left by an
+// earlier configuration is deleted at start.
 
 // indexChangesKey is the namespace metadata key of the change counter.
 const indexChangesKey = "index_changes"
@@ -83,7 +84,7 @@ func snapshotName(ns store.NS) string { return "index-" + strconv.FormatUint(uin
 
 // snapshotsAllowed reports whether index snapshots may be written.
 func (e *Engine) snapshotsAllowed() bool {
-	return e.opts.PersistIndexes || e.db.Encryption() == store.EncryptionOn
+	return !e.opts.NoIndexSnapshots && (e.opts.PersistIndexes || e.db.Encryption() == store.EncryptionOn)
 }
 
 // stampIndexes takes a change number for every namespace whose indexes
