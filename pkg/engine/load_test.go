@@ -181,3 +181,52 @@ func newestIDs(s *state) []memory.ID {
 	})
 	return out
 }
+
+// TestRowSetChunks: the chunks of a rowSet, put together by putVectors,
+// are the normalised vectors in the order added, across chunk boundaries
+// and stores, zero vectors left out.
+func TestRowSetChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const dim = 3
+	var wantIDs []memory.ID
+	var wantRows []float32
+	loads := make([]storeLoad, 2)
+	n := 0
+	for i := range loads {
+		loads[i].vectors = map[int]*rowSet{dim: {}}
+		for range 2500 + i*700 {
+			id := memory.ID{byte(n >> 16), byte(n >> 8), byte(n), 1}
+			v := []float32{float32(rng.NormFloat64()), float32(rng.NormFloat64()), float32(rng.NormFloat64())}
+			if n%97 == 0 {
+				v = make([]float32, dim)
+			}
+			loads[i].vectors[dim].add(id, v)
+			var ok bool
+			if wantRows, ok = vecindex.AppendNormalized(wantRows, v); ok {
+				wantIDs = append(wantIDs, id)
+			}
+			n++
+		}
+		if c := len(loads[i].vectors[dim].chunks); c < 3 {
+			t.Fatalf("store %d: %d chunks, want several", i, c)
+		}
+	}
+	x := vecindex.New(nil)
+	putVectors(x, loads)
+	if x.Len(dim) != len(wantIDs) {
+		t.Fatalf("%d rows, want %d", x.Len(dim), len(wantIDs))
+	}
+	var gotIDs []memory.ID
+	var gotRows []float32
+	err := x.Rows(dim, func(ids []memory.ID, rows []float32) error {
+		gotIDs = append(gotIDs, ids...)
+		gotRows = append(gotRows, rows...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(gotRows, wantRows) {
+		t.Fatal("rows differ from the vectors added, in order")
+	}
+}

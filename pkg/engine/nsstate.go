@@ -186,22 +186,27 @@ type storeLoad struct {
 	docs    []*searchindex.Document // index documents, when asked for
 }
 
-// rowSet holds normalised vectors of one dimension in chunks of
-// rowChunk rows, each allocated once at its full size, so loading copies
-// every vector once more, into the index's matrix, and no more.
+// rowSet holds normalised vectors of one dimension in chunks, each
+// allocated once at its full size (as many rows as came before, from
+// minRowChunk up to maxRowChunk), so loading copies every vector once
+// more, into the index's matrix, and no more.
 type rowSet struct {
 	ids    []memory.ID
 	chunks [][]float32
 }
 
-const rowChunk = 1024
+const (
+	minRowChunk = 64
+	maxRowChunk = 1024
+)
 
 // add appends v normalised (a zero vector is left out, as
 // vecindex.Index.Put leaves it).
 func (rs *rowSet) add(id memory.ID, v []float32) {
 	n := len(rs.chunks)
 	if n == 0 || len(rs.chunks[n-1]) == cap(rs.chunks[n-1]) {
-		rs.chunks = append(rs.chunks, make([]float32, 0, rowChunk*len(v)))
+		rows := min(maxRowChunk, max(minRowChunk, len(rs.ids)))
+		rs.chunks = append(rs.chunks, make([]float32, 0, rows*len(v)))
 		n++
 	}
 	var ok bool
