@@ -349,7 +349,7 @@ var keys = []key{
 	},
 	{
 		name:    "security.persist_search_indexes",
-		doc:     "Keep search indexes (derived text) on disk. Default: true, or false while store encryption is on (then they are rebuilt in memory at start).",
+		doc:     "Keep search indexes (derived text) on disk in plaintext, so a start need not rebuild them. Default: true, or false while store encryption is on; an encrypted store keeps them sealed under the store key either way, unless this is set to false explicitly: then nothing derived is kept on disk, sealed or not, and every start rebuilds them in memory.",
 		field:   func(c *Config) any { return &c.Security.PersistSearchIndexes },
 		example: "true",
 	},

@@ -72,6 +72,12 @@ type Options struct {
 	// reaches the disk); without it and with this false, nothing derived
 	// is written and every start builds the indexes (snapshot.go).
 	PersistIndexes bool
+	// NoIndexSnapshots forbids index snapshots of any kind, sealed ones
+	// included, and deletes any left by an earlier configuration: the
+	// configuration said explicitly that no search index may be kept on
+	// disk (security.persist_search_indexes = false). It overrides
+	// PersistIndexes and the sealed snapshots of an encrypted store.
+	NoIndexSnapshots bool
 	// Decay holds the decay model's parameters; zero fields take defaults.
 	Decay DecayConfig
 
@@ -201,7 +207,7 @@ func Open(ctx context.Context, db *store.DB, opts Options) (*Engine, error) {
 	if err := e.loadClock(); err != nil {
 		return nil, fmt.Errorf("load decay clock: %w", err)
 	}
-	if err := e.loadSpaces(ctx); err != nil {
+	if err := e.loadSpaces(); err != nil {
 		return nil, err
 	}
 	if err := e.openIndexes(ctx); err != nil {

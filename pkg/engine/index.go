@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -62,21 +64,26 @@ func rawDoc(rec *memory.RawJournalRecord) *searchindex.Document {
 	return d
 }
 
-// openIndexes loads or builds the full-text indexes of every namespace,
-// after deleting the postings older versions kept in the database and
-// the snapshots that may not stay (snapshot.go).
+// openIndexes loads the records of every namespace and loads or builds
+// its full-text indexes, after deleting the postings older versions kept
+// in the database and the snapshots that may not stay (snapshot.go).
 func (e *Engine) openIndexes(ctx context.Context) error {
+	start := time.Now()
 	if err := e.dropPersistedPostings(); err != nil {
 		return err
 	}
 	if err := e.tidySnapshots(); err != nil {
 		return fmt.Errorf("index snapshots: %w", err)
 	}
+	records, raws := 0, 0
 	for _, ns := range e.spaces {
 		if err := e.openNSIndexes(ctx, ns); err != nil {
 			return fmt.Errorf("namespace %s: %w", ns.name, err)
 		}
+		records += len(ns.st.entries)
+		raws += int(ns.raw.total)
 	}
+	e.log.Debug("engine loaded", "namespaces", len(e.spaces), "records", records, "raw", raws, "took", time.Since(start))
 	return nil
 }
 
@@ -110,23 +117,51 @@ func (e *Engine) dropPersistedPostings() error {
 	return nil
 }
 
-// openNSIndexes loads the full-text indexes of one namespace from its
-// snapshot, or builds them from its records and raw entries.
+// openNSIndexes loads the records of one namespace (loadRecords) and its
+// full-text indexes: from its snapshot, read while the records load, or
+// built from the records and raw entries.
 func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	start := time.Now()
 	if err := e.loadChangeCounter(ns); err != nil {
 		return err
 	}
-	if e.snapshotsAllowed() && e.loadSnapshot(ns) {
+	var snap io.ReadCloser
+	if e.snapshotsAllowed() {
+		snap = e.openSnapshot(ns)
+	}
+	var text, raw *searchindex.Index
+	var wg sync.WaitGroup
+	if snap != nil {
+		wg.Go(func() { text, raw = e.readSnapshot(ns, snap) })
+	}
+	docs, err := e.loadRecords(ctx, ns, snap == nil)
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	if text != nil {
+		e.useSnapshot(ns, text, raw)
 		e.log.Debug("search indexes loaded", "namespace", ns.name, "records", ns.text.Stats().Docs,
 			"raw_entries", ns.rawText.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
+	fill := func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) }
+	if snap == nil {
+		fill = func(add searchindex.AddFunc) error {
+			for i, d := range docs {
+				if err := add(d); err != nil {
+					return err
+				}
+				docs[i] = nil
+			}
+			return nil
+		}
+	}
+	text, err = searchindex.Build(ns.indexConfig, fill)
 	if err != nil {
 		return fmt.Errorf("text index: %w", err)
 	}
-	raw, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
+	raw, err = searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
 	if err != nil {
 		return fmt.Errorf("raw text index: %w", err)
 	}

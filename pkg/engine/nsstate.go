@@ -3,9 +3,12 @@ package engine
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -161,53 +164,151 @@ func (e *Engine) allSpaces() []*nsState {
 	return out
 }
 
-// loadSpaces sets up every namespace of the store: settings, then records
-// and raw counters.
-func (e *Engine) loadSpaces(ctx context.Context) error {
-	start := time.Now()
+// loadSpaces sets up every namespace of the store with its settings;
+// openIndexes then loads their records and indexes.
+func (e *Engine) loadSpaces() error {
 	e.spaces = map[string]*nsState{}
-	records, raws := 0, 0
 	for _, n := range e.db.Namespaces() {
 		ns := e.newNS(n.ID, n.Name)
 		if err := e.loadSettings(ns); err != nil {
 			return fmt.Errorf("namespace %s: %w", n.Name, err)
 		}
-		if err := e.loadRecords(ctx, ns); err != nil {
-			return fmt.Errorf("namespace %s: %w", n.Name, err)
-		}
 		e.spaces[n.Name] = ns
-		records += len(ns.st.entries)
-		raws += int(ns.raw.total)
 	}
-	e.log.Debug("engine loaded", "namespaces", len(e.spaces), "records", records, "raw", raws, "took", time.Since(start))
 	return nil
 }
 
-// loadRecords fills the namespace's in-memory state from the store.
-func (e *Engine) loadRecords(ctx context.Context, ns *nsState) error {
-	for _, st := range memory.PersistentStores() {
-		err := e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ns.st.put(rec)
-			if v := rec.Content.Embedding(); v != nil {
-				ns.vectors.Put(rec.ID, v)
-			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("load %s store: %w", st, err)
+// storeLoad is what a start reads from one curated store of a namespace.
+type storeLoad struct {
+	ids     []memory.ID
+	entries []*entry
+	vectors map[int]*rowSet         // normalised embeddings by dimension
+	docs    []*searchindex.Document // index documents, when asked for
+}
+
+// rowSet holds normalised vectors of one dimension in chunks, each
+// allocated once at its full size (as many rows as came before, from
+// minRowChunk up to maxRowChunk), so loading copies every vector once
+// more, into the index's matrix, and no more.
+type rowSet struct {
+	ids    []memory.ID
+	chunks [][]float32
+}
+
+const (
+	minRowChunk = 64
+	maxRowChunk = 1024
+)
+
+// add appends v normalised (a zero vector is left out, as
+// vecindex.Index.Put leaves it).
+func (rs *rowSet) add(id memory.ID, v []float32) {
+	n := len(rs.chunks)
+	if n == 0 || len(rs.chunks[n-1]) == cap(rs.chunks[n-1]) {
+		rows := min(maxRowChunk, max(minRowChunk, len(rs.ids)))
+		rs.chunks = append(rs.chunks, make([]float32, 0, rows*len(v)))
+		n++
+	}
+	var ok bool
+	if rs.chunks[n-1], ok = vecindex.AppendNormalized(rs.chunks[n-1], v); ok {
+		rs.ids = append(rs.ids, id)
+	}
+}
+
+// putVectors gives the index the vectors of every store, in store order,
+// one matrix per dimension copied from the chunks once.
+func putVectors(x *vecindex.Index, loads []storeLoad) {
+	dims := map[int]int{} // rows by dimension
+	for i := range loads {
+		for dim, rs := range loads[i].vectors {
+			dims[dim] += len(rs.ids)
 		}
 	}
-	err := e.db.ScanRawNewest(ns.id, store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
-		ns.raw.add(f)
-		return true, nil
-	})
-	if err != nil {
-		return fmt.Errorf("load raw journal: %w", err)
+	for _, dim := range slices.Sorted(maps.Keys(dims)) {
+		ids := make([]memory.ID, 0, dims[dim])
+		rows := make([]float32, 0, dims[dim]*dim)
+		for i := range loads {
+			if rs := loads[i].vectors[dim]; rs != nil {
+				ids = append(ids, rs.ids...)
+				for j, c := range rs.chunks {
+					rows = append(rows, c...)
+					rs.chunks[j] = nil
+				}
+			}
+		}
+		x.AdoptRows(dim, ids, rows)
 	}
-	return nil
+}
+
+// loadRecords fills the namespace's in-memory state (entries, vectors,
+// raw counters) from the store. The curated stores are read and decoded
+// at once, one goroutine each, and the raw journal's flags beside them;
+// the results are then put together in store order, as a sequential read
+// would. With docs set it also returns the index document of every record,
+// in the order an index build from the records would add them, so a start
+// without a usable index snapshot decodes each record once.
+func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool) ([]*searchindex.Document, error) {
+	stores := memory.PersistentStores()
+	loads := make([]storeLoad, len(stores))
+	errs := make([]error, len(stores)+1)
+	var raw rawState
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		wg.Go(func() {
+			if err := e.loadStore(ctx, ns, st, docs, &loads[i]); err != nil {
+				errs[i] = fmt.Errorf("load %s store: %w", st, err)
+			}
+		})
+	}
+	wg.Go(func() {
+		err := e.db.ScanRawNewest(ns.id, store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
+			raw.add(f)
+			return true, nil
+		})
+		if err != nil {
+			errs[len(stores)] = fmt.Errorf("load raw journal: %w", err)
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var out []*searchindex.Document
+	for i := range loads {
+		l := &loads[i]
+		for j, id := range l.ids {
+			ns.st.putEntry(id, l.entries[j], false)
+		}
+		out = append(out, l.docs...)
+	}
+	putVectors(ns.vectors, loads)
+	ns.st.recent.build(ns.st.entries)
+	ns.raw = raw
+	return out, nil
+}
+
+// loadStore reads and decodes the records of one curated store into l.
+func (e *Engine) loadStore(ctx context.Context, ns *nsState, st memory.StoreType, docs bool, l *storeLoad) error {
+	l.vectors = map[int]*rowSet{}
+	return e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		l.ids = append(l.ids, rec.ID)
+		l.entries = append(l.entries, entryOf(rec))
+		if v := rec.Content.Embedding(); len(v) > 0 {
+			rs := l.vectors[len(v)]
+			if rs == nil {
+				rs = &rowSet{}
+				l.vectors[len(v)] = rs
+			}
+			rs.add(rec.ID, v)
+		}
+		if docs {
+			l.docs = append(l.docs, curatedDoc(rec))
+		}
+		return nil
+	})
 }
 
 // loadSettings reads the namespace's persisted settings and counters.

@@ -58,6 +58,18 @@ func (r *recency) put(id memory.ID, created int64, old *int64) {
 	}
 }
 
+// build replaces the order with that of entries, sorted once: for the
+// start, where the stores are read one after another and an item-by-item
+// put would merge over and over.
+func (r *recency) build(entries map[memory.ID]*entry) {
+	main := make([]recentItem, 0, len(entries))
+	for id, e := range entries {
+		main = append(main, recentItem{e.created.UnixNano(), id})
+	}
+	slices.SortFunc(main, compareRecent)
+	*r = recency{main: main}
+}
+
 // deleted records that an entry was removed.
 func (r *recency) deleted(s *state) {
 	r.stale++

@@ -43,9 +43,10 @@ import (
 // since the last one (snapshotEvery), and at Close. They hold derived
 // text, so they are written only where that may reach the disk: with
 // Options.PersistIndexes, or sealed under the record key when the store
-// is encrypted (store.WriteDerived seals them; no plaintext is written).
-// Otherwise any snapshot left by an earlier configuration is deleted at
-// start.
+// is encrypted (store.WriteDerived seals them; no plaintext is written),
+// and never with Options.NoIndexSnapshots (the configuration forbade
+// search indexes on disk explicitly). Otherwise any snapshot left by an
+// earlier configuration is deleted at start.
 
 // indexChangesKey is the namespace metadata key of the change counter.
 const indexChangesKey = "index_changes"
@@ -83,7 +84,7 @@ func snapshotName(ns store.NS) string { return "index-" + strconv.FormatUint(uin
 
 // snapshotsAllowed reports whether index snapshots may be written.
 func (e *Engine) snapshotsAllowed() bool {
-	return e.opts.PersistIndexes || e.db.Encryption() == store.EncryptionOn
+	return !e.opts.NoIndexSnapshots && (e.opts.PersistIndexes || e.db.Encryption() == store.EncryptionOn)
 }
 
 // stampIndexes takes a change number for every namespace whose indexes
@@ -131,22 +132,29 @@ func (e *Engine) loadChangeCounter(ns *nsState) error {
 	return nil
 }
 
-// loadSnapshot sets the namespace's indexes from its snapshot when there
-// is one that matches the change counter, and reports whether it did. A
-// snapshot that does not match is deleted (it is not an error), and the
-// counter moves above its label.
-func (e *Engine) loadSnapshot(ns *nsState) bool {
+// openSnapshot opens the namespace's index snapshot, or returns nil when
+// there is none or it cannot be opened (then it is deleted).
+func (e *Engine) openSnapshot(ns *nsState) io.ReadCloser {
 	name := snapshotName(ns.id)
 	r, err := e.db.OpenDerived(name)
-	if errors.Is(err, store.ErrNoDerived) {
-		return false
+	switch {
+	case errors.Is(err, store.ErrNoDerived):
+		return nil
+	case err != nil:
+		e.dropSnapshot(ns, err)
+		return nil
 	}
-	var data []byte
-	if err == nil {
-		data, err = io.ReadAll(r)
-		_ = r.Close()
-	}
-	var text, raw *searchindex.Index
+	return r
+}
+
+// readSnapshot reads the snapshot r opened (and closes it) and returns
+// its indexes when it matches the change counter. A snapshot that does
+// not match is deleted (it is not an error), and the counter moves above
+// its label. It does not touch the namespace's state, so it may run
+// while the records load.
+func (e *Engine) readSnapshot(ns *nsState, r io.ReadCloser) (text, raw *searchindex.Index) {
+	data, err := io.ReadAll(r)
+	_ = r.Close()
 	if err == nil {
 		text, raw, err = decodeSnapshot(ns.indexConfig, data, ns.snap.changes.Load())
 	}
@@ -155,13 +163,26 @@ func (e *Engine) loadSnapshot(ns *nsState) bool {
 		ns.snap.changes.Store(stale.label)
 	}
 	if err != nil {
-		e.log.Info("index snapshot not usable; building the indexes from the records", "namespace", ns.name, "reason", err)
-		if rerr := e.db.RemoveDerived(name); rerr != nil {
-			e.log.Warn("remove index snapshot", "namespace", ns.name, "err", rerr)
-		}
-		return false
+		e.dropSnapshot(ns, err)
+		return nil, nil
 	}
-	// Working-store records do not survive a restart.
+	return text, raw
+}
+
+// dropSnapshot deletes the namespace's snapshot, which is not usable for
+// reason.
+func (e *Engine) dropSnapshot(ns *nsState, reason error) {
+	e.log.Info("index snapshot not usable; building the indexes from the records", "namespace", ns.name, "reason", reason)
+	if err := e.db.RemoveDerived(snapshotName(ns.id)); err != nil {
+		e.log.Warn("remove index snapshot", "namespace", ns.name, "err", err)
+	}
+}
+
+// useSnapshot makes the indexes a snapshot held the namespace's, once its
+// records are loaded: documents of records that are not (working-store
+// records, which do not survive a restart, and records quarantined since)
+// are dropped.
+func (e *Engine) useSnapshot(ns *nsState, text, raw *searchindex.Index) {
 	var gone []memory.ID
 	text.Documents(func(id memory.ID, _ searchindex.Attrs) bool {
 		if _, ok := ns.st.entries[id]; !ok {
@@ -174,7 +195,6 @@ func (e *Engine) loadSnapshot(ns *nsState) bool {
 	}
 	ns.text, ns.rawText = text, raw
 	ns.snap.saved.Store(ns.snap.changes.Load())
-	return true
 }
 
 // staleLabelError is a snapshot of a change other than the last one.

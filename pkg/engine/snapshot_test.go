@@ -284,3 +284,31 @@ func TestIndexSnapshotSealed(t *testing.T) {
 	}
 	s.checkIndexes(append(snapQueries, "zyxquux")...)
 }
+
+// TestIndexSnapshotForbiddenEvenSealed: with NoIndexSnapshots (the
+// configuration set security.persist_search_indexes = false explicitly)
+// an encrypted store keeps no snapshot, not even sealed: the one an
+// earlier start wrote is deleted, none is written at close, and the
+// indexes built at start hold what the records say.
+func TestIndexSnapshotForbiddenEvenSealed(t *testing.T) {
+	s := newSnapEnv(t, store.Options{Passphrase: []byte("snapshot passphrase")}, false)
+	s.open()
+	s.fill(0, 5)
+	s.close()
+	if _, err := os.Stat(s.snapshotPath()); err != nil {
+		t.Fatalf("no sealed snapshot by default: %v", err)
+	}
+	s.opts.NoIndexSnapshots = true
+	if s.open() {
+		t.Fatal("a snapshot was loaded though snapshots are forbidden")
+	}
+	if _, err := os.Stat(s.snapshotPath()); !os.IsNotExist(err) {
+		t.Fatalf("sealed snapshot still there though forbidden: %v", err)
+	}
+	s.fill(5, 5)
+	s.checkIndexes(snapQueries...)
+	s.close()
+	if names, err := os.ReadDir(filepath.Join(s.dir, "derived")); err != nil || len(names) != 0 {
+		t.Fatalf("derived files though forbidden: %v, %v", names, err)
+	}
+}

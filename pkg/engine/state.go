@@ -126,22 +126,28 @@ func entryOf(rec *memory.MemoryRecord) *entry {
 }
 
 // put adds or replaces the entry of rec.
-func (s *state) put(rec *memory.MemoryRecord) {
-	e := entryOf(rec)
-	old, had := s.entries[rec.ID]
+func (s *state) put(rec *memory.MemoryRecord) { s.putEntry(rec.ID, entryOf(rec), true) }
+
+// putEntry adds or replaces the entry of record id. Unless recent is set,
+// the entry is left out of the creation order, which the caller then
+// builds whole (loadEntries).
+func (s *state) putEntry(id memory.ID, e *entry, recent bool) {
+	old, had := s.entries[id]
 	// A record that keeps its session and creation time keeps its place.
 	moved := !had || old.session != e.session || !old.created.Equal(e.created)
 	var oldCreated *int64
 	if had {
-		s.remove(rec.ID, old, moved)
+		s.remove(id, old, moved)
 		oldCreated = ptrTo(old.created.UnixNano())
 	}
 	if moved {
-		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: rec.ID})
+		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: id})
 	}
-	s.recent.put(rec.ID, e.created.UnixNano(), oldCreated)
+	if recent {
+		s.recent.put(id, e.created.UnixNano(), oldCreated)
+	}
 	s.version++
-	s.entries[rec.ID] = e
+	s.entries[id] = e
 	s.count[e.store]++
 	s.sumScore[e.store] += e.score(s.sumClock)
 	s.edges += uint32(len(e.edges))
@@ -155,7 +161,7 @@ func (s *state) put(rec *memory.MemoryRecord) {
 			src = make(map[memory.ID]struct{}, 1)
 			s.incoming[ed.target] = src
 		}
-		src[rec.ID] = struct{}{}
+		src[id] = struct{}{}
 	}
 	if !s.extremesStale {
 		if s.oldest.IsZero() || e.created.Before(s.oldest) {

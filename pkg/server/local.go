@@ -230,8 +230,10 @@ func engineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, no
 		Now:             now,
 		WorkingCapacity: int(cfg.Working.Capacity),
 		PersistIndexes:  cfg.PersistSearchIndexes(),
-		Audit:           auditLog,
-		ImportMaxBytes:  cfg.MaxImportBytes,
+		// Set explicitly to false: not even sealed snapshots.
+		NoIndexSnapshots: cfg.Security.PersistSearchIndexes != nil && !*cfg.Security.PersistSearchIndexes,
+		Audit:            auditLog,
+		ImportMaxBytes:   cfg.MaxImportBytes,
 		Decay: engine.DecayConfig{
 			PruneBelow: cfg.Decay.PruneBelow,
 			StabilityDays: map[memory.StoreType]float64{

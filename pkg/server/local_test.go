@@ -217,3 +217,83 @@ func TestMigrationAuditedPerChunk(t *testing.T) {
 		t.Fatalf("last entry %v", last)
 	}
 }
+
+// TestLocalSearchIndexesOnDiskWithEncryption: with store encryption on,
+// an embedded open keeps the search indexes on disk only sealed (no
+// stored word anywhere in the data directory in plaintext), and with
+// security.persist_search_indexes set to false explicitly it keeps
+// nothing derived on disk at all, deleting what an earlier run kept.
+func TestLocalSearchIndexesOnDiskWithEncryption(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	pass := "correct horse battery staple"
+	open := func(persist *bool) *Local {
+		t.Helper()
+		cfg := loadConfig(t, dir)
+		cfg.Security.StoreEncryptionPassphrase = &pass
+		cfg.Security.PersistSearchIndexes = persist
+		l, err := OpenLocal(ctx, cfg, LocalOptions{Create: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	closeLocal := func(l *Local) {
+		t.Helper()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	derived := func() []string {
+		t.Helper()
+		names, err := os.ReadDir(filepath.Join(dir, "derived"))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, n := range names {
+			out = append(out, n.Name())
+		}
+		return out
+	}
+	l := open(nil)
+	if _, err := l.Service().EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("the Zyxquuxing lighthouse ledger")}); err != nil {
+		t.Fatal(err)
+	}
+	closeLocal(l)
+	if got := derived(); len(got) != 1 {
+		t.Fatalf("derived files with encryption and the default setting: %v, want one sealed snapshot", got)
+	}
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(strings.ToLower(string(data)), "zyxquux") {
+			t.Errorf("%s holds a stored word in plaintext", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	no := false
+	l = open(&no)
+	if got := derived(); len(got) != 0 {
+		t.Errorf("derived files at start with persist_search_indexes = false: %v", got)
+	}
+	req := memory.DefaultRecallQueryRequest()
+	text := "zyxquuxing"
+	req.Cue.Text = &text
+	resp, err := l.Service().RecallQuery(ctx, &req)
+	if err != nil || len(resp.Memories) != 1 {
+		t.Fatalf("recall with the indexes rebuilt: %+v, %v", resp, err)
+	}
+	closeLocal(l)
+	if got := derived(); len(got) != 0 {
+		t.Errorf("derived files after close with persist_search_indexes = false: %v", got)
+	}
+}

@@ -65,19 +65,28 @@ func New(mu RWLocker) *Index {
 
 // Normalize returns v scaled to unit length, or nil for a zero vector.
 func Normalize(v []float32) []float32 {
+	out, ok := AppendNormalized(make([]float32, 0, len(v)), v)
+	if !ok {
+		return nil
+	}
+	return out
+}
+
+// AppendNormalized appends v scaled to unit length to dst, as a row for
+// PutRows; a zero vector appends nothing and reports false.
+func AppendNormalized(dst, v []float32) ([]float32, bool) {
 	var sum float64
 	for _, x := range v {
 		sum += float64(x) * float64(x)
 	}
 	if sum == 0 {
-		return nil
+		return dst, false
 	}
 	inv := float32(1 / math.Sqrt(sum))
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = x * inv
+	for _, x := range v {
+		dst = append(dst, x*inv)
 	}
-	return out
+	return dst, true
 }
 
 // Put sets the vector of id (replacing any earlier one); nil or a zero
@@ -447,4 +456,37 @@ func (x *Index) PutRows(dim int, ids []memory.ID, rows []float32) {
 		m.data = append(m.data, rows[i*dim:(i+1)*dim]...)
 		x.where[id] = dim
 	}
+}
+
+// AdoptRows is PutRows for a caller that hands its slices over: when the
+// index has no rows of dimension dim and none of ids has a vector, the
+// matrix takes rows and ids as they are, without a copy (for loading a
+// large index at start). The caller must not use them afterwards.
+func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
+	x.mu.Lock()
+	adopt := x.byDim[dim] == nil && len(rows) == len(ids)*dim
+	for _, id := range ids {
+		if !adopt {
+			break
+		}
+		_, had := x.where[id]
+		adopt = !had
+	}
+	if !adopt {
+		x.mu.Unlock()
+		x.PutRows(dim, ids, rows)
+		return
+	}
+	defer x.mu.Unlock()
+	m := &matrix{dim: dim, data: rows, ids: ids, row: make(map[memory.ID]int, len(ids))}
+	for i, id := range ids {
+		if _, dup := m.row[id]; dup {
+			// An id given twice keeps its last row, as PutRows would.
+			m.ids[m.row[id]] = memory.ID{}
+			m.dead++
+		}
+		m.row[id] = i
+		x.where[id] = dim
+	}
+	x.byDim[dim] = m
 }

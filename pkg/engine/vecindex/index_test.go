@@ -343,3 +343,75 @@ func TestRowsRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestAdoptRowsMatchesPut: rows handed over with AdoptRows (normalised
+// with AppendNormalized, zero vectors left out, an id given twice) give
+// the index Put gives; and where the dimension already has rows, or an id
+// has a vector of another size, AdoptRows copies like PutRows.
+func TestAdoptRowsMatchesPut(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	vec := func(dim int) []float32 {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		return v
+	}
+	want, got := New(nil), New(nil)
+	var ids []memory.ID
+	var rows []float32
+	add := func(id memory.ID, v []float32) {
+		want.Put(id, v)
+		var ok bool
+		if rows, ok = AppendNormalized(rows, v); ok {
+			ids = append(ids, id)
+		}
+	}
+	for i := range 300 {
+		v := vec(16)
+		if i%50 == 0 {
+			v = make([]float32, 16) // zero: no vector
+		}
+		add(testID(i), v)
+	}
+	add(testID(7), vec(16)) // given twice: the last row counts
+	got.Put(testID(1000), vec(24))
+	want.Put(testID(1000), got.vectorOf(t, testID(1000)))
+	got.AdoptRows(16, ids, rows)
+	// A dimension with rows already, and an id moving from 24 to 16.
+	more := []memory.ID{testID(1000), testID(1001)}
+	moreRows, _ := AppendNormalized(nil, vec(16))
+	moreRows, _ = AppendNormalized(moreRows, vec(16))
+	for i, id := range more {
+		want.Put(id, moreRows[i*16:(i+1)*16])
+	}
+	got.AdoptRows(16, more, moreRows)
+	for _, dim := range []int{16, 24} {
+		if got.Len(dim) != want.Len(dim) {
+			t.Fatalf("dimension %d: %d rows, want %d", dim, got.Len(dim), want.Len(dim))
+		}
+	}
+	if got.Len(16) != 300-6+2 || got.Len(24) != 0 {
+		t.Fatalf("rows: %d of 16, %d of 24", got.Len(16), got.Len(24))
+	}
+	for range 10 {
+		q := Query{Vector: vec(16), K: 400}
+		if a, b := got.Search(q), want.Search(q); len(a) == 0 || !slices.Equal(a, b) {
+			t.Fatalf("search: %d hits adopted, %d put (or they differ)", len(a), len(b))
+		}
+	}
+}
+
+// vectorOf returns the stored (normalised) row of id.
+func (x *Index) vectorOf(t *testing.T, id memory.ID) []float32 {
+	t.Helper()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	dim, ok := x.where[id]
+	if !ok {
+		t.Fatalf("%v has no vector", id)
+	}
+	m := x.byDim[dim]
+	r := m.row[id]
+	return slices.Clone(m.data[r*dim : (r+1)*dim])
+}
