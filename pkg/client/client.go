@@ -390,11 +390,17 @@ func readAnswer(resp *http.Response) ([]byte, error) {
 	return buf, err
 }
 
+// answerDecoder, as the out of a call, decodes the answer itself.
+type answerDecoder func(data []byte) error
+
 // decodeAnswer decodes a JSON answer into out; recall answers, the
 // largest and most frequent, with their own parser.
 func decodeAnswer(data []byte, out any) error {
-	if r, ok := out.(*memory.RecallQueryResponse); ok {
-		return memory.UnmarshalRecallQueryResponse(data, r)
+	switch out := out.(type) {
+	case *memory.RecallQueryResponse:
+		return memory.UnmarshalRecallQueryResponse(data, out)
+	case answerDecoder:
+		return out(data)
 	}
 	return json.Unmarshal(data, out)
 }

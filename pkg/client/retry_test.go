@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -225,5 +226,67 @@ func TestExportRetried(t *testing.T) {
 	resp, err := c.Export(context.Background(), &req, &buf)
 	if err != nil || resp.RecordCount != 1 || uint64(buf.Len()) != resp.SizeBytes || len(s.all()) != 1 {
 		t.Fatalf("export: %+v, %d bytes, waits %v, %v", resp, buf.Len(), s.all(), err)
+	}
+}
+
+// TestRecallQueryDecode: RecallQueryDecode sends the recall RecallQuery
+// sends, retries a refusal as it does, hands the caller the answer's JSON
+// once, and reports a refusal or an answer the caller cannot decode as
+// RecallQuery reports them.
+func TestRecallQueryDecode(t *testing.T) {
+	const body = `{"memories":[],"activation_trace":null,"total_candidates":3}`
+	r := &refuser{calls: map[string]int{}, refusals: 1}
+	var sent atomic.Pointer[string]
+	ts, _ := canned(t, map[string]http.HandlerFunc{
+		wire.PathRecallQuery: func(w http.ResponseWriter, req *http.Request) {
+			b, _ := io.ReadAll(req.Body)
+			s := string(b)
+			sent.Store(&s)
+			r.handler(wire.PathRecallQuery, answer(429, limited, "Retry-After", "1"), body)(w, req)
+		},
+	})
+	s := &sleeps{}
+	c, err := client.New(ts.URL, client.Options{Sleep: s.sleep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	req := memory.DefaultRecallQueryRequest()
+	q := "deploy key"
+	req.Cue.Text = &q
+	var got []string
+	err = c.RecallQueryDecode(ctx, &req, func(data []byte) error {
+		got = append(got, string(data))
+		return nil
+	})
+	if err != nil || len(got) != 1 || got[0] != body || r.count(wire.PathRecallQuery) != 2 || len(s.all()) != 1 {
+		t.Fatalf("err %v, decoded %q, %d requests, waits %v", err, got, r.count(wire.PathRecallQuery), s.all())
+	}
+	decodeSent := *sent.Load()
+	if _, err := c.RecallQuery(ctx, &req); err != nil {
+		t.Fatal(err)
+	}
+	if *sent.Load() != decodeSent {
+		t.Errorf("request %s, RecallQuery sends %s", decodeSent, *sent.Load())
+	}
+
+	err = c.RecallQueryDecode(ctx, &req, func([]byte) error { return errors.New("not a recall answer") })
+	if memory.CodeOf(err) != memory.CodeInternal || err.Error() != "decode answer of POST /v1/recall/query: not a recall answer" {
+		t.Errorf("decode failure: %v", err)
+	}
+
+	// A refusal never reaches decode and is RecallQuery's error.
+	refused, _ := canned(t, map[string]http.HandlerFunc{
+		wire.PathRecallQuery: answer(404, `{"code":"RECORD_NOT_FOUND","message":"gone","details":null,"retry_after":null}`, "Content-Type", wire.ContentTypeJSON),
+	})
+	c2, err := client.New(refused.URL, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	called := false
+	err = c2.RecallQueryDecode(ctx, &req, func([]byte) error { called = true; return nil })
+	_, want := c2.RecallQuery(ctx, &req)
+	if called || err == nil || want == nil || err.Error() != want.Error() || !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("refusal: decode called %v, err %v, RecallQuery's %v", called, err, want)
 	}
 }

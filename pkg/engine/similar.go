@@ -59,7 +59,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	if len(texts) == 0 {
 		return nil
 	}
-	mine := termSet(strings.Join(texts, "\n"))
+	mine := ns.termSet(strings.Join(texts, "\n"))
 	if len(mine) == 0 {
 		return nil
 	}
@@ -79,7 +79,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		if err != nil {
 			continue
 		}
-		j, shared := jaccard(mine, termSet(strings.Join(recordTexts(other), "\n")))
+		j, shared := jaccard(mine, ns.termSet(strings.Join(recordTexts(other), "\n")))
 		if j >= similarJaccard && shared >= similarShared {
 			out = append(out, link{h.ID, j})
 			if len(out) == n {
@@ -101,7 +101,7 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 	defer e.mu.RUnlock()
 	ids := make([]memory.ID, 0, similarVectorText+similarRecent)
 	if texts := recordTexts(rec); len(texts) > 0 {
-		if mine := termSet(strings.Join(texts, "\n")); len(mine) > 0 {
+		if mine := ns.termSet(strings.Join(texts, "\n")); len(mine) > 0 {
 			q := searchindex.Query{Terms: ns.text.QueryTerms(similarityQuery(mine)), Limit: similarVectorText,
 				Filter: func(id memory.ID, _ searchindex.Attrs) bool { return persistentOnly(id) }}
 			hits, err := ns.text.Search(q)
@@ -144,6 +144,18 @@ func similarityQuery(terms map[string]bool) string {
 		list = list[:similarQueryTerms]
 	}
 	return strings.Join(list, " ")
+}
+
+// termSet is the set of index terms of text. The namespace's analyzer
+// gives the terms textindex.Tokenize gives, through its stem cache:
+// linking a record tokenizes it and its best matches, and the Snowball
+// stemmer was most of a store's CPU when every word went through it.
+func (ns *nsState) termSet(text string) map[string]bool {
+	set := map[string]bool{}
+	for _, t := range ns.indexConfig.Analyzer.AppendTerms(nil, text) {
+		set[t] = true
+	}
+	return set
 }
 
 func termSet(text string) map[string]bool {

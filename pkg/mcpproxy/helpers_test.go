@@ -82,7 +82,8 @@ type rpcAnswer struct {
 // the result and whether it is an error result. A JSON-RPC error fails the
 // test: tool failures must be results. A successful result must carry
 // structuredContent that validates against the tool's outputSchema, and
-// its text must be the same JSON, compact.
+// its text must be the same JSON, compact. The answer must be written on
+// stdout as json.Marshal writes it.
 func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool) {
 	t.Helper()
 	msg, err := json.Marshal(map[string]any{
@@ -92,10 +93,12 @@ func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := json.Marshal(p.server.HandleMessage(context.Background(), msg))
+	resp := p.server.HandleMessage(context.Background(), msg)
+	b, err := json.Marshal(resp)
 	if err != nil {
 		t.Fatal(err)
 	}
+	sameEncoding(t, resp) // as Serve writes it
 	var ans rpcAnswer
 	if err := json.Unmarshal(b, &ans); err != nil {
 		t.Fatalf("answer %s: %v", b, err)

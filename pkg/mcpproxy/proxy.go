@@ -369,7 +369,7 @@ type messageWriter struct {
 }
 
 func (w *messageWriter) write(v any) {
-	b, err := json.Marshal(v)
+	b, err := encodeMessage(v)
 	if err != nil {
 		b, _ = json.Marshal(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INTERNAL_ERROR, "encode answer: "+err.Error(), nil))
 	}

@@ -63,24 +63,35 @@ type recallResult struct {
 func flattenRecall(r *memory.RecallQueryResponse) *recallResult {
 	out := &recallResult{Memories: make([]recallItem, 0, len(r.Memories)), QueryMetadata: r.QueryMetadata, TotalCandidates: r.TotalCandidates}
 	for _, m := range r.Memories {
-		text, ok := m.Record.Content.Text()
-		if !ok {
-			text = nonText
-		}
-		it := recallItem{
-			RecordID:       m.Record.ID,
-			Store:          m.Record.Store,
-			Text:           text,
-			RelevanceScore: m.RelevanceScore,
-			Fidelity:       m.Record.Fidelity.Score,
-			CreatedAt:      offsetTime(m.Record.CreatedAt),
-		}
-		if l := emotionName(m.Record.Emotion.Label()); l != "" {
-			it.Emotion = &l
-		}
-		out.Memories = append(out.Memories, it)
+		f := recallFields{id: m.Record.ID, store: m.Record.Store, relevance: m.RelevanceScore,
+			fidelity: m.Record.Fidelity.Score, created: m.Record.CreatedAt, emotion: m.Record.Emotion}
+		f.text, f.isText = m.Record.Content.Text()
+		out.Memories = append(out.Memories, f.item())
 	}
 	return out
+}
+
+// recallFields are what the recall tool shows of one recalled memory.
+type recallFields struct {
+	id        memory.ID
+	store     memory.StoreType
+	text      string
+	isText    bool // the record has a text block, whose text is text
+	relevance float64
+	fidelity  float64
+	created   time.Time
+	emotion   memory.EmotionVector
+}
+
+func (f *recallFields) item() recallItem {
+	it := recallItem{RecordID: f.id, Store: f.store, Text: f.text, RelevanceScore: f.relevance, Fidelity: f.fidelity, CreatedAt: offsetTime(f.created)}
+	if !f.isText {
+		it.Text = nonText
+	}
+	if l := emotionName(f.emotion.Label()); l != "" {
+		it.Emotion = &l
+	}
+	return it
 }
 
 type rawItem struct {

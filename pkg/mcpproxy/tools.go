@@ -631,8 +631,34 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	}
 	perfect := memory.ModePerfect
 	req.RecallMode = &perfect
+	if rd, ok := p.svc.(recallDecoder); ok {
+		var out *recallResult
+		err := rd.RecallQueryDecode(ctx, &req, func(data []byte) error {
+			var ok bool
+			if out, ok = parseRecall(data); ok {
+				return nil
+			}
+			var resp memory.RecallQueryResponse
+			if err := memory.UnmarshalRecallQueryResponse(data, &resp); err != nil {
+				return err
+			}
+			out = flattenRecall(&resp)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return out, nil
+	}
 	resp, err := p.svc.RecallQuery(ctx, &req)
 	return converted(resp, err, flattenRecall)
+}
+
+// recallDecoder is a service that hands over a recall answer's JSON
+// undecoded (pkg/client's Client), so that recall reads only the fields
+// it shows (parseRecall).
+type recallDecoder interface {
+	RecallQueryDecode(ctx context.Context, req *memory.RecallQueryRequest, decode func(data []byte) error) error
 }
 
 func (p *Proxy) recallRaw(ctx context.Context, a args) (*rawResult, error) {

@@ -1,0 +1,93 @@
+package mcpproxy
+
+import (
+	"encoding/json"
+
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// encodeMessage returns the JSON of a message to write on stdout, exactly
+// as json.Marshal writes it. A tool result is put together here: through
+// json.Marshal, its structured content and its text, several kilobytes
+// each, would be scanned and compacted three times over (the result's
+// MarshalJSON marshals a map holding the raw structured content, and the
+// enclosing response compacts what that returns).
+func encodeMessage(v any) ([]byte, error) {
+	if r, ok := v.(mcp.JSONRPCResponse); ok {
+		if res, ok := r.Result.(*mcp.CallToolResult); ok && plainResult(res) {
+			return appendToolResponse(nil, r, res)
+		}
+	}
+	return json.Marshal(v)
+}
+
+// plainResult reports whether res is made of what appendToolResponse
+// writes: text content without annotations, structured content as the
+// compact JSON structured made, an error flag and a result type.
+func plainResult(res *mcp.CallToolResult) bool {
+	if res.Meta != nil || len(res.InputRequests) > 0 || res.RequestState != "" || res.StructuredContent != nil {
+		return false
+	}
+	for _, c := range res.Content {
+		t, ok := c.(mcp.TextContent)
+		if !ok || t.Annotations != nil || t.Meta != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// appendToolResponse appends the JSON-RPC response r carrying res, a
+// plainResult, as json.Marshal writes it: the response's fields in
+// declaration order, the result's as CallToolResult.MarshalJSON writes
+// them (a map, so sorted by key). res.RawStructuredContent is only ever
+// set by structured, from json.Marshal, so it is compact with HTML
+// characters escaped already and goes out as it is.
+func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResult) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"jsonrpc":`...)
+	if dst, err = appendJSON(dst, r.JSONRPC); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"id":`...)
+	if dst, err = appendJSON(dst, r.ID); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"result":{"content":[`...)
+	for i, c := range res.Content {
+		t := c.(mcp.TextContent)
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"type":`...)
+		if dst, err = appendJSON(dst, t.Type); err != nil {
+			return nil, err
+		}
+		dst = append(dst, `,"text":`...)
+		if dst, err = appendJSON(dst, t.Text); err != nil {
+			return nil, err
+		}
+		dst = append(dst, '}')
+	}
+	dst = append(dst, ']')
+	if res.IsError {
+		dst = append(dst, `,"isError":true`...)
+	}
+	if res.ResultType != "" {
+		dst = append(dst, `,"resultType":`...)
+		if dst, err = appendJSON(dst, res.ResultType); err != nil {
+			return nil, err
+		}
+	}
+	if len(res.RawStructuredContent) > 0 {
+		dst = append(dst, `,"structuredContent":`...)
+		dst = append(dst, res.RawStructuredContent...)
+	}
+	return append(dst, "}}"...), nil
+}
+
+// appendJSON appends json.Marshal's encoding of a small value.
+func appendJSON(dst []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(dst, b...), err
+}
