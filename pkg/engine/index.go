@@ -28,19 +28,21 @@ import (
 // (store.DerivedPrefix); openIndexes deletes them once.
 
 // The fields of both indexes. The text field holds every text of a
-// record; the time and speaker fields hold terms derived from its
-// metadata (recordTimeTerms, recordSpeakerTerms), each behind a prefix
-// the tokenizer never produces, so they never meet text terms ("may" the
-// month and "may" the verb stay apart) and have document frequencies of
-// their own. Raw journal entries fill the text field only.
+// record; the meta field holds the terms derived from its metadata, its
+// time (recordTimeTerms) and its speaker (recordSpeakerTerms), each kind
+// behind a prefix the tokenizer never produces, so they never meet text
+// terms ("may" the month and "may" the verb stay apart) and have
+// document frequencies of their own. Time and speaker share one field
+// because they are scored alike (verbatim, b = 0, weight 1) and every
+// field adds work per posting to the first stage (BM25F sums over the
+// fields; docs/recall-ranking.md "Costs" has the measurements). Raw
+// journal entries fill the text field only.
 const (
-	indexField   = "text"
-	timeField    = "time"
-	speakerField = "speaker"
+	indexField = "text"
+	metaField  = "meta"
 
-	fieldText    = 0
-	fieldTime    = 1
-	fieldSpeaker = 2
+	fieldText = 0
+	fieldMeta = 1
 
 	timePrefix    = "t:"
 	speakerPrefix = "s:"
@@ -50,14 +52,13 @@ const (
 // k1 = 1.2, the textindex tokenizer; the text field with b = 0.5 (turns
 // and notes are short and of similar length: full normalisation, 0.75,
 // ranked worse on the development sets, docs/recall-ranking.md), the
-// time and speaker fields verbatim with b = 0 (one time and one speaker
-// per record: length says nothing), so a match there scores weight · idf.
+// meta field verbatim with b = 0 (one time and one speaker per record:
+// length says nothing), so a match there scores weight · idf.
 func indexConfig(an *textindex.Analyzer) searchindex.Config {
 	return searchindex.Config{
 		Fields: []searchindex.Field{
 			{Name: indexField, Weight: 1, B: 0.5},
-			{Name: timeField, Weight: 1, Verbatim: true},
-			{Name: speakerField, Weight: 1, Verbatim: true},
+			{Name: metaField, Weight: 1, Verbatim: true},
 		},
 		K1:              1.2,
 		Analyzer:        an,
@@ -74,8 +75,7 @@ func curatedDoc(rec *memory.MemoryRecord) *searchindex.Document {
 		return d // nothing to find: no time or speaker alone
 	}
 	md := recordMetaFields(rec.Metadata)
-	d.Fields[fieldTime] = recordTimeTerms(md, rec.CreatedAt)
-	d.Fields[fieldSpeaker] = recordSpeakerTerms(md)
+	d.Fields[fieldMeta] = append(recordTimeTerms(md, rec.CreatedAt), recordSpeakerTerms(md)...)
 	return d
 }
 
