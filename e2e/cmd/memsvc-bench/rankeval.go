@@ -52,6 +52,7 @@ type pipeline struct {
 	LexSenses, LexDepth int
 	LexVerbs            bool
 	LexStem             bool
+	LexTagged           bool // only lemmas of WordNet's sense-tagged corpus
 	// Character n-gram field weight (0: off) and n.
 	Gram  float64
 	GramN int
@@ -195,6 +196,8 @@ func (p *pipeline) set(settings string) error {
 			p.LexVerbs = b
 		case "lexstem":
 			p.LexStem = b
+		case "tagged":
+			p.LexTagged = b
 		case "gram":
 			p.Gram = f
 		case "gramn":
@@ -240,7 +243,7 @@ func newEvaluator(ds *dataset) *evaluator {
 func (e *evaluator) index(p *pipeline) *rankIndex {
 	opt := rankIndexOptions{speakerText: p.SpeakerText, relative: p.Relative}
 	if p.Lex > 0 {
-		opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexStem = p.LexSenses, p.LexDepth, p.LexVerbs, p.LexStem
+		opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexStem, opt.lexTagged = p.LexSenses, p.LexDepth, p.LexVerbs, p.LexStem, p.LexTagged
 	}
 	if p.Gram > 0 {
 		opt.gram = p.GramN
