@@ -54,9 +54,10 @@ func loadDevSetFile(t *testing.T, path string, links bool) *devWorld {
 	defer f.Close()
 	type line struct {
 		Type, ID, Session, Speaker, Text, Question string
+		Conversation, Date, Time                   string
 		Evidence                                   []string
 	}
-	var order []string // sessions in file order
+	var order []line // sessions in file order, then by date
 	turns := map[string][]line{}
 	opts := Options{SimilarLinks: -1}
 	if links {
@@ -75,7 +76,7 @@ func loadDevSetFile(t *testing.T, path string, links bool) *devWorld {
 		}
 		switch l.Type {
 		case "session":
-			order = append(order, l.ID)
+			order = append(order, l)
 		case "turn":
 			turns[l.Session] = append(turns[l.Session], l)
 		case "question":
@@ -85,11 +86,31 @@ func loadDevSetFile(t *testing.T, path string, links bool) *devWorld {
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range order {
+	// Sessions in date order, with the harness's metadata (recall.go in
+	// e2e/cmd/memsvc-bench).
+	date := func(s string) time.Time {
+		at, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			if at, err = time.Parse(time.DateOnly, s); err != nil {
+				t.Fatalf("date %q: %v", s, err)
+			}
+		}
+		return at
+	}
+	slices.SortStableFunc(order, func(a, b line) int { return date(a.Date).Compare(date(b.Date)) })
+	for _, sl := range order {
+		s := sl.ID
 		var req memory.EncodeBatchRequest
 		req.InferAssociations = true
 		for _, tu := range turns[s] {
-			md, _ := json.Marshal(map[string]string{"session": s, "speaker": tu.Speaker, "turn_id": tu.ID})
+			at := date(sl.Date)
+			if tu.Time != "" {
+				at = date(tu.Time)
+			}
+			md, _ := json.Marshal(map[string]string{
+				"conversation": sl.Conversation, "session": s, "speaker": tu.Speaker, "turn_id": tu.ID,
+				"session_date": date(sl.Date).Format(time.DateOnly), "event_time": at.Format(time.RFC3339),
+			})
 			req.Records = append(req.Records, memory.EncodeStoreRequest{Content: memory.TextContent(tu.Text), Metadata: md})
 		}
 		for start := 0; start < len(req.Records); start += memory.MaxBatchRecords {

@@ -29,14 +29,39 @@ import (
 // data directory under each namespace's derived prefix
 // (store.DerivedPrefix); openIndexes deletes them once.
 
-// indexField is the one field of both indexes: every text of a record.
-const indexField = "text"
+// The fields of both indexes. The text field holds every text of a
+// record; the meta field holds the terms derived from its metadata, its
+// time (recordTimeTerms) and its speaker (recordSpeakerTerms), each kind
+// behind a prefix the tokenizer never produces, so they never meet text
+// terms ("may" the month and "may" the verb stay apart) and have
+// document frequencies of their own. Time and speaker share one field
+// because they are scored alike (verbatim, b = 0, weight 1) and every
+// field adds work per posting to the first stage (BM25F sums over the
+// fields; docs/recall-ranking.md "Costs" has the measurements). Raw
+// journal entries fill the text field only.
+const (
+	indexField = "text"
+	metaField  = "meta"
 
-// indexConfig is the configuration of a namespace's indexes: one field,
-// Okapi BM25 with k1 = 1.2 and b = 0.75, the textindex tokenizer.
+	fieldText = 0
+	fieldMeta = 1
+
+	timePrefix    = "t:"
+	speakerPrefix = "s:"
+)
+
+// indexConfig is the configuration of a namespace's indexes: BM25F with
+// k1 = 1.2, the textindex tokenizer; the text field with b = 0.5 (turns
+// and notes are short and of similar length: full normalisation, 0.75,
+// ranked worse on the development sets, docs/recall-ranking.md), the
+// meta field verbatim with b = 0 (one time and one speaker per record:
+// length says nothing), so a match there scores weight · idf.
 func indexConfig(an *textindex.Analyzer) searchindex.Config {
 	return searchindex.Config{
-		Fields:          []searchindex.Field{{Name: indexField, Weight: 1, B: 0.75}},
+		Fields: []searchindex.Field{
+			{Name: indexField, Weight: 1, B: 0.5},
+			{Name: metaField, Weight: 1, Verbatim: true},
+		},
 		K1:              1.2,
 		Analyzer:        an,
 		AnalyzerVersion: an.Version(),
@@ -44,10 +69,15 @@ func indexConfig(an *textindex.Analyzer) searchindex.Config {
 }
 
 // curatedDoc is the index document of a curated record: its texts, its
-// creation time and its store.
+// time and speaker terms, its creation time and its store.
 func curatedDoc(rec *memory.MemoryRecord) *searchindex.Document {
 	d := &searchindex.Document{ID: rec.ID, Attrs: searchindex.Attrs{Time: rec.CreatedAt.UnixNano(), Tag: uint32(rec.Store)}}
-	d.Fields[0] = recordTexts(rec)
+	d.Fields[fieldText] = recordTexts(rec)
+	if len(d.Fields[fieldText]) == 0 {
+		return d // nothing to find: no time or speaker alone
+	}
+	md := recordMetaFields(rec.Metadata)
+	d.Fields[fieldMeta] = append(recordTimeTerms(md, rec.CreatedAt), recordSpeakerTerms(md)...)
 	return d
 }
 
@@ -60,7 +90,7 @@ func rawDoc(rec *memory.RawJournalRecord) *searchindex.Document {
 		Group: sessionHash(rec.SessionID),
 		Tag:   uint32(store.FlagsOf(rec)),
 	}}
-	d.Fields[0] = dreamgroup.Texts(rec)
+	d.Fields[fieldText] = dreamgroup.Texts(rec)
 	return d
 }
 

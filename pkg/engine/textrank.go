@@ -14,13 +14,18 @@ import (
 //
 //  1. Query analysis: the query's terms, each once, question and function
 //     words at weight 0 unless the query has nothing else
-//     (rank.Analyzer).
-//  2. First stage: the index's top Candidates by weighted BM25F.
-//  3. Second stage: each candidate's score plus Proximity times the
+//     (rank.Analyzer); its dates become time-field terms
+//     (rank.QueryTimeTerms) and its content terms speaker-field terms.
+//  2. First stage: the index's top Candidates by weighted BM25F over the
+//     text, time and speaker fields (index.go).
+//  3. Second stage: each candidate's text score plus Proximity times the
 //     BM25TP term-pair score (searchindex.Index.Proximity), then shared
 //     with its neighbours in its conversation (rank.SmoothNeighbours over
 //     the engine's sequence, sequence.go), which brings in the record
-//     after the turn that echoes the question.
+//     after the turn that echoes the question; last, each record's own
+//     time and speaker evidence, which is not shared (neighbours in one
+//     session have the same time, and a name says nothing about the
+//     other speaker's turn).
 //
 // Everything is a function of the index and the sequence: no map order,
 // time or randomness, and ties fall to the record id.
@@ -28,6 +33,10 @@ type textRanking struct {
 	Candidates int          // first-stage hits the second stage sees
 	Proximity  float64      // weight of the BM25TP score
 	Context    rank.Context // share of a neighbour's evidence
+	// Time and Speaker weigh a match of the query's dates in the
+	// record's time field and of its content terms in the record's
+	// speaker field; 0 leaves the field out of the query.
+	Time, Speaker float64
 }
 
 // recommendedTextRanking returns the settings measured best on the
@@ -38,7 +47,7 @@ type textRanking struct {
 // stage's cost.
 func recommendedTextRanking() textRanking {
 	p := rank.Recommended()
-	return textRanking{Candidates: secondStageCandidates, Proximity: p.Proximity, Context: p.Context}
+	return textRanking{Candidates: secondStageCandidates, Proximity: p.Proximity, Context: p.Context, Time: p.Time, Speaker: p.Speaker}
 }
 
 // secondStageCandidates is how many first-stage hits recall's second
@@ -54,15 +63,18 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	if k <= 0 {
 		return nil, nil
 	}
-	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
+	var content []searchindex.QueryTerm
 	for _, t := range an.Analyze(ix.Analyze(text)) {
 		// Function words (weight 0) add nothing to any score: leave them
 		// out of the index's work (the analyser weighs them when the
 		// query has nothing else).
 		if t.Weight > 0 {
-			q.Terms = append(q.Terms, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
+			content = append(content, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
 		}
 	}
+	fields := r.fieldTerms(ix, text, content)
+	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
+	q.Terms = append(slices.Clip(content), fields...)
 	hits, err := ix.Search(q)
 	if err != nil {
 		return nil, fmt.Errorf("text search: %w", err)
@@ -80,7 +92,11 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	for i, h := range top {
 		ids[i] = h.ID
 	}
-	prox, err := ix.Proximity(q, ids)
+	// Proximity is of the text's terms: the field terms of a record sit
+	// next to each other in their field whatever the record says.
+	textQ, fieldQ := q, q
+	textQ.Terms, fieldQ.Terms = content, fields
+	prox, err := ix.Proximity(textQ, ids)
 	if err != nil {
 		return nil, fmt.Errorf("text proximity: %w", err)
 	}
@@ -88,15 +104,33 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	for i, h := range top {
 		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
 	}
-	var own map[memory.ID]float64 // the neighbours that are not hits
+	var near map[memory.ID]float64 // the neighbours that are not hits: their text evidence
 	if r.Context != (rank.Context{}) {
 		if c, ok := seq.(conversation); ok {
 			seq = newSeqMemo(c.s)
 		}
-		if own, err = r.neighbourScores(ix, q, seq, ids); err != nil {
+		// The candidates share their text evidence only: their field
+		// scores come off now and back after the smoothing.
+		own, err := r.fieldScores(ix, fieldQ, ids)
+		if err != nil {
 			return nil, err
 		}
-		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return own[id] })
+		for i := range cands {
+			cands[i].Score = max(0, cands[i].Score-own[i])
+		}
+		ownOf := make(map[memory.ID]float64, len(ids))
+		for i, id := range ids {
+			if own[i] > 0 {
+				ownOf[id] = own[i]
+			}
+		}
+		if near, err = r.neighbourScores(ix, textQ, fieldQ, seq, ids, ownOf); err != nil {
+			return nil, err
+		}
+		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return near[id] })
+		for i := range cands {
+			cands[i].Score += ownOf[cands[i].Doc]
+		}
 	}
 	if len(rest) > 0 {
 		seen := make(map[memory.ID]bool, len(cands))
@@ -112,7 +146,7 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	out := cands[:0]
 	for _, c := range cands {
 		// The first stage's hits passed the filter; neighbours may not.
-		if _, nb := own[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
+		if _, nb := near[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
 			out = append(out, c)
 		}
 	}
@@ -124,11 +158,44 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	return out, nil
 }
 
+// fieldTerms are the query's terms in the time and speaker fields that
+// the index knows: the time terms of the dates text names (widened: a
+// day also asks for its month, a month for its year) and the speaker
+// term of each content term, with the weights of r.
+func (r textRanking) fieldTerms(ix *searchindex.Index, text string, content []searchindex.QueryTerm) []searchindex.QueryTerm {
+	var out []searchindex.QueryTerm
+	if r.Time > 0 {
+		for _, t := range rank.QueryTimeTerms(text, true) {
+			out = append(out, searchindex.QueryTerm{Term: timePrefix + t, Weight: r.Time})
+		}
+	}
+	if r.Speaker > 0 {
+		for _, t := range content {
+			out = append(out, searchindex.QueryTerm{Term: speakerPrefix + t.Term, Weight: r.Speaker * t.Weight})
+		}
+	}
+	// Unknown terms would cost the second stage a pass for nothing.
+	return slices.DeleteFunc(out, func(t searchindex.QueryTerm) bool { return ix.DocFreq(t.Term) == 0 })
+}
+
+// fieldScores returns the time and speaker evidence of each of ids for
+// the field terms of fieldQ, nil when there are none.
+func (r textRanking) fieldScores(ix *searchindex.Index, fieldQ searchindex.Query, ids []memory.ID) ([]float64, error) {
+	if len(fieldQ.Terms) == 0 || len(ids) == 0 {
+		return make([]float64, len(ids)), nil
+	}
+	s, err := ix.ScoreDocs(fieldQ, ids)
+	if err != nil {
+		return nil, fmt.Errorf("score the time and speaker fields: %w", err)
+	}
+	return s, nil
+}
+
 // neighbourScores scores, in one pass over the index, the neighbours of
-// the candidates ids that are not candidates themselves: their own
+// the candidates ids that are not candidates themselves: their own text
 // evidence, which rank.SmoothNeighbours shares with the records next to
-// them.
-func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID) (map[memory.ID]float64, error) {
+// them. Their field evidence, which stays their own, goes into ownOf.
+func (r textRanking) neighbourScores(ix *searchindex.Index, textQ, fieldQ searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID, ownOf map[memory.ID]float64) (map[memory.ID]float64, error) {
 	var near []memory.ID
 	for _, id := range ids {
 		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
@@ -140,7 +207,7 @@ func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query,
 	if len(near) == 0 {
 		return nil, nil
 	}
-	bm25, err := ix.ScoreDocs(q, near)
+	bm25, err := ix.ScoreDocs(textQ, near)
 	if err != nil {
 		return nil, fmt.Errorf("score the neighbours: %w", err)
 	}
@@ -151,18 +218,25 @@ func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query,
 			matched = append(matched, id)
 		}
 	}
-	prox, err := ix.Proximity(q, matched)
+	prox, err := ix.Proximity(textQ, matched)
 	if err != nil {
 		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
 	}
-	own := make(map[memory.ID]float64, len(near))
+	own, err := r.fieldScores(ix, fieldQ, near)
+	if err != nil {
+		return nil, err
+	}
+	shared := make(map[memory.ID]float64, len(near))
 	for i, id := range near {
-		own[id] = bm25[i]
+		shared[id] = bm25[i]
+		if own[i] > 0 {
+			ownOf[id] = own[i]
+		}
 	}
 	for i, id := range matched {
-		own[id] += r.Proximity * prox[i].Score
+		shared[id] += r.Proximity * prox[i].Score
 	}
-	return own, nil
+	return shared, nil
 }
 
 // seqMemo remembers the neighbours a ranking looked up in the engine's

@@ -36,7 +36,8 @@ import (
 //
 //	reset [working=N]                       a new engine on an empty store
 //	store name=N [store=S] [emotion=(label, level)] [embed=(x, y, ...)] [link=(target, type, weight)]
-//	                                        store one record, a millisecond after the last command
+//	      [event-time=T] [speaker=S]        store one record, a millisecond after the last command
+//	                                        (event_time and speaker in its metadata)
 //	update name=N                           replace the record's text
 //	raw name=N session=S [topic=T] [speaker=S] [visibility=V] [secrecy=L]
 //	advance by=DURATION                     move the wall clock
@@ -174,6 +175,19 @@ func (tr *transcript) store(ctx context.Context, t *testing.T, d *datadriven.Tes
 	}
 	req.Emotion = emotionArg(t, d)
 	req.Content.Blocks[0].Embedding = embedArg(t, d)
+	meta := map[string]string{}
+	for arg, key := range map[string]string{"event-time": "event_time", "speaker": "speaker"} {
+		if a, ok := d.Arg(arg); ok {
+			meta[key] = a.SingleVal(t)
+		}
+	}
+	if len(meta) > 0 {
+		b, err := json.Marshal(meta)
+		if err != nil {
+			return "", err
+		}
+		req.Metadata = b
+	}
 	if arg, ok := d.Arg("link"); ok {
 		arg.ExpectNumVals(t, 3)
 		target, ok := tr.ids[arg.Vals[0]]

@@ -52,6 +52,7 @@ type pipeline struct {
 	LexSenses, LexDepth int
 	LexVerbs            bool
 	LexStem             bool
+	LexTagged           bool // only lemmas of WordNet's sense-tagged corpus
 	// Character n-gram field weight (0: off) and n.
 	Gram  float64
 	GramN int
@@ -141,7 +142,7 @@ func (p *pipeline) fields() map[string]any {
 		"speakertext": &p.SpeakerText, "prox": &p.Prox, "window": &p.ProxWindow, "before": &p.Before,
 		"after": &p.After, "prf": &p.PRF.Weight, "prfdocs": &p.PRF.Docs, "prfterms": &p.PRF.Terms,
 		"prfidf": &p.PRF.IDF, "lex": &p.Lex, "senses": &p.LexSenses, "depth": &p.LexDepth,
-		"verbs": &p.LexVerbs, "lexstem": &p.LexStem, "gram": &p.Gram, "gramn": &p.GramN, "top": &p.Top,
+		"verbs": &p.LexVerbs, "lexstem": &p.LexStem, "tagged": &p.LexTagged, "gram": &p.Gram, "gramn": &p.GramN, "top": &p.Top,
 	}
 }
 
@@ -209,7 +210,7 @@ func newEvaluator(ds *dataset) *evaluator {
 func (e *evaluator) index(p *pipeline) *rankIndex {
 	opt := rankIndexOptions{speakerText: p.SpeakerText, relative: p.Relative}
 	if p.Lex > 0 {
-		opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexStem = p.LexSenses, p.LexDepth, p.LexVerbs, p.LexStem
+		opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexStem, opt.lexTagged = p.LexSenses, p.LexDepth, p.LexVerbs, p.LexStem, p.LexTagged
 	}
 	if p.Gram > 0 {
 		opt.gram = p.GramN

@@ -54,6 +54,7 @@ type rankIndexOptions struct {
 	lexSenses, lexDepth int
 	lexVerbs            bool
 	lexStem             bool // expand index terms through wordNet.stemTable
+	lexTagged           bool // keep only the table's sense-tagged lemmas
 	gram                int  // n of the character n-grams (0: none)
 }
 

@@ -22,6 +22,7 @@ type wordNet struct {
 	senses  [2]map[string][]int                      // pos -> lemma -> synset offsets, most frequent first
 	synsets [2]map[int]*synset
 	exc     [2]map[string]string // irregular form -> lemma
+	tagged  [2]map[string]bool   // lemmas with a sense in the sense-tagged corpus
 }
 
 type synset struct {
@@ -41,14 +42,18 @@ func loadWordNet(dir string) (*wordNet, error) {
 		wn.senses[pos] = map[string][]int{}
 		wn.synsets[pos] = map[int]*synset{}
 		wn.exc[pos] = map[string]string{}
+		wn.tagged[pos] = map[string]bool{}
 		if err := eachLine(filepath.Join(dir, "index."+name), func(f []string) error {
 			// lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt synset_offset...
 			if len(f) < 4 {
 				return nil
 			}
 			n, err := strconv.Atoi(f[2])
-			if err != nil || len(f) < n {
+			if err != nil || len(f) < n+2 {
 				return fmt.Errorf("bad index line %q", strings.Join(f, " "))
+			}
+			if tc, err := strconv.Atoi(f[len(f)-n-1]); err == nil && tc > 0 {
+				wn.tagged[pos][f[0]] = true
 			}
 			for _, off := range f[len(f)-n:] {
 				o, err := strconv.Atoi(off)
@@ -217,14 +222,16 @@ func (wn *wordNet) related(w string, senses, depth int, verbs bool) []string {
 // term. It is the form an embedded table would take: the engine would
 // look up each term of a record, with no morphology of its own (the
 // stemmer already folds word forms).
-func (wn *wordNet) stemTable(senses, depth int, verbs bool, tokenize func(string) []string) map[string][]string {
+// With tagged, only lemmas of WordNet's sense-tagged corpus (a
+// tagsense_cnt above 0 in the index files) are keys.
+func (wn *wordNet) stemTable(senses, depth int, verbs, tagged bool, tokenize func(string) []string) map[string][]string {
 	out := map[string][]string{}
 	for pos := range 2 {
 		if pos == wnVerb && !verbs {
 			continue
 		}
 		for lemma := range wn.senses[pos] {
-			if strings.Contains(lemma, "_") {
+			if strings.Contains(lemma, "_") || tagged && !wn.tagged[pos][lemma] {
 				continue
 			}
 			keys := tokenize(lemma)
@@ -248,14 +255,14 @@ func (wn *wordNet) stemTable(senses, depth int, verbs bool, tokenize func(string
 
 // table is the stemTable of the lexical settings of opt, built once.
 func (wn *wordNet) table(opt rankIndexOptions) map[string][]string {
-	key := rankIndexOptions{lexSenses: opt.lexSenses, lexDepth: opt.lexDepth, lexVerbs: opt.lexVerbs}
+	key := rankIndexOptions{lexSenses: opt.lexSenses, lexDepth: opt.lexDepth, lexVerbs: opt.lexVerbs, lexTagged: opt.lexTagged}
 	if t, ok := wn.tables[key]; ok {
 		return t
 	}
 	if wn.tables == nil {
 		wn.tables = map[rankIndexOptions]map[string][]string{}
 	}
-	t := wn.stemTable(opt.lexSenses, opt.lexDepth, opt.lexVerbs, textindex.Tokenize)
+	t := wn.stemTable(opt.lexSenses, opt.lexDepth, opt.lexVerbs, opt.lexTagged, textindex.Tokenize)
 	wn.tables[key] = t
 	return t
 }
