@@ -51,10 +51,17 @@ const secondStageCandidates = 15
 // but every indexed record lends its evidence to its neighbours. Callers
 // hold whatever lock seq needs (Engine.mu for the engine's sequence).
 func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool) ([]rank.Scored[memory.ID], error) {
+	return r.rankAdmitted(ix, an, seq, text, k, eligible, func(c searchindex.Candidate) bool { return eligible(c.ID()) })
+}
+
+// rankAdmitted is rank with admit, the same decision as eligible, as the
+// index's filter: one that may decide from the document's mark
+// (searchindex.Query.Admit, marks.go).
+func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool, admit func(searchindex.Candidate) bool) ([]rank.Scored[memory.ID], error) {
 	if k <= 0 {
 		return nil, nil
 	}
-	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
+	q := searchindex.Query{Limit: max(k, r.Candidates), Admit: admit}
 	for _, t := range an.Analyze(ix.Analyze(text)) {
 		// Function words (weight 0) add nothing to any score: leave them
 		// out of the index's work (the analyser weighs them when the
