@@ -14,10 +14,11 @@ import (
 // index keeps a mark per document (searchindex.Index.SetMark), and
 // recall keeps there what eligibility depends on besides the request:
 // the record's store and the decay-clock reading before which it cannot
-// be dormant. A recall that had to look an entry up leaves its mark;
-// every change of an entry resets the mark to 0 (unknown) before anyone
-// can read the new entry (forgetMark, called with e.mu held exclusively
-// wherever an entry is put or deleted). Recalls read and set marks under
+// be dormant. Every put or delete of an entry sets the mark from the new
+// entry, or to 0 (unknown) when it went, before anyone can read the
+// entry (remark, called with e.mu held exclusively wherever an entry is
+// put or deleted); records loaded at start have no mark until a recall
+// looks their entry up and leaves it. Recalls read and set marks under
 // e.mu shared, so a mark that is not 0 always describes the entry as it
 // is, and deciding from it gives exactly the answer eligible gives.
 //
@@ -114,10 +115,16 @@ func admitLocked(ns *nsState, p *recallPlan) func(searchindex.Candidate) bool {
 	}
 }
 
-// forgetMark resets the mark of record id in the namespace's text index:
-// its entry changes or goes. Callers hold e.mu exclusively.
-func (ns *nsState) forgetMark(id memory.ID) {
-	if ns.text != nil {
-		ns.text.SetMark(id, 0)
+// remark sets the mark of record id in the namespace's text index from
+// its entry, or to 0 when it has none: the entry changed or went.
+// Callers hold e.mu exclusively.
+func (ns *nsState) remark(id memory.ID) {
+	if ns.text == nil {
+		return
 	}
+	m := uint64(0)
+	if ent, ok := ns.st.entries[id]; ok {
+		m = markOf(ent)
+	}
+	ns.text.SetMark(id, m)
 }
