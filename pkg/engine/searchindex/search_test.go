@@ -200,6 +200,22 @@ func checkQuery(t *testing.T, ix *Index, ref *refIndex, q Query, what string) {
 			t.Fatalf("%s: ScoreDocs %v, Search %v", what, scores[i], h.Score)
 		}
 	}
+	// ScoreProximity gives both at once, for the hits and for documents
+	// that may not match or not exist.
+	for i := range 5 {
+		ids = append(ids, testID(i*37))
+	}
+	if scores, err = ix.ScoreDocs(q, ids); err != nil {
+		t.Fatal(err)
+	}
+	prox, err := ix.Proximity(q, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, bothProx, err := ix.ScoreProximity(q, ids)
+	if err != nil || !slices.Equal(both, scores) || !slices.Equal(bothProx, prox) {
+		t.Fatalf("%s: ScoreProximity %v %v (%v); ScoreDocs %v, Proximity %v", what, both, bothProx, err, scores, prox)
+	}
 }
 
 // TestSearchEqualsExhaustive is the property test of the top-k search:
