@@ -83,11 +83,20 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 	if r.Candidates > 0 && len(hits) > r.Candidates {
 		top, rest = hits[:r.Candidates], hits[r.Candidates:]
 	}
-	ids := make([]memory.ID, len(top))
+	// The candidates, then their neighbours that are not candidates:
+	// the index scores them all in one call.
+	docs := make([]memory.ID, len(top), 3*len(top))
 	for i, h := range top {
-		ids[i] = h.ID
+		docs[i] = h.ID
 	}
-	prox, err := ix.Proximity(q, ids)
+	smooth := r.Context != (rank.Context{})
+	if smooth {
+		if c, ok := seq.(conversation); ok {
+			seq = newSeqMemo(c.s)
+		}
+		docs = appendNeighbours(docs, seq, len(top))
+	}
+	bm25, prox, err := ix.ScoreProximity(q, docs)
 	if err != nil {
 		return nil, fmt.Errorf("text proximity: %w", err)
 	}
@@ -96,12 +105,16 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
 	}
 	var own map[memory.ID]float64 // the neighbours that are not hits
-	if r.Context != (rank.Context{}) {
-		if c, ok := seq.(conversation); ok {
-			seq = newSeqMemo(c.s)
-		}
-		if own, err = r.neighbourScores(ix, q, seq, ids); err != nil {
-			return nil, err
+	if smooth {
+		// A neighbour's own evidence, which rank.SmoothNeighbours shares
+		// with the records next to it; proximity only where a query term
+		// occurs (it is 0 elsewhere).
+		own = make(map[memory.ID]float64, len(docs)-len(top))
+		for i := len(top); i < len(docs); i++ {
+			own[docs[i]] = bm25[i]
+			if bm25[i] > 0 {
+				own[docs[i]] += r.Proximity * prox[i].Score
+			}
 		}
 		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return own[id] })
 	}
@@ -131,45 +144,18 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 	return out, nil
 }
 
-// neighbourScores scores, in one pass over the index, the neighbours of
-// the candidates ids that are not candidates themselves: their own
-// evidence, which rank.SmoothNeighbours shares with the records next to
-// them.
-func (r textRanking) neighbourScores(ix *searchindex.Index, q searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID) (map[memory.ID]float64, error) {
-	var near []memory.ID
-	for _, id := range ids {
+// appendNeighbours appends to docs, whose first n are the candidates,
+// the records before and after each candidate in seq that are neither
+// candidates nor appended already, in that order.
+func appendNeighbours(docs []memory.ID, seq rank.Sequence[memory.ID], n int) []memory.ID {
+	for i := range n {
 		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
-			if n, ok := side(id); ok && !slices.Contains(ids, n) && !slices.Contains(near, n) {
-				near = append(near, n)
+			if nb, ok := side(docs[i]); ok && !slices.Contains(docs, nb) {
+				docs = append(docs, nb)
 			}
 		}
 	}
-	if len(near) == 0 {
-		return nil, nil
-	}
-	bm25, err := ix.ScoreDocs(q, near)
-	if err != nil {
-		return nil, fmt.Errorf("score the neighbours: %w", err)
-	}
-	// Proximity only where a query term occurs: it is 0 elsewhere.
-	var matched []memory.ID
-	for i, id := range near {
-		if bm25[i] > 0 {
-			matched = append(matched, id)
-		}
-	}
-	prox, err := ix.Proximity(q, matched)
-	if err != nil {
-		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
-	}
-	own := make(map[memory.ID]float64, len(near))
-	for i, id := range near {
-		own[id] = bm25[i]
-	}
-	for i, id := range matched {
-		own[id] += r.Proximity * prox[i].Score
-	}
-	return own, nil
+	return docs
 }
 
 // seqMemo remembers the neighbours a ranking looked up in the engine's
