@@ -21,6 +21,10 @@ type entry struct {
 	vector                        bool   // has an embedding
 	dream                         dreamKind
 	session                       uint64 // sequence key (sequenceKey), never 0
+	// seqAt is where the record was put in its session's list: still its
+	// place unless records were inserted or removed before it since
+	// (neighboursAt checks before it trusts it).
+	seqAt int
 }
 
 // score is the entry's fidelity at clock reading c.
@@ -137,7 +141,9 @@ func (s *state) put(rec *memory.MemoryRecord) {
 		oldCreated = ptrTo(old.created.UnixNano())
 	}
 	if moved {
-		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: rec.ID})
+		e.seqAt = s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: rec.ID})
+	} else {
+		e.seqAt = old.seqAt
 	}
 	s.recent.put(rec.ID, e.created.UnixNano(), oldCreated)
 	s.version++
