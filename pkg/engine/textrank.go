@@ -129,17 +129,17 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 			}
 		}
 	}
+	// Equal scores fall to the id, as everywhere in recall.
+	slices.SortFunc(cands, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
 	out := cands[:0]
 	for _, c := range cands {
+		if len(out) == k {
+			break
+		}
 		// The first stage's hits passed the filter; neighbours may not.
 		if _, nb := own[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
 			out = append(out, c)
 		}
-	}
-	// Equal scores fall to the id, as everywhere in recall.
-	slices.SortStableFunc(out, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
-	if len(out) > k {
-		out = out[:k]
 	}
 	return out, nil
 }
