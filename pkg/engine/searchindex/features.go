@@ -298,7 +298,8 @@ func (p *prepared) proximityOf(n uint32, b float64, occ []occurrence) Proximity 
 	lens := c.lensOf(n)
 	var px Proximity
 	nq := len(p.terms)
-	seen := make([]bool, nq)
+	var seenA [MaxQueryTerms]bool // a query has at most MaxQueryTerms terms
+	seen := seenA[:nq]
 	for _, o := range occ {
 		if !seen[o.qi] {
 			seen[o.qi] = true
@@ -309,7 +310,8 @@ func (p *prepared) proximityOf(n uint32, b float64, occ []occurrence) Proximity 
 		return px
 	}
 	// BM25TP accumulators and adjacency.
-	acc := make([]float64, nq)
+	var accA [MaxQueryTerms]float64
+	acc := accA[:nq]
 	for i, a := range occ {
 		for _, o := range occ[i+1:] {
 			dist := o.pos - a.pos
@@ -369,7 +371,8 @@ func (p *prepared) follows(a, b int) bool {
 // holds `want` distinct query terms, or 0.
 func minWindow(occ []occurrence, nq, want int) int {
 	best := 0
-	count := make([]int, nq)
+	var countA [MaxQueryTerms]int // nq is at most MaxQueryTerms
+	count := countA[:nq]
 	for start := 0; start < len(occ); {
 		end := start
 		for end < len(occ) && occ[end].text == occ[start].text {
