@@ -298,20 +298,27 @@ func (r *relevance) add(id memory.ID, s float64) {
 // namespace's state: callers hold e.mu.
 func eligible(ns *nsState, p *recallPlan, id memory.ID) (*entry, bool) {
 	ent, ok := ns.st.entries[id]
-	if !ok || !p.stores[ent.store] {
-		return nil, false
-	}
-	if p.temporal != nil && !p.temporal.Contains(ent.created) {
-		return nil, false
-	}
-	if p.before != nil && p.before.Compare(ent.created, id) >= 0 {
-		return nil, false // on an earlier page
-	}
-	// Dormant records do not take candidate slots in human mode.
-	if p.modes[ent.store] == memory.ModeHuman && !p.decayed && ent.score(p.clock) < DormantBelow {
+	if !ok || !p.admits(id, ent) {
 		return nil, false
 	}
 	return ent, true
+}
+
+// admits is eligible for the record id whose entry is ent. Text recall
+// decides most records from their marks instead (marks.go), which must
+// give the same answers: what this reads of ent is what markOf keeps.
+func (p *recallPlan) admits(id memory.ID, ent *entry) bool {
+	if !p.stores[ent.store] {
+		return false
+	}
+	if p.temporal != nil && !p.temporal.Contains(ent.created) {
+		return false
+	}
+	if p.before != nil && p.before.Compare(ent.created, id) >= 0 {
+		return false // on an earlier page
+	}
+	// Dormant records do not take candidate slots in human mode.
+	return p.modes[ent.store] != memory.ModeHuman || p.decayed || ent.score(p.clock) >= DormantBelow
 }
 
 // vectorHits runs the vector scan, the long part of a search at scale. It
@@ -335,10 +342,10 @@ func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, fo
 	if p.text == "" {
 		return nil
 	}
-	hits, err := e.ranking.rank(ns.text, e.function, conversation{ns.st}, p.text, k, func(id memory.ID) bool {
+	hits, err := e.ranking.rankAdmitted(ns.text, e.function, conversation{ns.st}, p.text, k, func(id memory.ID) bool {
 		_, ok := eligible(ns, p, id)
 		return ok
-	})
+	}, admitLocked(ns, p))
 	if err != nil {
 		return err
 	}

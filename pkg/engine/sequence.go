@@ -115,16 +115,19 @@ func sessionKey(md memory.JSON) uint64 {
 // Engine.mu with the state that holds it.
 type sessions map[uint64][]seqItem
 
-func (s sessions) insert(key uint64, it seqItem) {
+// insert puts it in its place in the list of key and returns that place
+// (which later insertions and removals before it may change).
+func (s sessions) insert(key uint64, it seqItem) int {
 	list := s[key]
 	if n := len(list); n == 0 || compareSeqItems(list[n-1], it) < 0 {
 		s[key] = append(list, it) // the usual case: the newest record
-		return
+		return n
 	}
 	i, found := slices.BinarySearchFunc(list, it, compareSeqItems)
 	if !found {
 		s[key] = slices.Insert(list, i, it)
 	}
+	return i
 }
 
 func (s sessions) remove(key uint64, it seqItem) {
@@ -172,6 +175,14 @@ type seqPlace struct {
 // neighbours it found in the list sit, for looking up theirs in turn.
 // Callers hold Engine.mu.
 func (s *state) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf, prevAt, nextAt seqPlace) {
+	// A record is in one list only, its session's: found where at says,
+	// with a record on either side, it needs nothing of its entry.
+	if at.ok {
+		if list := s.sessions[at.key]; at.i > 0 && at.i+1 < len(list) && list[at.i].id == id {
+			return neighbourOf{list[at.i-1].id, true}, neighbourOf{list[at.i+1].id, true},
+				seqPlace{at.key, at.i - 1, true}, seqPlace{at.key, at.i + 1, true}
+		}
+	}
 	ent, ok := s.entries[id]
 	if !ok {
 		return prev, next, prevAt, nextAt
@@ -179,6 +190,9 @@ func (s *state) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf,
 	self := seqItem{created: ent.created.UnixNano(), id: id}
 	list := s.sessions[ent.session]
 	i, found := at.i, at.ok && at.key == ent.session && at.i >= 0 && at.i < len(list) && list[at.i] == self
+	if !found && ent.seqAt < len(list) && list[ent.seqAt] == self {
+		i, found = ent.seqAt, true // still where it was put
+	}
 	if !found {
 		i, found = slices.BinarySearchFunc(list, self, compareSeqItems)
 	}

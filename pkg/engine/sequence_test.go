@@ -103,6 +103,13 @@ func (w *seqWorld) order(ctx context.Context) []string {
 		if mp != cp || mpok != cpok || mn != cn || mnok != cnok {
 			w.t.Errorf("memo's neighbours of %s: %s, %s; want %s, %s", label(id, true), label(mp, mpok), label(mn, mnok), label(cp, cpok), label(cn, cnok))
 		}
+		// A place that is not the record's is not trusted.
+		for i := range 3 {
+			p, n, _, _ := ns.st.neighboursAt(id, seqPlace{key: ns.st.entries[id].session, i: i, ok: true})
+			if p.id != cp || p.ok != cpok || n.id != cn || n.ok != cnok {
+				w.t.Errorf("neighbours of %s looked up from place %d: %s, %s; want %s, %s", label(id, true), i, label(p.id, p.ok), label(n.id, n.ok), label(cp, cpok), label(cn, cnok))
+			}
+		}
 	}
 	var out []string
 	for id := range ns.st.entries {

@@ -21,6 +21,10 @@ type entry struct {
 	vector                        bool   // has an embedding
 	dream                         dreamKind
 	session                       uint64 // sequence key (sequenceKey), never 0
+	// seqAt is where the record was put in its session's list: still its
+	// place unless records were inserted or removed before it since
+	// (neighboursAt checks before it trusts it).
+	seqAt int
 }
 
 // score is the entry's fidelity at clock reading c.
@@ -141,7 +145,9 @@ func (s *state) putEntry(id memory.ID, e *entry, recent bool) {
 		oldCreated = ptrTo(old.created.UnixNano())
 	}
 	if moved {
-		s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: id})
+		e.seqAt = s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: id})
+	} else {
+		e.seqAt = old.seqAt
 	}
 	if recent {
 		s.recent.put(id, e.created.UnixNano(), oldCreated)

@@ -60,6 +60,13 @@ const secondStageCandidates = 15
 // but every indexed record lends its evidence to its neighbours. Callers
 // hold whatever lock seq needs (Engine.mu for the engine's sequence).
 func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool) ([]rank.Scored[memory.ID], error) {
+	return r.rankAdmitted(ix, an, seq, text, k, eligible, func(c searchindex.Candidate) bool { return eligible(c.ID()) })
+}
+
+// rankAdmitted is rank with admit, the same decision as eligible, as the
+// index's filter: one that may decide from the document's mark
+// (searchindex.Query.Admit, marks.go).
+func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool, admit func(searchindex.Candidate) bool) ([]rank.Scored[memory.ID], error) {
 	if k <= 0 {
 		return nil, nil
 	}
@@ -73,7 +80,7 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 		}
 	}
 	fields := r.fieldTerms(ix, text, content)
-	q := searchindex.Query{Limit: max(k, r.Candidates), Filter: func(id memory.ID, _ searchindex.Attrs) bool { return eligible(id) }}
+	q := searchindex.Query{Limit: max(k, r.Candidates), Admit: admit}
 	q.Terms = append(slices.Clip(content), fields...)
 	hits, err := ix.Search(q)
 	if err != nil {
@@ -88,15 +95,24 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 	if r.Candidates > 0 && len(hits) > r.Candidates {
 		top, rest = hits[:r.Candidates], hits[r.Candidates:]
 	}
-	ids := make([]memory.ID, len(top))
+	// The candidates, then their neighbours that are not candidates:
+	// the index scores them all in one call per kind of evidence.
+	docs := make([]memory.ID, len(top), 3*len(top))
 	for i, h := range top {
-		ids[i] = h.ID
+		docs[i] = h.ID
+	}
+	smooth := r.Context != (rank.Context{})
+	if smooth {
+		if c, ok := seq.(conversation); ok {
+			seq = newSeqMemo(c.s)
+		}
+		docs = appendNeighbours(docs, seq, len(top))
 	}
 	// Proximity is of the text's terms: the field terms of a record sit
 	// next to each other in their field whatever the record says.
 	textQ, fieldQ := q, q
 	textQ.Terms, fieldQ.Terms = content, fields
-	prox, err := ix.Proximity(textQ, ids)
+	bm25, prox, err := ix.ScoreProximity(textQ, docs)
 	if err != nil {
 		return nil, fmt.Errorf("text proximity: %w", err)
 	}
@@ -105,27 +121,32 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
 	}
 	var near map[memory.ID]float64 // the neighbours that are not hits: their text evidence
-	if r.Context != (rank.Context{}) {
-		if c, ok := seq.(conversation); ok {
-			seq = newSeqMemo(c.s)
-		}
-		// The candidates share their text evidence only: their field
-		// scores come off now and back after the smoothing.
-		own, err := r.fieldScores(ix, fieldQ, ids)
+	if smooth {
+		// Time and speaker evidence stays a record's own: the candidates'
+		// comes off now and, like the neighbours', is added back after
+		// the smoothing.
+		own, err := r.fieldScores(ix, fieldQ, docs)
 		if err != nil {
 			return nil, err
 		}
-		for i := range cands {
-			cands[i].Score = max(0, cands[i].Score-own[i])
-		}
-		ownOf := make(map[memory.ID]float64, len(ids))
-		for i, id := range ids {
+		ownOf := make(map[memory.ID]float64, len(docs))
+		for i, id := range docs {
 			if own[i] > 0 {
 				ownOf[id] = own[i]
 			}
 		}
-		if near, err = r.neighbourScores(ix, textQ, fieldQ, seq, ids, ownOf); err != nil {
-			return nil, err
+		for i := range cands {
+			cands[i].Score = max(0, cands[i].Score-own[i])
+		}
+		// A neighbour's own text evidence, which rank.SmoothNeighbours
+		// shares with the records next to it; proximity only where a
+		// query term occurs (it is 0 elsewhere).
+		near = make(map[memory.ID]float64, len(docs)-len(top))
+		for i := len(top); i < len(docs); i++ {
+			near[docs[i]] = bm25[i]
+			if bm25[i] > 0 {
+				near[docs[i]] += r.Proximity * prox[i].Score
+			}
 		}
 		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return near[id] })
 		for i := range cands {
@@ -143,17 +164,17 @@ func (r textRanking) rank(ix *searchindex.Index, an *rank.Analyzer, seq rank.Seq
 			}
 		}
 	}
+	// Equal scores fall to the id, as everywhere in recall.
+	slices.SortFunc(cands, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
 	out := cands[:0]
 	for _, c := range cands {
+		if len(out) == k {
+			break
+		}
 		// The first stage's hits passed the filter; neighbours may not.
 		if _, nb := near[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
 			out = append(out, c)
 		}
-	}
-	// Equal scores fall to the id, as everywhere in recall.
-	slices.SortStableFunc(out, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
-	if len(out) > k {
-		out = out[:k]
 	}
 	return out, nil
 }
@@ -191,52 +212,18 @@ func (r textRanking) fieldScores(ix *searchindex.Index, fieldQ searchindex.Query
 	return s, nil
 }
 
-// neighbourScores scores, in one pass over the index, the neighbours of
-// the candidates ids that are not candidates themselves: their own text
-// evidence, which rank.SmoothNeighbours shares with the records next to
-// them. Their field evidence, which stays their own, goes into ownOf.
-func (r textRanking) neighbourScores(ix *searchindex.Index, textQ, fieldQ searchindex.Query, seq rank.Sequence[memory.ID], ids []memory.ID, ownOf map[memory.ID]float64) (map[memory.ID]float64, error) {
-	var near []memory.ID
-	for _, id := range ids {
+// appendNeighbours appends to docs, whose first n are the candidates,
+// the records before and after each candidate in seq that are neither
+// candidates nor appended already, in that order.
+func appendNeighbours(docs []memory.ID, seq rank.Sequence[memory.ID], n int) []memory.ID {
+	for i := range n {
 		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
-			if n, ok := side(id); ok && !slices.Contains(ids, n) && !slices.Contains(near, n) {
-				near = append(near, n)
+			if nb, ok := side(docs[i]); ok && !slices.Contains(docs, nb) {
+				docs = append(docs, nb)
 			}
 		}
 	}
-	if len(near) == 0 {
-		return nil, nil
-	}
-	bm25, err := ix.ScoreDocs(textQ, near)
-	if err != nil {
-		return nil, fmt.Errorf("score the neighbours: %w", err)
-	}
-	// Proximity only where a query term occurs: it is 0 elsewhere.
-	var matched []memory.ID
-	for i, id := range near {
-		if bm25[i] > 0 {
-			matched = append(matched, id)
-		}
-	}
-	prox, err := ix.Proximity(textQ, matched)
-	if err != nil {
-		return nil, fmt.Errorf("score the neighbours' proximity: %w", err)
-	}
-	own, err := r.fieldScores(ix, fieldQ, near)
-	if err != nil {
-		return nil, err
-	}
-	shared := make(map[memory.ID]float64, len(near))
-	for i, id := range near {
-		shared[id] = bm25[i]
-		if own[i] > 0 {
-			ownOf[id] = own[i]
-		}
-	}
-	for i, id := range matched {
-		shared[id] += r.Proximity * prox[i].Score
-	}
-	return shared, nil
+	return docs
 }
 
 // seqMemo remembers the neighbours a ranking looked up in the engine's

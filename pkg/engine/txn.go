@@ -205,6 +205,7 @@ func (t *txn) commit() error {
 		e.wrote(d.ns, d.id)
 		d.ns.working.delete(d.id)
 		d.ns.st.delete(d.id)
+		d.ns.remark(d.id)
 		d.ns.vectors.Remove(d.id)
 	}
 	for _, p := range t.puts {
@@ -234,4 +235,5 @@ func applyRecord(ns *nsState, rec *memory.MemoryRecord) {
 		ns.working.delete(rec.ID)
 	}
 	ns.st.put(rec)
+	ns.remark(rec.ID)
 }

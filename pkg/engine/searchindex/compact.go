@@ -3,6 +3,7 @@ package searchindex
 import (
 	"cmp"
 	"encoding/binary"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -96,19 +97,31 @@ func (r *remapper) copyDoc(d *docEntry, lens []uint32, seq []byte) uint32 {
 
 // rebuild returns a new core holding the live documents of v, renumbered
 // in order, with the terms they use and exact postings, block maxima and
-// statistics.
-func (c *core) rebuild(v *view) *core {
+// statistics, and the number each document had in v (marks are not
+// copied: see carryMarks).
+func (c *core) rebuild(v *view) (*core, []uint32) {
 	nc := c.empty()
 	r := newRemapper(nc, v.texts)
+	from := make([]uint32, 0, len(v.docs)-countDead(v.dead))
 	for i := range v.docs {
 		n := uint32(i)
 		if v.isDead(n) {
 			continue
 		}
 		r.copyDoc(&v.docs[i], v.lensOf(n), v.seq(&v.docs[i]))
+		from = append(from, n)
 	}
 	nc.buildPostings()
-	return nc
+	return nc, from
+}
+
+// countDead returns the number of tombstones set in dead.
+func countDead(dead []uint64) int {
+	n := 0
+	for _, w := range dead {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }
 
 // empty returns an empty core configured as c.
@@ -331,7 +344,7 @@ func (ix *Index) compact() {
 	v := old.capture()
 	ix.mu.RUnlock()
 
-	nc := old.rebuild(v)
+	nc, from := old.rebuild(v)
 
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -351,7 +364,9 @@ func (ix *Index) compact() {
 		}
 		d := &old.docs[i]
 		nc.indexDoc(r.copyDoc(d, old.lensOf(uint32(i)), old.seq(d)))
+		from = append(from, uint32(i))
 	}
+	nc.carryMarks(old, from)
 	ix.c = nc
 }
 

@@ -45,6 +45,10 @@ type core struct {
 	ndead int
 	ids   idTable
 	arena [][]byte // term sequences, uvarint term ids
+	// marks holds each document's mark (Index.SetMark), in blocks that
+	// never move, so a search may read and set marks through the slice
+	// it captured while the writer appends blocks.
+	marks []*markBlock
 
 	termIDs map[string]uint32
 	texts   []string // by term id; texts[gapTerm] is ""
@@ -287,8 +291,35 @@ func (c *core) appendDoc(id memory.ID, attrs Attrs, lens []uint32, seq []byte) u
 	if int(n>>6) >= len(c.dead) {
 		c.dead = append(c.dead, 0)
 	}
+	if n%markBlockSize == 0 {
+		c.marks = append(c.marks, new(markBlock))
+	}
 	c.ids.insert(c.docs, n)
 	return n
+}
+
+// markBlockSize is the number of marks in a markBlock.
+const markBlockSize = 512
+
+// markBlock holds the marks of markBlockSize consecutive documents.
+type markBlock [markBlockSize]atomic.Uint64
+
+// markOf returns the mark of document n in marks.
+func markOf(marks []*markBlock, n uint32) *atomic.Uint64 {
+	return &marks[n/markBlockSize][n%markBlockSize]
+}
+
+// carryMarks copies into c the marks of the documents it took from old:
+// c's document i is old's document from[i]. The caller holds the write
+// lock, so SetMark cannot change a mark meanwhile; a search still running
+// on old may set one there after the copy, which c then lacks (0, which
+// only means the caller must look again).
+func (c *core) carryMarks(old *core, from []uint32) {
+	for i, o := range from {
+		if m := markOf(old.marks, o).Load(); m != 0 {
+			markOf(c.marks, uint32(i)).Store(m)
+		}
+	}
 }
 
 // add indexes an analysed document (not yet in the index).

@@ -22,6 +22,12 @@
 // compaction, in the background once they are at least 256 and a quarter
 // of the live ones.
 //
+// Each document also has a mark, a word of the caller's that, unlike the
+// attributes, changes in place (SetMark, or a Query.Admit filter that
+// decides from it and stores what it found out): the engine keeps there
+// what its recall filter would otherwise look up per document. Marks
+// start at 0, survive compaction and are not kept in snapshots.
+//
 // # Layout
 //
 // Per term: document numbers ascending ([]uint32), term frequencies
@@ -36,7 +42,7 @@
 // document) a 100,000-document index takes about 410 bytes of heap per
 // document with one field: 180 in postings (7 bytes each), 60 in the
 // document table, 52 in term sequences, 60 in the vocabulary, the rest in
-// the id table and block maxima.
+// the id table and block maxima; marks, added since, take 8 more.
 //
 // # Ranking
 //
@@ -97,8 +103,8 @@
 // Snapshot likewise capture slice headers and the tombstones under the
 // read lock and do their work without it; compaction then applies what
 // changed meanwhile and switches over under the write lock. Second-stage
-// calls (TermsOf, ScoreDocs, Proximity, DistinctiveTerms) are short and
-// hold the read lock throughout.
+// calls (TermsOf, ScoreDocs, Proximity, ScoreProximity, DistinctiveTerms)
+// are short and hold the read lock throughout.
 //
 // # Snapshots
 //

@@ -124,7 +124,11 @@ func (ix *Index) ScoreAdded(q Query, doc *Document) (float64, error) {
 
 // scoreDoc scores document n from its term sequence.
 func (p *prepared) scoreDoc(n uint32) float64 {
-	tfs := p.docTF(n)
+	return p.scoreTF(n, p.docTF(n))
+}
+
+// scoreTF scores document n whose frequencies of the query terms are tfs.
+func (p *prepared) scoreTF(n uint32, tfs [][MaxFields]uint32) float64 {
 	lens := p.c.lensOf(n)
 	score := 0.0
 	for qi := range p.terms {
@@ -210,23 +214,55 @@ func (ix *Index) Proximity(q Query, ids []memory.ID) ([]Proximity, error) {
 	return out, nil
 }
 
+// ScoreProximity returns, for each of ids, the score q gives it, exactly
+// as ScoreDocs does, and its proximity evidence, exactly as Proximity
+// does (q.FieldWeights apply to the scores only): the two in one pass
+// over each document's terms, with one preparation of the query. A
+// document that is not indexed gets 0 and the zero Proximity.
+func (ix *Index) ScoreProximity(q Query, ids []memory.ID) ([]float64, []Proximity, error) {
+	q.Limit = 0
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	p, err := ix.prepare(ix.c, &q)
+	if err != nil {
+		return nil, nil, err
+	}
+	scores := make([]float64, len(ids))
+	prox := make([]Proximity, len(ids))
+	tfs := make([][MaxFields]uint32, len(p.terms))
+	var occ []occurrence
+	for i, id := range ids {
+		n, ok := p.c.ids.find(p.c.docs, id)
+		if !ok {
+			continue
+		}
+		clear(tfs)
+		occ = p.scan(n, occ, tfs)
+		scores[i] = p.scoreTF(n, tfs)
+		prox[i] = p.proximityOf(n, ix.cfg.Fields[0].B, occ)
+	}
+	return scores, prox, nil
+}
+
 type occurrence struct {
 	pos  int // position; texts are far apart
 	qi   int
 	text int
 }
 
-func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, []occurrence) {
+// scan reads document n's term sequence once: it returns the
+// occurrences of the query terms of positive weight, in order, reusing
+// occ, and, when tfs is not nil, adds to it the frequencies of the query
+// terms per field (as docTF counts them).
+func (p *prepared) scan(n uint32, occ []occurrence, tfs [][MaxFields]uint32) []occurrence {
 	c := p.c
-	lens := c.lensOf(n)
-	// Occurrences of query terms of positive weight, in order.
 	occ = occ[:0]
 	pos, text, field := 0, 0, -1
-	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(lens)}
+	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(c.lensOf(n))}
 	for {
 		t, f, ok := r.next()
 		if !ok {
-			break
+			return occ
 		}
 		if t == gapTerm || f != field {
 			text++
@@ -238,14 +274,32 @@ func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, 
 		}
 		pos++
 		for qi := range p.terms {
-			if p.terms[qi].id == t && p.terms[qi].w > 0 {
-				occ = append(occ, occurrence{pos: pos, qi: qi, text: text})
+			if p.terms[qi].id == t {
+				if tfs != nil {
+					tfs[qi][f]++
+				}
+				if p.terms[qi].w > 0 {
+					occ = append(occ, occurrence{pos: pos, qi: qi, text: text})
+				}
 			}
 		}
 	}
+}
+
+func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, []occurrence) {
+	occ = p.scan(n, occ, nil)
+	return p.proximityOf(n, b, occ), occ
+}
+
+// proximityOf returns the proximity evidence of document n whose
+// occurrences of the query terms are occ (scan).
+func (p *prepared) proximityOf(n uint32, b float64, occ []occurrence) Proximity {
+	c := p.c
+	lens := c.lensOf(n)
 	var px Proximity
 	nq := len(p.terms)
-	seen := make([]bool, nq)
+	var seenA [MaxQueryTerms]bool // a query has at most MaxQueryTerms terms
+	seen := seenA[:nq]
 	for _, o := range occ {
 		if !seen[o.qi] {
 			seen[o.qi] = true
@@ -253,10 +307,11 @@ func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, 
 		}
 	}
 	if px.Matched == 0 {
-		return px, occ
+		return px
 	}
 	// BM25TP accumulators and adjacency.
-	acc := make([]float64, nq)
+	var accA [MaxQueryTerms]float64
+	acc := accA[:nq]
 	for i, a := range occ {
 		for _, o := range occ[i+1:] {
 			dist := o.pos - a.pos
@@ -298,7 +353,7 @@ func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, 
 		}
 	}
 	px.Window = minWindow(occ, nq, px.Matched)
-	return px, occ
+	return px
 }
 
 // follows reports whether query term b comes right after query term a
@@ -316,7 +371,8 @@ func (p *prepared) follows(a, b int) bool {
 // holds `want` distinct query terms, or 0.
 func minWindow(occ []occurrence, nq, want int) int {
 	best := 0
-	count := make([]int, nq)
+	var countA [MaxQueryTerms]int // nq is at most MaxQueryTerms
+	count := countA[:nq]
 	for start := 0; start < len(occ); {
 		end := start
 		for end < len(occ) && occ[end].text == occ[start].text {

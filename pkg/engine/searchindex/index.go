@@ -281,6 +281,35 @@ func (ix *Index) Has(id memory.ID) bool {
 	return ok
 }
 
+// SetMark sets the mark of the document with id to m and reports whether
+// the document is indexed. A mark is a word of the caller's that the
+// index keeps with each document and, unlike its attributes, lets the
+// caller change in place: a filter reads it (Query.Admit) to decide
+// without looking elsewhere, and may keep there what it found out. A
+// document's mark is 0 when it is added (also when it replaces another
+// version), survives compaction, and is not kept in snapshots.
+func (ix *Index) SetMark(id memory.ID, m uint64) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n, ok := ix.c.ids.find(ix.c.docs, id)
+	if ok {
+		markOf(ix.c.marks, n).Store(m)
+	}
+	return ok
+}
+
+// Mark returns the mark of the document with id (see SetMark) and
+// whether the document is indexed.
+func (ix *Index) Mark(id memory.ID) (uint64, bool) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	n, ok := ix.c.ids.find(ix.c.docs, id)
+	if !ok {
+		return 0, false
+	}
+	return markOf(ix.c.marks, n).Load(), true
+}
+
 // ensureRoomLocked makes sure one more document number is available,
 // compacting in place when the numbers are used up by deleted documents.
 func (ix *Index) ensureRoomLocked() error {
@@ -291,8 +320,10 @@ func (ix *Index) ensureRoomLocked() error {
 	if c.ndead == 0 {
 		return fmt.Errorf("add document: %w (%d documents)", ErrFull, len(c.docs))
 	}
-	ix.c = c.rebuild(c.capture())
-	ix.c.maxDocs = c.maxDocs
+	nc, from := c.rebuild(c.capture())
+	nc.carryMarks(c, from)
+	nc.maxDocs = c.maxDocs
+	ix.c = nc
 	return nil
 }
 

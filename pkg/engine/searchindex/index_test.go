@@ -763,3 +763,95 @@ func TestDocuments(t *testing.T) {
 		t.Fatalf("Documents went on after false: %d calls", n)
 	}
 }
+
+// TestMarks: a document's mark starts at 0, is what SetMark or an Admit
+// filter last set, belongs to the document it was set on (a replacement
+// starts at 0 again), survives compaction, in the background or in
+// place when document numbers run out, and is not kept in snapshots.
+func TestMarks(t *testing.T) {
+	ix, err := New(testConfig(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix.SetAutoCompact(false)
+	doc := func(i int, text string) *Document {
+		return &Document{ID: testID(i), Fields: [MaxFields][]string{{text}}}
+	}
+	const n = 1500 // three mark blocks
+	for i := range n {
+		if err := ix.Add(doc(i, fmt.Sprintf("t%d shared", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[memory.ID]uint64{}
+	check := func(what string) {
+		t.Helper()
+		for i := range n {
+			id := testID(i)
+			m, ok := ix.Mark(id)
+			w := want[id] // 0 for the deleted ones, which have no mark
+			if ok != ix.Has(id) || m != w {
+				t.Fatalf("%s: document %d: mark %d, %v; want %d", what, i, m, ok, w)
+			}
+		}
+	}
+	check("new documents")
+	for i := range n {
+		if i%3 != 0 {
+			if !ix.SetMark(testID(i), uint64(i)+1) {
+				t.Fatalf("SetMark(%d) found no document", i)
+			}
+			want[testID(i)] = uint64(i) + 1
+		}
+	}
+	check("after SetMark")
+	// An Admit filter sets marks through the candidates it is asked about.
+	hits, err := ix.Search(Query{Terms: ix.QueryTerms("t3 t6"), Limit: 10, Admit: func(c Candidate) bool {
+		c.SetMark(c.Mark() + 1000)
+		return true
+	}})
+	if err != nil || len(hits) != 2 {
+		t.Fatalf("Admit search: %v, %v", hits, err)
+	}
+	for _, i := range []int{3, 6} {
+		want[testID(i)] += 1000
+	}
+	check("after an Admit search")
+	if err := ix.Add(doc(7, "replaced")); err != nil {
+		t.Fatal(err)
+	}
+	want[testID(7)] = 0
+	for i := 0; i < n; i += 4 {
+		ix.Delete(testID(i))
+		delete(want, testID(i))
+	}
+	if ix.SetMark(testID(0), 5) {
+		t.Fatal("SetMark of a deleted document found one")
+	}
+	check("after replacing and deleting")
+	ix.Compact()
+	if st := ix.Stats(); st.Deleted != 0 {
+		t.Fatalf("compaction left %d deleted documents", st.Deleted)
+	}
+	check("after compaction")
+	// Compaction in place, when document numbers run out.
+	ix.c.maxDocs = uint64(len(ix.c.docs))
+	ix.Delete(testID(1))
+	delete(want, testID(1))
+	if err := ix.Add(doc(n+1, "one more")); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 0 {
+		t.Fatalf("adding past the document numbers did not compact: %+v", st)
+	}
+	check("after compaction in place")
+	loaded, _, err := LoadSnapshot(ix.Config(), ix.Snapshot().AppendTo(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix = loaded
+	for id := range want {
+		want[id] = 0
+	}
+	check("after loading a snapshot")
+}

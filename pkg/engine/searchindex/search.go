@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -55,7 +56,34 @@ type Query struct {
 	// depends on the others; Match and Count ask it about every match.
 	// It runs without the index's lock and may call the index.
 	Filter func(id memory.ID, a Attrs) bool
+	// Admit, when set, is used instead of Filter and asked the same
+	// questions, about a Candidate, which gives the document's mark
+	// (Index.SetMark) as well as its id and attributes: it may decide
+	// from the mark alone, without reading anything else, and may store
+	// in the mark what it found out, so the next query need not find it
+	// out again. The caller keeps its marks true (resets them with
+	// SetMark when what they summarise changes); the index only keeps
+	// them.
+	Admit func(c Candidate) bool
 }
+
+// Candidate is a document a Query.Admit filter is asked about.
+type Candidate struct {
+	d    *docEntry
+	mark *atomic.Uint64
+}
+
+// ID returns the document's id.
+func (c Candidate) ID() memory.ID { return c.d.id }
+
+// Attrs returns the document's attributes.
+func (c Candidate) Attrs() Attrs { return c.d.attrs }
+
+// Mark returns the document's mark.
+func (c Candidate) Mark() uint64 { return c.mark.Load() }
+
+// SetMark sets the document's mark, as Index.SetMark does.
+func (c Candidate) SetMark(m uint64) { c.mark.Store(m) }
 
 // Hit is one search result.
 type Hit struct {
@@ -91,6 +119,7 @@ type prepared struct {
 	docs  []docEntry
 	dlens []uint32
 	dead  []uint64
+	marks []*markBlock
 	fw    [MaxFields]float64
 	n0    [MaxFields]float64 // length normalisation n0 + nl·len
 	nl    [MaxFields]float64
@@ -374,6 +403,7 @@ func (p *prepared) cursors(positive bool) []cursor {
 func (p *prepared) capture() {
 	c := p.c
 	p.docs, p.dlens, p.dead = c.docs[:len(c.docs):len(c.docs)], c.dlens[:len(c.dlens):len(c.dlens)], c.dead[:len(c.dead):len(c.dead)]
+	p.marks = c.marks[:len(c.marks):len(c.marks)]
 	for qi, t := range p.terms {
 		if t.id == 0 {
 			continue
@@ -394,6 +424,22 @@ func (p *prepared) capture() {
 }
 
 func (p *prepared) isDead(doc uint32) bool { return isDead(p.dead, doc) }
+
+// docFilter decides whether a document, by number, may be returned.
+type docFilter func(doc uint32) bool
+
+// filterOf returns q's filter (Query.Admit or Query.Filter) over the
+// documents p captured, nil when q has none.
+func (p *prepared) filterOf(q *Query) docFilter {
+	docs, marks := p.docs, p.marks
+	switch admit, filter := q.Admit, q.Filter; {
+	case admit != nil:
+		return func(d uint32) bool { return admit(Candidate{&docs[d], markOf(marks, d)}) }
+	case filter != nil:
+		return func(d uint32) bool { return filter(docs[d].id, docs[d].attrs) }
+	}
+	return nil
+}
 
 func (p *prepared) lensOf(n uint32) []uint32 {
 	i := int(n) * p.c.nf
@@ -520,7 +566,7 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 	}
 	top := &topK{docs: p.docs, k: q.Limit}
 	if q.All {
-		p.conjunctive(q.Filter, func(doc uint32, score float64) bool {
+		p.conjunctive(p.filterOf(&q), func(doc uint32, score float64) bool {
 			r := ranked{score: score, doc: doc}
 			if top.wants(&r) {
 				top.push(r)
@@ -528,7 +574,7 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 			return true
 		}, true)
 	} else {
-		p.maxScore(top, q.Filter)
+		p.maxScore(top, p.filterOf(&q))
 	}
 	return top.hits(), nil
 }
@@ -570,7 +616,7 @@ func (ix *Index) checkQuery(q *Query) error {
 // left cannot reach the threshold. A document is skipped only when its
 // bound is strictly below the threshold, so documents that tie with the
 // k-th hit are still compared by id.
-func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
+func (p *prepared) maxScore(top *topK, filter docFilter) {
 	lists := p.cursors(true)
 	if len(lists) == 0 {
 		return
@@ -697,7 +743,7 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 		if !top.wants(&r) {
 			continue
 		}
-		if filter != nil && !filter(p.docs[d].id, p.docs[d].attrs) {
+		if filter != nil && !filter(d) {
 			continue
 		}
 		top.push(r)
@@ -714,7 +760,7 @@ func (p *prepared) maxScore(top *topK, filter func(memory.ID, Attrs) bool) {
 // blocks and postings are dismissed by comparing their bounds, in the
 // domain of combined frequencies, with the frequency a document needs to
 // reach the threshold.
-func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cursor) {
+func (p *prepared) single(top *topK, filter docFilter, cu *cursor) {
 	c, te := p.c, cu.te
 	nf := c.nf
 	theta := 0.0
@@ -753,7 +799,7 @@ func (p *prepared) single(top *topK, filter func(memory.ID, Attrs) bool, cu *cur
 				continue
 			}
 			r := ranked{score: score, doc: d}
-			if !top.wants(&r) || filter != nil && !filter(p.docs[d].id, p.docs[d].attrs) {
+			if !top.wants(&r) || filter != nil && !filter(d) {
 				continue
 			}
 			top.push(r)
@@ -788,7 +834,7 @@ const seedBlocks = 1
 // threshold lets the search skip from the start what it would otherwise
 // score until its own k-th best had risen that high. It returns 0 when
 // fewer than k documents were seen.
-func (p *prepared) seedThreshold(lists []cursor, k int, filter func(memory.ID, Attrs) bool) float64 {
+func (p *prepared) seedThreshold(lists []cursor, k int, filter docFilter) float64 {
 	c := p.c
 	var seen []seed
 	for i := range lists {
@@ -836,7 +882,7 @@ func (p *prepared) seedThreshold(lists []cursor, k int, filter func(memory.ID, A
 		for i++; i < len(seen) && seen[i].doc == s.doc; i++ {
 			s.score += seen[i].score
 		}
-		if s.score > 0 && !p.isDead(s.doc) && (filter == nil || filter(p.docs[s.doc].id, p.docs[s.doc].attrs)) {
+		if s.score > 0 && !p.isDead(s.doc) && (filter == nil || filter(s.doc)) {
 			out = append(out, s)
 		}
 	}
@@ -880,7 +926,7 @@ func advance(lists []cursor, d uint32) {
 // term (in a field of positive weight) and passes filter, in document
 // number order, with its score when withScore is set; fn returns false to
 // stop. The lists are intersected by galloping from the shortest.
-func (p *prepared) conjunctive(filter func(memory.ID, Attrs) bool, fn func(doc uint32, score float64) bool, withScore bool) {
+func (p *prepared) conjunctive(filter docFilter, fn func(doc uint32, score float64) bool, withScore bool) {
 	if len(p.terms) == 0 {
 		return
 	}
@@ -909,7 +955,7 @@ func (p *prepared) conjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 			d = lists[0].doc()
 			continue
 		}
-		if !p.isDead(d) && p.allPresent(lists) && (filter == nil || filter(p.docs[d].id, p.docs[d].attrs)) {
+		if !p.isDead(d) && p.allPresent(lists) && (filter == nil || filter(d)) {
 			score := 0.0
 			if withScore {
 				for i := range lists {
@@ -941,7 +987,7 @@ func (p *prepared) allPresent(lists []cursor) bool {
 // disjunctive calls fn for every live document that contains a query
 // term of positive weight (in a field of positive weight) and passes
 // filter, in document number order; fn returns false to stop.
-func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc uint32) bool) {
+func (p *prepared) disjunctive(filter docFilter, fn func(doc uint32) bool) {
 	lists := p.cursors(true)
 	for {
 		d := uint32(noDoc)
@@ -958,7 +1004,7 @@ func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 				lists[i].pos++
 			}
 		}
-		if present && !p.isDead(d) && (filter == nil || filter(p.docs[d].id, p.docs[d].attrs)) {
+		if present && !p.isDead(d) && (filter == nil || filter(d)) {
 			if !fn(d) {
 				return
 			}
@@ -967,7 +1013,8 @@ func (p *prepared) disjunctive(filter func(memory.ID, Attrs) bool, fn func(doc u
 }
 
 // Match calls fn for every document that matches q (all terms with
-// q.All, any term of positive weight otherwise) and passes q.Filter, in
+// q.All, any term of positive weight otherwise) and passes q.Filter (or
+// q.Admit), in
 // the order documents were added; fn returns false to stop. It visits
 // every matching posting: use it where every match is needed (a listing
 // with an exact count), Search otherwise. q.Limit is ignored. Like
@@ -981,9 +1028,9 @@ func (ix *Index) Match(q Query, fn func(id memory.ID, a Attrs) bool) error {
 	}
 	call := func(doc uint32) bool { return fn(p.docs[doc].id, p.docs[doc].attrs) }
 	if q.All {
-		p.conjunctive(q.Filter, func(doc uint32, _ float64) bool { return call(doc) }, false)
+		p.conjunctive(p.filterOf(&q), func(doc uint32, _ float64) bool { return call(doc) }, false)
 	} else {
-		p.disjunctive(q.Filter, call)
+		p.disjunctive(p.filterOf(&q), call)
 	}
 	return nil
 }

@@ -108,6 +108,30 @@ func (g *randCorpus) query(ix *Index) Query {
 	return q
 }
 
+// admitting returns q with its Filter (a test of Tag modulo mod, as
+// query makes them) turned into an Admit filter that keeps its verdicts
+// in the documents' marks: mod<<2 | 2 (admitted) or | 1 (refused). A
+// mark the index did not keep for the document it belongs to (one moved
+// to another document, or kept across a replacement) shows as a wrong
+// answer; asked counts the documents the filter had to test.
+func admitting(q Query, mod uint32, asked *int) Query {
+	q.Filter = nil
+	q.Admit = func(c Candidate) bool {
+		if m := c.Mark(); m>>2 == uint64(mod) {
+			return m&3 == 2
+		}
+		*asked++
+		ok := c.Attrs().Tag%mod != 0
+		v := uint64(1)
+		if ok {
+			v = 2
+		}
+		c.SetMark(uint64(mod)<<2 | v)
+		return ok
+	}
+	return q
+}
+
 // checkQuery runs q against ix and checks it against the exhaustive
 // scorer (identical hits) and the reference model (same ranking), and
 // Count, Match and ScoreDocs against both.
@@ -141,6 +165,28 @@ func checkQuery(t *testing.T, ix *Index, ref *refIndex, q Query, what string) {
 	if !slices.Equal(matched, want) {
 		t.Fatalf("%s: match visits %d documents, reference %d", what, len(matched), len(want))
 	}
+	if q.Filter != nil {
+		// The same filter as an Admit filter that keeps its verdicts in
+		// the marks, run twice: the second time it answers from them
+		// alone. Its modulus is the smallest that refuses itself.
+		mod := uint32(2)
+		for q.Filter(memory.ID{}, Attrs{Tag: mod}) {
+			mod++
+		}
+		for pass := range 2 {
+			asked := 0
+			aq := admitting(q, mod, &asked)
+			if hits, err := ix.Search(aq); err != nil || !slices.Equal(hits, got) {
+				t.Fatalf("%s: Admit search %v, %v; Filter search %v", what, hits, err, got)
+			}
+			if n, err := ix.Count(aq); err != nil || n != len(rh) {
+				t.Fatalf("%s: Admit count %d, %v; reference %d", what, n, err, len(rh))
+			}
+			if pass == 1 && asked != 0 {
+				t.Fatalf("%s: the second Admit search tested %d documents its marks had answered", what, asked)
+			}
+		}
+	}
 	ids := make([]memory.ID, len(got))
 	for i, h := range got {
 		ids[i] = h.ID
@@ -153,6 +199,22 @@ func checkQuery(t *testing.T, ix *Index, ref *refIndex, q Query, what string) {
 		if scores[i] != h.Score {
 			t.Fatalf("%s: ScoreDocs %v, Search %v", what, scores[i], h.Score)
 		}
+	}
+	// ScoreProximity gives both at once, for the hits and for documents
+	// that may not match or not exist.
+	for i := range 5 {
+		ids = append(ids, testID(i*37))
+	}
+	if scores, err = ix.ScoreDocs(q, ids); err != nil {
+		t.Fatal(err)
+	}
+	prox, err := ix.Proximity(q, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	both, bothProx, err := ix.ScoreProximity(q, ids)
+	if err != nil || !slices.Equal(both, scores) || !slices.Equal(bothProx, prox) {
+		t.Fatalf("%s: ScoreProximity %v %v (%v); ScoreDocs %v, Proximity %v", what, both, bothProx, err, scores, prox)
 	}
 }
 
