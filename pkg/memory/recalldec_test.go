@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"memsvc.dev/memsvc/internal/jsonscan"
 )
 
 // randomAnswer is a recall answer of random memories (jsonCorpus) as the
@@ -52,9 +54,9 @@ func sameAsUnmarshal(t *testing.T, data []byte) bool {
 	if wantErr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded\n%+v\njson.Unmarshal:\n%+v\nfrom\n%s", got, want, data)
 	}
-	d := recallDecoder{b: data}
+	d := recallDecoder{jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
-	return d.response(&r) && d.end()
+	return d.response(&r) && d.End()
 }
 
 // TestUnmarshalRecallAnswerMatchesJSON: on the answers the server writes
