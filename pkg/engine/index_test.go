@@ -289,3 +289,30 @@ func TestSimilarLinksUseBoundedCandidates(t *testing.T) {
 			linked, linked[sharesTerms], linked[recent], linked[noTerms])
 	}
 }
+
+// TestSimilarityQueryPrefersRareTerms: the linker searches with the terms
+// fewest other records hold, so its search walks short posting lists at
+// any store size; length only breaks ties, and a term no other record
+// holds (df 1: the record itself) comes last.
+func TestSimilarityQueryPrefersRareTerms(t *testing.T) {
+	df := map[string]int{"extraordinarily": 5000, "considerations": 900, "kite": 3, "ox": 3, "ab": 2, "unique": 1, "lonely": 0}
+	terms := map[string]bool{}
+	for term := range df {
+		terms[term] = true
+	}
+	got := similarityQuery(terms, func(term string) int { return df[term] })
+	// Seven terms fit in similarQueryTerms: all come, rarest first.
+	if want := "ab kite ox considerations extraordinarily lonely unique"; got != want {
+		t.Fatalf("query %q, want %q", got, want)
+	}
+	// Past similarQueryTerms the most common terms are left out, however
+	// long they are.
+	for i := range similarQueryTerms {
+		term := fmt.Sprintf("r%02d", i)
+		terms[term], df[term] = true, 2
+	}
+	got = similarityQuery(terms, func(term string) int { return df[term] })
+	if strings.Contains(got, "extraordinarily") || strings.Contains(got, "considerations") || strings.Count(got, " ")+1 != similarQueryTerms {
+		t.Fatalf("query %q: want the %d rarest terms only", got, similarQueryTerms)
+	}
+}

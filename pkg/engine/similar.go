@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -63,7 +64,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 	if len(mine) == 0 {
 		return nil
 	}
-	query := similarityQuery(mine)
+	query := similarityQuery(mine, ns.text.DocFreq)
 	e.mu.RLock()
 	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(query), Limit: similarTextSearched, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
 		return persistentOnly(id)
@@ -102,7 +103,7 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 	ids := make([]memory.ID, 0, similarVectorText+similarRecent)
 	if texts := recordTexts(rec); len(texts) > 0 {
 		if mine := ns.termSet(strings.Join(texts, "\n")); len(mine) > 0 {
-			q := searchindex.Query{Terms: ns.text.QueryTerms(similarityQuery(mine)), Limit: similarVectorText,
+			q := searchindex.Query{Terms: ns.text.QueryTerms(similarityQuery(mine, ns.text.DocFreq)), Limit: similarVectorText,
 				Filter: func(id memory.ID, _ searchindex.Attrs) bool { return persistentOnly(id) }}
 			hits, err := ns.text.Search(q)
 			if err != nil {
@@ -127,23 +128,44 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 }
 
 // similarityQuery picks the record's most distinctive terms to search
-// with: the longest ones (long words are the rare ones), at most
-// similarQueryTerms, so the search stays cheap however long the record is.
-func similarityQuery(terms map[string]bool) string {
-	list := make([]string, 0, len(terms))
-	for t := range terms {
-		list = append(list, t)
+// with, at most similarQueryTerms, so the search stays cheap however long
+// the record is and however large the store: the terms fewest other
+// records hold (df, the index's document frequency, counts the record
+// itself), longer first among equals. A term no other record holds finds
+// nothing and goes last. Rare terms have short posting lists, so the
+// search walks few postings at any store size; choosing by length alone
+// (long words are often rare) walked the long lists of common long words
+// and cost the linker more the larger the store.
+func similarityQuery(terms map[string]bool, df func(string) int) string {
+	type term struct {
+		t  string
+		df int
 	}
-	slices.SortFunc(list, func(a, b string) int {
-		if c := cmp.Compare(len(b), len(a)); c != 0 {
+	list := make([]term, 0, len(terms))
+	for t := range terms {
+		n := df(t)
+		if n <= 1 {
+			n = math.MaxInt
+		}
+		list = append(list, term{t, n})
+	}
+	slices.SortFunc(list, func(a, b term) int {
+		if c := cmp.Compare(a.df, b.df); c != 0 {
 			return c
 		}
-		return strings.Compare(a, b)
+		if c := cmp.Compare(len(b.t), len(a.t)); c != 0 {
+			return c
+		}
+		return strings.Compare(a.t, b.t)
 	})
 	if len(list) > similarQueryTerms {
 		list = list[:similarQueryTerms]
 	}
-	return strings.Join(list, " ")
+	words := make([]string, len(list))
+	for i, t := range list {
+		words[i] = t.t
+	}
+	return strings.Join(words, " ")
 }
 
 // termSet is the set of index terms of text. The namespace's analyzer
