@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"slices"
 	"strings"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -35,4 +36,28 @@ func CheckNamespace(what, name string) error {
 		return Usagef("%s: %s", what, strings.TrimPrefix(err.Error(), "namespace: "))
 	}
 	return nil
+}
+
+// NamespaceList reads the comma-separated namespaces given as what (a flag
+// such as --namespaces), or * alone for every namespace; a blank list
+// names none (nil). A name that is no namespace (an empty one between
+// commas included) and * beside other names are usage errors naming what.
+func NamespaceList(what, list string) ([]string, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var out []string
+	for name := range strings.SplitSeq(list, ",") {
+		name = strings.TrimSpace(name)
+		if name != memory.AllNamespaces {
+			if err := CheckNamespace(what, name); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, name)
+	}
+	if len(out) > 1 && slices.Contains(out, memory.AllNamespaces) {
+		return nil, Usagef("%s: * already means every namespace; give it alone", what)
+	}
+	return out, nil
 }

@@ -314,6 +314,13 @@ func (c *Config) PersistSearchIndexes() bool {
 	return c.Security.StoreEncryptionPassphrase == nil
 }
 
+// IndexSnapshotsForbidden reports whether security.persist_search_indexes
+// is set to false explicitly: then nothing derived from the records is
+// kept on disk, not even sealed under the store key.
+func (c *Config) IndexSnapshotsForbidden() bool {
+	return c.Security.PersistSearchIndexes != nil && !*c.Security.PersistSearchIndexes
+}
+
 // UIEnabled reports whether serve offers the memory inspector at /ui/: as
 // configured, else only while the HTTP API listens on loopback.
 func (c *Config) UIEnabled() bool {

@@ -73,6 +73,9 @@ func TestDefaults(t *testing.T) {
 	if !c.PersistSearchIndexes() {
 		t.Error("search indexes should persist without store encryption")
 	}
+	if c.IndexSnapshotsForbidden() {
+		t.Error("index snapshots forbidden without persist_search_indexes set")
+	}
 }
 
 // mustLoad loads opts, which must succeed.
@@ -158,6 +161,31 @@ func TestEnvironment(t *testing.T) {
 	}
 	if c.PersistSearchIndexes() {
 		t.Error("search indexes must default to memory while store encryption is on")
+	}
+	if c.IndexSnapshotsForbidden() {
+		t.Error("sealed index snapshots forbidden by default while store encryption is on")
+	}
+}
+
+// TestPersistSearchIndexesExplicit: persist_search_indexes set explicitly
+// decides whether indexes are kept in plaintext, encryption or not, and
+// only an explicit false forbids sealed snapshots too.
+func TestPersistSearchIndexesExplicit(t *testing.T) {
+	for _, tc := range []struct {
+		env                []string
+		persist, forbidden bool
+	}{
+		{[]string{"MEMSVC_SECURITY__PERSIST_SEARCH_INDEXES=false"}, false, true},
+		{[]string{"MEMSVC_SECURITY__PERSIST_SEARCH_INDEXES=true",
+			"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse"}, true, false},
+		{[]string{"MEMSVC_SECURITY__PERSIST_SEARCH_INDEXES=false",
+			"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=correct horse"}, false, true},
+	} {
+		c := mustLoad(t, LoadOptions{Environ: tc.env})
+		if c.PersistSearchIndexes() != tc.persist || c.IndexSnapshotsForbidden() != tc.forbidden {
+			t.Errorf("%q: PersistSearchIndexes %v, IndexSnapshotsForbidden %v; want %v, %v",
+				tc.env, c.PersistSearchIndexes(), c.IndexSnapshotsForbidden(), tc.persist, tc.forbidden)
+		}
 	}
 }
 

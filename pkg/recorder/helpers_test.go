@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/internal/testkit"
-
 	"memsvc.dev/memsvc/pkg/client"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/spool"

@@ -226,12 +226,11 @@ func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
 // engineOptions translates the configuration into engine options.
 func engineOptions(cfg *config.Config, log *slog.Logger, auditLog *audit.Log, now func() time.Time) engine.Options {
 	return engine.Options{
-		Logger:          log,
-		Now:             now,
-		WorkingCapacity: int(cfg.Working.Capacity),
-		PersistIndexes:  cfg.PersistSearchIndexes(),
-		// Set explicitly to false: not even sealed snapshots.
-		NoIndexSnapshots: cfg.Security.PersistSearchIndexes != nil && !*cfg.Security.PersistSearchIndexes,
+		Logger:           log,
+		Now:              now,
+		WorkingCapacity:  int(cfg.Working.Capacity),
+		PersistIndexes:   cfg.PersistSearchIndexes(),
+		NoIndexSnapshots: cfg.IndexSnapshotsForbidden(),
 		Audit:            auditLog,
 		ImportMaxBytes:   cfg.MaxImportBytes,
 		Decay: engine.DecayConfig{

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -244,18 +245,7 @@ func TestLocalSearchIndexesOnDiskWithEncryption(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	derived := func() []string {
-		t.Helper()
-		names, err := os.ReadDir(filepath.Join(dir, "derived"))
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, n := range names {
-			out = append(out, n.Name())
-		}
-		return out
-	}
+	derived := func() []string { return testkit.DirNames(t, filepath.Join(dir, "derived")) }
 	l := open(nil)
 	if _, err := l.Service().EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("the Zyxquuxing lighthouse ledger")}); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/peterbourgon/ff/v4"
@@ -91,8 +90,11 @@ func (r *root) backupCmd() *ff.Command {
 			if req.Stores, err = parseStores(*storesFlag); err != nil {
 				return err
 			}
-			if req.Namespaces, err = parseNamespaces(*nsFlag); err != nil {
+			if req.Namespaces, err = cli.NamespaceList("--namespaces", *nsFlag); err != nil {
 				return err
+			}
+			if req.Namespaces == nil {
+				return cli.Usagef("--namespaces is empty: name namespaces, or * for every one")
 			}
 			pass, err := cli.Secret(r.stdin, r.stderr, *key, *keyStdin, "--encryption-key", "Backup passphrase: ")
 			if err != nil {
@@ -159,30 +161,6 @@ func (r *root) logger() *slog.Logger {
 		level = slog.LevelWarn
 	}
 	return slog.New(slog.NewTextHandler(r.stderr, &slog.HandlerOptions{Level: level}))
-}
-
-// parseNamespaces reads --namespaces: * alone, or names.
-func parseNamespaces(list string) ([]string, error) {
-	var out []string
-	for name := range strings.SplitSeq(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" {
-			continue
-		}
-		if name != memory.AllNamespaces {
-			if err := memory.ValidateNamespace(name); err != nil {
-				return nil, cli.Usagef("--namespaces: %v", err)
-			}
-		}
-		out = append(out, name)
-	}
-	switch {
-	case len(out) == 0:
-		return nil, cli.Usagef("--namespaces is empty: name namespaces, or * for every one")
-	case len(out) > 1 && slices.Contains(out, memory.AllNamespaces):
-		return nil, cli.Usagef("--namespaces %q: * already means every namespace; give it alone", list)
-	}
-	return out, nil
 }
 
 // parseStores parses a comma-separated list of store names; empty means

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/backup"
 	"memsvc.dev/memsvc/pkg/engine"
@@ -161,6 +162,29 @@ func TestBackup(t *testing.T) {
 		r := invocation{clock: c}.run(t, append([]string{"--quiet", "backup", "--server-url", srv.url, "--dir", dir}, tc.flags...)...)
 		if m := decode(t, r); r.code != 0 || num(t, m, "curated_records") != tc.curated || num(t, m, "raw_records") != tc.raw {
 			t.Errorf("%v: exit %d, report %v", tc.flags, r.code, m)
+		}
+	}
+}
+
+// TestBackupNamespaces: --namespaces narrows the backup to the named
+// namespaces; a blank or bad list is a usage error (exit 2) that names
+// the flag, and nothing is backed up.
+func TestBackupNamespaces(t *testing.T) {
+	srv := newServer(t, httpapi.Options{}, nil)
+	srv.populate(t)
+	dir := filepath.Join(t.TempDir(), "backups")
+	r := run(t, "--quiet", "backup", "--server-url", srv.url, "--dir", dir, "--namespaces", " default ")
+	if m := decode(t, r); r.code != 0 || num(t, m, "records") != 8 {
+		t.Fatalf("--namespaces default: exit %d, report %v\n%s", r.code, m, r.stderr)
+	}
+	kept := testkit.DirNames(t, dir)
+	for _, bad := range []string{"", " , ", "default,*", "Default", "default,,other"} {
+		r := run(t, "--quiet", "backup", "--server-url", srv.url, "--dir", dir, "--namespaces", bad)
+		if r.code != 2 || !strings.Contains(r.stderr, "--namespaces") {
+			t.Errorf("--namespaces %q: exit %d, stderr %q", bad, r.code, r.stderr)
+		}
+		if got := testkit.DirNames(t, dir); !slices.Equal(got, kept) {
+			t.Errorf("--namespaces %q changed the backups: %v, was %v", bad, got, kept)
 		}
 	}
 }

@@ -23,10 +23,6 @@ import (
 // EnvAPIKey is the environment variable that holds the server's API key.
 const EnvAPIKey = "MEMSVC_SERVER_API_KEY"
 
-// EnvNamespace is the environment variable that names the namespace the
-// tools act in when --namespace does not.
-const EnvNamespace = cli.EnvNamespace
-
 // maxTimeoutSecs bounds --server-timeout-secs (a day).
 const maxTimeoutSecs = 24 * 60 * 60
 
@@ -41,7 +37,7 @@ const LongHelp = "Runs an MCP server on stdin and stdout (JSON-RPC, one message 
 	"environment: command lines are visible to other users). A key is only sent over\n" +
 	"https, or over http to a loopback address. MEMSVC_SERVER_URL and the memsvc\n" +
 	"configuration are not read: everything the proxy needs is on its command line.\n" +
-	"Every tool acts in the namespace of --namespace (or " + EnvNamespace + "); without\n" +
+	"Every tool acts in the namespace of --namespace (or " + cli.EnvNamespace + "); without\n" +
 	"one, in the server's default namespace, or the only one the API key is bound to.\n" +
 	"The export tool writes archives only into --export-dir, by file name.\n\n" +
 	"Examples:\n" +
@@ -114,7 +110,7 @@ func (f *Flags) Register(fs *ff.FlagSet) {
 		panic(err) // a programming error: the flag set already has it
 	}
 	fs.StringVar(&f.LogLevel, 0, "log-level", "info", "least severe stderr log level: debug, info, warn or error")
-	fs.StringVar(&f.Namespace, 0, "namespace", "", "namespace every tool acts in (default: $"+EnvNamespace+", else the server's default)")
+	fs.StringVar(&f.Namespace, 0, "namespace", "", "namespace every tool acts in (default: $"+cli.EnvNamespace+", else the server's default)")
 	fs.StringVar(&f.ExportDir, 0, "export-dir", "", "the only directory the export tool writes archives into (default: $XDG_DATA_HOME/memsvc/exports, else ~/.local/share/memsvc/exports)")
 }
 

@@ -131,10 +131,6 @@ func (r *root) spoolDir(flag string) (string, error) {
 	return filepath.Join(home, ".memsvc", "recorder", "spool"), nil
 }
 
-// EnvNamespace names the namespace the recorder records into when no
-// --namespace flag does; the hook helper script sets it.
-const EnvNamespace = cli.EnvNamespace
-
 // namespace resolves --namespace, then MEMSVC_NAMESPACE; "" names none
 // (the server's default, or the only namespace the API key is bound to).
 // A malformed name is a usage error.

@@ -180,7 +180,7 @@ func (r *root) exportCmd() *ff.Command {
 			req := memory.DefaultExportRequest()
 			req.Format, req.IncludeRawJournal, req.IncludeSealed, req.IncludeSecret, req.Encrypt = *format, *raw, *sealed, *secret, *encrypt
 			var err error
-			if req.Namespaces, err = parseNamespaces("--namespaces", *nsFlag); err != nil {
+			if req.Namespaces, err = cli.NamespaceList("--namespaces", *nsFlag); err != nil {
 				return err
 			}
 			if req.Stores, err = parseStores("--stores", *storesFlag); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
 	"github.com/peterbourgon/ff/v4"
@@ -108,26 +107,4 @@ func (r *root) namespaceDropCmd(parent *ff.FlagSet) *ff.Command {
 			})
 		},
 	}
-}
-
-// parseNamespaces reads a comma-separated list of namespaces, or "*"
-// alone for every namespace; "" is none (nil).
-func parseNamespaces(flag, v string) ([]string, error) {
-	if strings.TrimSpace(v) == "" {
-		return nil, nil
-	}
-	var out []string
-	for _, n := range strings.Split(v, ",") {
-		n = strings.TrimSpace(n)
-		if n != memory.AllNamespaces {
-			if err := cli.CheckNamespace(flag, n); err != nil {
-				return nil, err
-			}
-		}
-		out = append(out, n)
-	}
-	if len(out) > 1 && slices.Contains(out, memory.AllNamespaces) {
-		return nil, cli.Usagef("%s: * already means every namespace; give it alone", flag)
-	}
-	return out, nil
 }

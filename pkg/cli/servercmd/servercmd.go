@@ -158,10 +158,6 @@ func (r *root) namespaceOf() (string, error) {
 	return cli.Namespace(r.namespace, r.environ)
 }
 
-// EnvNamespace names the namespace the data commands, the MCP proxy and
-// the recorder act in when no --namespace flag does.
-const EnvNamespace = cli.EnvNamespace
-
 // withLocal opens the data directory for fn and closes it afterwards.
 func (r *root) withLocal(ctx context.Context, create bool, fn func(*server.Local) error) error {
 	cfg, err := r.loadConfig()
