@@ -281,15 +281,35 @@ func (t *targetServer) paired(ctx context.Context, name string, n int, note func
 	if _, err := t.b.settle(ctx, t.srv.process); err != nil {
 		return err
 	}
+	var health timings
 	records := t.records
-	ops, health, err := timePaired(ctx, n, time.Now, t.cl.Health, op)
+	ops, err := timeOps(ctx, n, opTimeout, func(ctx context.Context, i int) (int, error) {
+		s := time.Now()
+		if err := t.cl.Health(ctx); err != nil {
+			return 0, fmt.Errorf("GET /health: %w", err)
+		}
+		health.d = append(health.d, time.Since(s))
+		return 1, op(ctx, i)
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	h := health.row("GET /health", records, "", "")
-	p := pairedRow{row: ops.row(name, records, "ops/s", ""), HealthP50ms: h.P50ms}
+	p := pairedRow{row: ops.row(name, records, "", ""), HealthP50ms: h.P50ms}
 	if note != nil {
 		p.Note = note()
+	}
+	// The wall time includes the health requests: count only the
+	// operations' own time for the throughput.
+	var own time.Duration
+	for _, d := range ops.d {
+		own += d
+	}
+	for _, d := range health.d {
+		own -= d
+	}
+	if own > 0 {
+		p.Throughput, p.Unit = float64(len(ops.d))/own.Seconds(), "ops/s"
 	}
 	if h.P50ms > 0 {
 		p.Ratio = p.P50ms / h.P50ms
@@ -297,37 +317,6 @@ func (t *targetServer) paired(ctx context.Context, name string, n int, note func
 	t.b.targets.Rows = append(t.b.targets.Rows, p)
 	t.b.logf("%s at %s records: p50 %s ms, %.1f× GET /health (%s ms)", name, group(records), msf(p.P50ms), p.Ratio, msf(h.P50ms))
 	return nil
-}
-
-// timePaired runs n rounds of health then op, in sequence, and times the
-// two apart: an operation's latency excludes the health request before
-// it. The operations' wall time is the sum of their own latencies, so
-// their throughput leaves the health requests out as well. now reads the
-// clock.
-func timePaired(ctx context.Context, n int, now func() time.Time, health func(context.Context) error,
-	op func(ctx context.Context, i int) error) (ops, checks *timings, err error) {
-	ops = &timings{d: make([]time.Duration, 0, n)}
-	checks = &timings{d: make([]time.Duration, 0, n)}
-	_, err = timeOps(ctx, n, opTimeout, func(ctx context.Context, i int) (int, error) {
-		s := now()
-		if err := health(ctx); err != nil {
-			return 0, fmt.Errorf("GET /health: %w", err)
-		}
-		m := now()
-		if err := op(ctx, i); err != nil {
-			return 0, err
-		}
-		d := now().Sub(m)
-		checks.d = append(checks.d, m.Sub(s))
-		ops.d = append(ops.d, d)
-		ops.wall += d
-		ops.items++
-		return 1, nil
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return ops, checks, nil
 }
 
 // recallOp returns a paired operation that recalls with queries qs (nil:

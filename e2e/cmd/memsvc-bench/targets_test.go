@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -175,41 +173,5 @@ func TestConsolidationWithoutAnswers(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
-	}
-}
-
-// TestTimePairedApart: in each round the operation is timed without the
-// GET /health before it, and the health request on its own; a failing
-// health request stops the rounds and says so.
-func TestTimePairedApart(t *testing.T) {
-	clock := time.Unix(0, 0)
-	now := func() time.Time { return clock }
-	health := func(context.Context) error { clock = clock.Add(time.Millisecond); return nil }
-	op := func(_ context.Context, i int) error {
-		clock = clock.Add(time.Duration(3+i) * time.Millisecond)
-		return nil
-	}
-	ops, checks, err := timePaired(t.Context(), 3, now, health, op)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := func(ns ...int) []time.Duration {
-		out := make([]time.Duration, len(ns))
-		for i, n := range ns {
-			out[i] = time.Duration(n) * time.Millisecond
-		}
-		return out
-	}
-	if !slices.Equal(ops.d, ms(3, 4, 5)) || !slices.Equal(checks.d, ms(1, 1, 1)) {
-		t.Fatalf("operations %v, health %v: want 3, 4, 5 ms and 1 ms each", ops.d, checks.d)
-	}
-	if r := ops.row("op", 10, "ops/s", ""); r.P50ms != 4 || r.Throughput != 250 {
-		t.Errorf("row %+v: want p50 4 ms and 3 operations in 12 ms (250 ops/s)", r)
-	}
-
-	down := errors.New("connection refused")
-	_, _, err = timePaired(t.Context(), 3, now, func(context.Context) error { return down }, op)
-	if !errors.Is(err, down) || !strings.Contains(err.Error(), "GET /health") {
-		t.Errorf("failing health: %v", err)
 	}
 }
