@@ -45,7 +45,11 @@ import (
 //
 // The recall, store and hybrid sections alternate one GET /health with
 // each timed operation on the same client and connection, so the two see
-// the same machine; the ratio is the operation's p50 over that health p50.
+// the same machine. An operation's latency is its round's, the health
+// request included (so a store's row also carries the background linking
+// of the store before it, which the health request waits for); the ratio
+// is that p50 over the health p50, about one more than the operation's
+// own time over the health request's.
 
 // targetScale is how big each section is.
 type targetScale struct {
@@ -274,8 +278,9 @@ func newPooledClient(srv *server, conns int) (*client.Client, error) {
 }
 
 // paired waits until the server is idle, then runs n rounds of one GET
-// /health followed by op, and adds op's row to the report with the health
-// p50 of the same rounds and the ratio of the two p50s.
+// /health followed by op, and adds op's row, timed by whole rounds (the
+// health request included), to the report with the health p50 of the same
+// rounds and the ratio of the two p50s.
 // note, when set, describes the answers once the rounds are done.
 func (t *targetServer) paired(ctx context.Context, name string, n int, note func() string, op func(ctx context.Context, i int) error) error {
 	if _, err := t.b.settle(ctx, t.srv.process); err != nil {
