@@ -326,10 +326,7 @@ const (
 func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (bool, error) {
 	e.big.Lock()
 	defer e.big.Unlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return false, nil
 	}
 	if err := fn(); err != nil {

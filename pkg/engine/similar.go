@@ -311,10 +311,7 @@ func (e *Engine) stopLinker() {
 func (e *Engine) linkRecord(ns *nsState, id memory.ID) error {
 	e.big.RLock()
 	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return nil
 	}
 	rec, err := e.get(ns, id)

@@ -67,11 +67,8 @@ func (e *Engine) tickSpace(ns *nsState, seconds float64) (resp *memory.DecayTick
 	s := e.score(ns, e.clock()+next.reading, resp)
 	e.big.RLock()
 	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
 	switch {
-	case dropped:
+	case e.isDropped(ns):
 		return &memory.DecayTickResponse{}, nil, true, nil
 	case ns.offset.Load() != base:
 		return nil, nil, false, nil
