@@ -41,13 +41,12 @@ func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*
 	seconds := float64(d)
 	for {
 		resp, scored, done, err := e.tickSpace(ns, seconds)
-		if err != nil || !done {
-			if err != nil {
-				return nil, err
-			}
+		switch {
+		case err != nil:
+			return nil, err
+		case !done:
 			continue // the namespace was reset meanwhile: score again
-		}
-		if scored == nil {
+		case scored == nil:
 			return resp, nil // dropped meanwhile
 		}
 		return resp, e.pruneAll(ctx, []scoredSpace{*scored}, resp)
