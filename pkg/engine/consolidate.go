@@ -376,7 +376,7 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 	for id := range c.kept {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids[len(c.copy):], func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(ids[len(c.copy):], compareIDs)
 	ok, err := e.consolidationChunks(ctx, ns, "copy", ids, copyChunk, func(ids []memory.ID) error { return e.applyCopies(ns, ids, c) })
 	if err != nil || !ok {
 		return err
@@ -477,7 +477,7 @@ func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.
 		}
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(holders, func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(holders, compareIDs)
 	for _, id := range holders {
 		rec := load(id)
 		if rec == nil {
