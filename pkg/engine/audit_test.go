@@ -263,25 +263,21 @@ func checkStoresAudited(t *testing.T, path string, records map[string]bool) {
 func auditChild(dir string) {
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	st := memory.StoreEpisodic
 	for i := 0; ; i++ {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("crash note ", i)), Store: &st})
 		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
+			childFail(err)
 		}
 		fmt.Println("stored", resp.RecordID)
 	}
