@@ -213,24 +213,40 @@ func TestAuditCrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := map[string]bool{}
+	records := episodicIDs(t, db)
+	e.Close()
+	db.Close()
+	log.Close()
+	if len(records) < 60 {
+		t.Fatalf("only %d records after three rounds", len(records))
+	}
+	checkStoresAudited(t, filepath.Join(dir, "audit.jsonl"), records)
+}
+
+// episodicIDs is the set of IDs of the default namespace's episodic
+// records in db.
+func episodicIDs(t *testing.T, db *store.DB) map[string]bool {
+	t.Helper()
+	ids := map[string]bool{}
 	if err := db.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
-		records[rec.ID.String()] = true
+		ids[rec.ID.String()] = true
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	e.Close()
-	db.Close()
-	log.Close()
+	return ids
+}
+
+// checkStoresAudited fails the test unless the audit log at path, which
+// must verify, has exactly one store entry for each of records and none
+// for a record not among them.
+func checkStoresAudited(t *testing.T, path string, records map[string]bool) {
+	t.Helper()
 	logged := map[string]int{}
-	for _, l := range readAudit(t, filepath.Join(dir, "audit.jsonl")) {
+	for _, l := range readAudit(t, path) {
 		if l.Operation == audit.OpEncodeStore {
 			logged[l.RecordIDs[0]]++
 		}
-	}
-	if len(records) < 60 {
-		t.Fatalf("only %d records after three rounds", len(records))
 	}
 	for id := range records {
 		if logged[id] != 1 {
@@ -239,7 +255,7 @@ func TestAuditCrash(t *testing.T) {
 	}
 	for id := range logged {
 		if !records[id] {
-			t.Fatalf("audit entry for %s, which does not exist", id)
+			t.Fatalf("audit entry for %s, which has no record", id)
 		}
 	}
 }
@@ -247,25 +263,21 @@ func TestAuditCrash(t *testing.T) {
 func auditChild(dir string) {
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	st := memory.StoreEpisodic
 	for i := 0; ; i++ {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("crash note ", i)), Store: &st})
 		if err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
+			childFail(err)
 		}
 		fmt.Println("stored", resp.RecordID)
 	}

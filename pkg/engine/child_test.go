@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -25,4 +26,11 @@ func startChild(t *testing.T, ctx context.Context, test string, env ...string) (
 		t.Fatal(err)
 	}
 	return cmd, out
+}
+
+// childFail ends a crash test's child process on err: it reports the
+// error on standard output, which the parent reads, and exits with 1.
+func childFail(err error) {
+	fmt.Println("error", err)
+	os.Exit(1)
 }

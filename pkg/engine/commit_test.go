@@ -193,13 +193,7 @@ func groupCommitCrash(t *testing.T, seed uint64) {
 	if err != nil {
 		t.Fatalf("restart after the crash: %v", err)
 	}
-	records := map[string]bool{}
-	if err := db2.ScanRecords(store.DefaultNS, memory.StoreEpisodic, func(rec *memory.MemoryRecord) error {
-		records[rec.ID.String()] = true
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	records := episodicIDs(t, db2)
 	if err := e2.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -208,21 +202,6 @@ func groupCommitCrash(t *testing.T, seed uint64) {
 			t.Fatalf("acknowledged store %s lost in the crash (%d acknowledged, %d records after)", id, len(durable), len(records))
 		}
 	}
-	logged := map[string]int{}
-	for _, l := range readAudit(t, logPath2) {
-		if l.Operation == audit.OpEncodeStore {
-			logged[l.RecordIDs[0]]++
-		}
-	}
-	for id := range records {
-		if logged[id] != 1 {
-			t.Fatalf("record %s has %d audit entries", id, logged[id])
-		}
-	}
-	for id := range logged {
-		if !records[id] {
-			t.Fatalf("audit entry for %s, which the crash lost", id)
-		}
-	}
+	checkStoresAudited(t, logPath2, records)
 	t.Logf("%d acknowledged, %d records and audit entries after the crash", len(durable), len(records))
 }

@@ -326,10 +326,7 @@ const (
 func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (bool, error) {
 	e.big.Lock()
 	defer e.big.Unlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return false, nil
 	}
 	if err := fn(); err != nil {
@@ -379,30 +376,16 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 	for id := range c.kept {
 		ids = append(ids, id)
 	}
-	slices.SortFunc(ids[len(c.copy):], func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
-	for len(ids) > 0 {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(len(ids), copyChunk)
-		ok, err := e.consolidationStep(ns, "copy", func() error { return e.applyCopies(ns, ids[:n], c) })
-		if err != nil || !ok {
-			return err
-		}
-		ids = ids[n:]
+	slices.SortFunc(ids[len(c.copy):], compareIDs)
+	ok, err := e.consolidationChunks(ctx, ns, "copy", ids, copyChunk, func(ids []memory.ID) error { return e.applyCopies(ns, ids, c) })
+	if err != nil || !ok {
+		return err
 	}
-	for ids = c.prune; len(ids) > 0; {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n := min(len(ids), pruneChunk)
-		ok, err := e.consolidationStep(ns, "prune", func() error { return e.applyPrunes(ns, ids[:n], c) })
-		if err != nil || !ok {
-			return err
-		}
-		ids = ids[n:]
+	ok, err = e.consolidationChunks(ctx, ns, "prune", c.prune, pruneChunk, func(ids []memory.ID) error { return e.applyPrunes(ns, ids, c) })
+	if err != nil || !ok {
+		return err
 	}
-	_, err := e.consolidationStep(ns, "done", func() error {
+	_, err = e.consolidationStep(ns, "done", func() error {
 		t := e.begin(ns)
 		defer t.close()
 		t.b.DeleteNSMeta(ns.id, consolidationKey)
@@ -410,6 +393,24 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 		return t.commit()
 	})
 	return err
+}
+
+// consolidationChunks applies apply to ids in chunks of at most size, each
+// in a step named step (consolidationStep). It stops at the first error,
+// when ctx ends, or when namespace ns was dropped (then it reports false).
+func (e *Engine) consolidationChunks(ctx context.Context, ns *nsState, step string, ids []memory.ID, size int, apply func([]memory.ID) error) (bool, error) {
+	for len(ids) > 0 {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		n := min(len(ids), size)
+		ok, err := e.consolidationStep(ns, step, func() error { return apply(ids[:n]) })
+		if err != nil || !ok {
+			return ok, err
+		}
+		ids = ids[n:]
+	}
+	return true, nil
 }
 
 func (e *Engine) entryScore(ns *nsState, id memory.ID, clock float64) float64 {
@@ -476,7 +477,7 @@ func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.
 		}
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(holders, func(a, b memory.ID) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(holders, compareIDs)
 	for _, id := range holders {
 		rec := load(id)
 		if rec == nil {

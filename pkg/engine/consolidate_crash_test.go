@@ -36,8 +36,7 @@ func consolidateChild(spec string) {
 	stopAfter, _ := strconv.Atoi(parts[2])
 	db, err := store.Open(parts[0], store.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	seen := 0
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock },
@@ -51,12 +50,10 @@ func consolidateChild(spec string) {
 			}
 		}})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	if _, err := e.Consolidate(context.Background(), &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull}); err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	fmt.Println("finished")
 }

@@ -97,10 +97,7 @@ func checkDreamTick(ctx context.Context, req *memory.DreamTickRequest) error {
 // operations that need the engine exclusively waiting, nor the requests
 // queued behind them.
 func (e *Engine) dream(ctx context.Context, ns *nsState, req *memory.DreamTickRequest) (*memory.DreamTickResponse, error) {
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return &memory.DreamTickResponse{}, nil
 	}
 	var session *string
@@ -156,10 +153,7 @@ var errGroupChanged = errors.New("dream group changed meanwhile")
 func (e *Engine) dreamGroup(ns *nsState, g *dreamgroup.Group, plan dreamgroup.Plan, now time.Time) error {
 	e.big.RLock()
 	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return errGroupChanged
 	}
 	for _, old := range g.Entries {

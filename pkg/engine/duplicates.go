@@ -49,7 +49,7 @@ func newDupPool(pool []*memory.MemoryRecord) *dupPool {
 	var df []int
 	words := make([][]int32, len(pool))
 	for i, rec := range pool {
-		for t := range termSet(strings.Join(recordTexts(rec), "\n")) {
+		for t := range recordTermSet(rec) {
 			id, ok := dict[t]
 			if !ok {
 				id = int32(len(df))
@@ -239,5 +239,5 @@ func nearDuplicate(va, vb unitVec, ta, tb map[string]bool) bool {
 func recordsDuplicate(a, b *memory.MemoryRecord) bool {
 	va, vb := a.Content.Embedding(), b.Content.Embedding()
 	return nearDuplicate(unitVec{len(va), vecindex.Normalize(va)}, unitVec{len(vb), vecindex.Normalize(vb)},
-		termSet(strings.Join(recordTexts(a), "\n")), termSet(strings.Join(recordTexts(b), "\n")))
+		recordTermSet(a), recordTermSet(b))
 }

@@ -20,7 +20,7 @@ func allPairsDuplicates(e *Engine, ns *nsState, pool []*memory.MemoryRecord, clo
 	terms := make([]map[string]bool, len(pool))
 	vecs := make([]unitVec, len(pool))
 	for i, rec := range pool {
-		terms[i] = termSet(strings.Join(recordTexts(rec), "\n"))
+		terms[i] = recordTermSet(rec)
 		v := rec.Content.Embedding()
 		vecs[i] = unitVec{dims: len(v), unit: vecindex.Normalize(v)}
 	}

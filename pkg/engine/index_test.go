@@ -183,13 +183,11 @@ func TestIndexSurvivesCrash(t *testing.T) {
 func crashChild(dir string) {
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	e, err := Open(context.Background(), db, Options{PersistIndexes: true})
 	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
+		childFail(err)
 	}
 	for i := 0; ; i++ {
 		recs := make([]memory.EncodeStoreRequest, 50)
@@ -197,8 +195,7 @@ func crashChild(dir string) {
 			recs[j] = memory.EncodeStoreRequest{Content: memory.TextContent("batchword " + strconv.Itoa(i) + " item " + strconv.Itoa(j) + " " + strings.Repeat("filler ", j))}
 		}
 		if _, err := e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: recs}); err != nil {
-			fmt.Println("error", err)
-			os.Exit(1)
+			childFail(err)
 		}
 		fmt.Println("batch", i)
 	}

@@ -105,6 +105,14 @@ func (ns *nsState) tickAtLocked() time.Time {
 	return ns.e.lastTick
 }
 
+// isDropped tells whether namespace ns was dropped, for background work
+// that got hold of it earlier and must now skip it.
+func (e *Engine) isDropped(ns *nsState) bool {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	return ns.dropped
+}
+
 // space returns the namespace ctx names, or nil when it does not exist
 // (it holds nothing).
 func (e *Engine) space(ctx context.Context) *nsState {

@@ -230,17 +230,13 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 // levels. After each durable write it prints one "ack <id> <word> <session>"
 // line per entry, in a single write so a kill never splits a line.
 func rawCrashChild(dir string, persist bool, seed uint64) {
-	fail := func(err error) {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
-		fail(err)
+		childFail(err)
 	}
 	e, err := Open(context.Background(), db, Options{PersistIndexes: persist})
 	if err != nil {
-		fail(err)
+		childFail(err)
 	}
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 2))
@@ -267,13 +263,13 @@ func rawCrashChild(dir string, persist bool, seed uint64) {
 		if n == 1 {
 			resp, err := e.EncodeStoreRaw(ctx, &reqs[0])
 			if err != nil {
-				fail(err)
+				childFail(err)
 			}
 			results = []memory.EncodeStoreRawResponse{*resp}
 		} else {
 			resp, err := e.EncodeBatchRaw(ctx, &memory.EncodeBatchStoreRawRequest{Records: reqs})
 			if err != nil {
-				fail(err)
+				childFail(err)
 			}
 			results = resp.Results
 		}
@@ -282,7 +278,7 @@ func rawCrashChild(dir string, persist bool, seed uint64) {
 			fmt.Fprintf(&b, "ack %s %s %s\n", res.RecordID, rawCrashWord(i+j), reqs[j].SessionID)
 		}
 		if _, err := os.Stdout.WriteString(b.String()); err != nil {
-			fail(err)
+			childFail(err)
 		}
 		i += n
 	}

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"slices"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -21,22 +20,12 @@ import (
 // recognised by comparing with the entry and dropped when they make up
 // half of main. It is part of state and guarded by Engine.mu.
 type recency struct {
-	main  []recentItem // ascending by (created, id)
-	side  []recentItem // unsorted, at most sideMax
-	stale int          // items in main or side whose entry is gone or changed
-}
-
-// recentItem is an entry's position in creation order.
-type recentItem struct {
-	created int64 // Unix nanoseconds
-	id      memory.ID
+	main  []createdItem // ascending by (created, id)
+	side  []createdItem // unsorted, at most sideMax
+	stale int           // items in main or side whose entry is gone or changed
 }
 
 const recencySideMax = 512
-
-func compareRecent(a, b recentItem) int {
-	return cmp.Or(cmp.Compare(a.created, b.created), compareIDs(a.id, b.id))
-}
 
 // put records that entry id was created at created; old is the creation
 // time of the entry it replaces, if there was one.
@@ -47,8 +36,8 @@ func (r *recency) put(id memory.ID, created int64, old *int64) {
 		}
 		r.stale++
 	}
-	it := recentItem{created, id}
-	if len(r.side) == 0 && (len(r.main) == 0 || compareRecent(r.main[len(r.main)-1], it) < 0) {
+	it := createdItem{created, id}
+	if len(r.side) == 0 && (len(r.main) == 0 || compareCreated(r.main[len(r.main)-1], it) < 0) {
 		r.main = append(r.main, it)
 		return
 	}
@@ -62,11 +51,11 @@ func (r *recency) put(id memory.ID, created int64, old *int64) {
 // start, where the stores are read one after another and an item-by-item
 // put would merge over and over.
 func (r *recency) build(entries map[memory.ID]*entry) {
-	main := make([]recentItem, 0, len(entries))
+	main := make([]createdItem, 0, len(entries))
 	for id, e := range entries {
-		main = append(main, recentItem{e.created.UnixNano(), id})
+		main = append(main, createdItem{e.created.UnixNano(), id})
 	}
-	slices.SortFunc(main, compareRecent)
+	slices.SortFunc(main, compareCreated)
 	*r = recency{main: main}
 }
 
@@ -80,11 +69,11 @@ func (r *recency) deleted(s *state) {
 
 // merge sorts side into main.
 func (r *recency) merge() {
-	slices.SortFunc(r.side, compareRecent)
-	out := make([]recentItem, 0, len(r.main)+len(r.side))
+	slices.SortFunc(r.side, compareCreated)
+	out := make([]createdItem, 0, len(r.main)+len(r.side))
 	i, j := 0, 0
 	for i < len(r.main) && j < len(r.side) {
-		if compareRecent(r.main[i], r.side[j]) <= 0 {
+		if compareCreated(r.main[i], r.side[j]) <= 0 {
 			out = append(out, r.main[i])
 			i++
 		} else {
@@ -97,7 +86,7 @@ func (r *recency) merge() {
 }
 
 // live reports whether it is the current position of its entry.
-func (it *recentItem) live(s *state) bool {
+func (it *createdItem) live(s *state) bool {
 	e, ok := s.entries[it.id]
 	return ok && e.created.UnixNano() == it.created
 }
@@ -119,15 +108,15 @@ func (r *recency) compact(s *state) {
 // time, then id), until fn returns false. An entry deleted and put back
 // with the same creation time is listed once.
 func (r *recency) newest(s *state, fn func(id memory.ID) bool) {
-	side := make([]recentItem, 0, len(r.side))
+	side := make([]createdItem, 0, len(r.side))
 	for _, it := range r.side {
 		if it.live(s) {
 			side = append(side, it)
 		}
 	}
-	slices.SortFunc(side, func(a, b recentItem) int { return compareRecent(b, a) })
-	var last recentItem
-	emit := func(it recentItem) bool {
+	slices.SortFunc(side, func(a, b createdItem) int { return compareCreated(b, a) })
+	var last createdItem
+	emit := func(it createdItem) bool {
 		if it == last {
 			return true
 		}
@@ -136,12 +125,12 @@ func (r *recency) newest(s *state, fn func(id memory.ID) bool) {
 	}
 	i, j := len(r.main)-1, 0
 	for i >= 0 || j < len(side) {
-		var it recentItem
+		var it createdItem
 		switch {
 		case i < 0:
 			it = side[j]
 			j++
-		case j < len(side) && compareRecent(side[j], r.main[i]) > 0:
+		case j < len(side) && compareCreated(side[j], r.main[i]) > 0:
 			it = side[j]
 			j++
 		default:

@@ -40,14 +40,15 @@ import (
 // the order survives a restart and an export and import unchanged. It is
 // namespace-local: a namespace's state holds only its records.
 
-// seqItem is a record's place in its session: ordered by creation time
-// in Unix nanoseconds, then id.
-type seqItem struct {
+// createdItem is a record's place in creation order: by creation time in
+// Unix nanoseconds, then id. Both the sessions here and a namespace's
+// recency order (recency.go) sort records by it.
+type createdItem struct {
 	created int64
 	id      memory.ID
 }
 
-func compareSeqItems(a, b seqItem) int {
+func compareCreated(a, b createdItem) int {
 	if c := cmp.Compare(a.created, b.created); c != 0 {
 		return c
 	}
@@ -113,26 +114,26 @@ func sessionKey(md memory.JSON) uint64 {
 
 // sessions holds the records of each session key in order. Guarded by
 // Engine.mu with the state that holds it.
-type sessions map[uint64][]seqItem
+type sessions map[uint64][]createdItem
 
 // insert puts it in its place in the list of key and returns that place
 // (which later insertions and removals before it may change).
-func (s sessions) insert(key uint64, it seqItem) int {
+func (s sessions) insert(key uint64, it createdItem) int {
 	list := s[key]
-	if n := len(list); n == 0 || compareSeqItems(list[n-1], it) < 0 {
+	if n := len(list); n == 0 || compareCreated(list[n-1], it) < 0 {
 		s[key] = append(list, it) // the usual case: the newest record
 		return n
 	}
-	i, found := slices.BinarySearchFunc(list, it, compareSeqItems)
+	i, found := slices.BinarySearchFunc(list, it, compareCreated)
 	if !found {
 		s[key] = slices.Insert(list, i, it)
 	}
 	return i
 }
 
-func (s sessions) remove(key uint64, it seqItem) {
+func (s sessions) remove(key uint64, it createdItem) {
 	list := s[key]
-	i, found := slices.BinarySearchFunc(list, it, compareSeqItems)
+	i, found := slices.BinarySearchFunc(list, it, compareCreated)
 	if !found {
 		return
 	}
@@ -150,9 +151,9 @@ func (s *state) neighbour(id memory.ID, dir int) (memory.ID, bool) {
 	if !ok {
 		return memory.ID{}, false
 	}
-	self := seqItem{created: ent.created.UnixNano(), id: id}
+	self := createdItem{created: ent.created.UnixNano(), id: id}
 	list := s.sessions[ent.session]
-	if i, found := slices.BinarySearchFunc(list, self, compareSeqItems); found {
+	if i, found := slices.BinarySearchFunc(list, self, compareCreated); found {
 		if j := i + dir; j >= 0 && j < len(list) {
 			return list[j].id, true
 		}
@@ -187,14 +188,14 @@ func (s *state) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf,
 	if !ok {
 		return prev, next, prevAt, nextAt
 	}
-	self := seqItem{created: ent.created.UnixNano(), id: id}
+	self := createdItem{created: ent.created.UnixNano(), id: id}
 	list := s.sessions[ent.session]
 	i, found := at.i, at.ok && at.key == ent.session && at.i >= 0 && at.i < len(list) && list[at.i] == self
 	if !found && ent.seqAt < len(list) && list[ent.seqAt] == self {
 		i, found = ent.seqAt, true // still where it was put
 	}
 	if !found {
-		i, found = slices.BinarySearchFunc(list, self, compareSeqItems)
+		i, found = slices.BinarySearchFunc(list, self, compareCreated)
 	}
 	if found {
 		if i > 0 {
@@ -215,8 +216,8 @@ func (s *state) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf,
 
 // sequentialEdge returns the nearest target of ent's sequential
 // associations on side dir of self.
-func (s *state) sequentialEdge(id memory.ID, ent *entry, self seqItem, dir int) (memory.ID, bool) {
-	var best seqItem
+func (s *state) sequentialEdge(id memory.ID, ent *entry, self createdItem, dir int) (memory.ID, bool) {
+	var best createdItem
 	found := false
 	for _, ed := range ent.edges {
 		if ed.typ != memory.AssocSequential || ed.target == id {
@@ -226,11 +227,11 @@ func (s *state) sequentialEdge(id memory.ID, ent *entry, self seqItem, dir int) 
 		if !ok {
 			continue
 		}
-		it := seqItem{created: t.created.UnixNano(), id: ed.target}
-		if compareSeqItems(it, self)*dir <= 0 {
+		it := createdItem{created: t.created.UnixNano(), id: ed.target}
+		if compareCreated(it, self)*dir <= 0 {
 			continue // on the other side
 		}
-		if !found || compareSeqItems(it, best)*dir < 0 {
+		if !found || compareCreated(it, best)*dir < 0 {
 			best, found = it, true
 		}
 	}

@@ -56,19 +56,13 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		}
 		return out
 	}
-	texts := recordTexts(rec)
-	if len(texts) == 0 {
-		return nil
-	}
-	mine := ns.termSet(strings.Join(texts, "\n"))
+	mine := ns.recordTerms(rec)
 	if len(mine) == 0 {
 		return nil
 	}
 	query := similarityQuery(mine, ns.text.DocFreq)
 	e.mu.RLock()
-	hits, err := ns.text.Search(searchindex.Query{Terms: ns.text.QueryTerms(query), Limit: similarTextSearched, Filter: func(id memory.ID, _ searchindex.Attrs) bool {
-		return persistentOnly(id)
-	}})
+	hits, err := ns.similarText(query, similarTextSearched, persistentOnly)
 	e.mu.RUnlock()
 	if err != nil {
 		e.log.Warn("similarity search", "err", err)
@@ -80,7 +74,7 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		if err != nil {
 			continue
 		}
-		j, shared := jaccard(mine, ns.termSet(strings.Join(recordTexts(other), "\n")))
+		j, shared := jaccard(mine, ns.recordTerms(other))
 		if j >= similarJaccard && shared >= similarShared {
 			out = append(out, link{h.ID, j})
 			if len(out) == n {
@@ -101,17 +95,13 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	ids := make([]memory.ID, 0, similarVectorText+similarRecent)
-	if texts := recordTexts(rec); len(texts) > 0 {
-		if mine := ns.termSet(strings.Join(texts, "\n")); len(mine) > 0 {
-			q := searchindex.Query{Terms: ns.text.QueryTerms(similarityQuery(mine, ns.text.DocFreq)), Limit: similarVectorText,
-				Filter: func(id memory.ID, _ searchindex.Attrs) bool { return persistentOnly(id) }}
-			hits, err := ns.text.Search(q)
-			if err != nil {
-				e.log.Warn("similarity search", "err", err)
-			}
-			for _, h := range hits {
-				ids = append(ids, h.ID)
-			}
+	if mine := ns.recordTerms(rec); len(mine) > 0 {
+		hits, err := ns.similarText(similarityQuery(mine, ns.text.DocFreq), similarVectorText, persistentOnly)
+		if err != nil {
+			e.log.Warn("similarity search", "err", err)
+		}
+		for _, h := range hits {
+			ids = append(ids, h.ID)
 		}
 	}
 	text, walked := len(ids), 0
@@ -125,6 +115,17 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 		return walked < similarRecent
 	})
 	return ids
+}
+
+// similarText searches namespace ns's text index with query, a record's
+// most distinctive terms (similarityQuery), for the best limit records
+// keep accepts. Callers hold e.mu (shared is enough).
+func (ns *nsState) similarText(query string, limit int, keep func(memory.ID) bool) ([]searchindex.Hit, error) {
+	return ns.text.Search(searchindex.Query{
+		Terms:  ns.text.QueryTerms(query),
+		Limit:  limit,
+		Filter: func(id memory.ID, _ searchindex.Attrs) bool { return keep(id) },
+	})
 }
 
 // similarityQuery picks the record's most distinctive terms to search
@@ -180,12 +181,24 @@ func (ns *nsState) termSet(text string) map[string]bool {
 	return set
 }
 
+// recordTerms is the set of index terms of record rec's texts.
+func (ns *nsState) recordTerms(rec *memory.MemoryRecord) map[string]bool {
+	return ns.termSet(strings.Join(recordTexts(rec), "\n"))
+}
+
+// termSet is the set of index terms of text, by the default analysis
+// (textindex.Tokenize), for code that has no namespace at hand.
 func termSet(text string) map[string]bool {
 	set := map[string]bool{}
 	for _, t := range textindex.Tokenize(text) {
 		set[t] = true
 	}
 	return set
+}
+
+// recordTermSet is termSet of record rec's texts.
+func recordTermSet(rec *memory.MemoryRecord) map[string]bool {
+	return termSet(strings.Join(recordTexts(rec), "\n"))
 }
 
 // jaccard returns the Jaccard index of two term sets and the number of
@@ -311,10 +324,7 @@ func (e *Engine) stopLinker() {
 func (e *Engine) linkRecord(ns *nsState, id memory.ID) error {
 	e.big.RLock()
 	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
-	if dropped {
+	if e.isDropped(ns) {
 		return nil
 	}
 	rec, err := e.get(ns, id)

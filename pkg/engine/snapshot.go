@@ -285,9 +285,7 @@ func (e *Engine) saveSnapshot(ns *nsState) error {
 func (e *Engine) captureSnapshot(ns *nsState) (uint64, *searchindex.Snapshot, *searchindex.Snapshot, error) {
 	ns.snap.mu.Lock()
 	defer ns.snap.mu.Unlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
+	dropped := e.isDropped(ns)
 	label := ns.snap.changes.Load()
 	if label == ns.snap.saved.Load() || dropped {
 		return 0, nil, nil, nil

@@ -145,7 +145,7 @@ func (s *state) putEntry(id memory.ID, e *entry, recent bool) {
 		oldCreated = ptrTo(old.created.UnixNano())
 	}
 	if moved {
-		e.seqAt = s.sessions.insert(e.session, seqItem{created: e.created.UnixNano(), id: id})
+		e.seqAt = s.sessions.insert(e.session, createdItem{created: e.created.UnixNano(), id: id})
 	} else {
 		e.seqAt = old.seqAt
 	}
@@ -196,7 +196,7 @@ func ptrTo[T any](v T) *T { return &v }
 // of its session's order.
 func (s *state) remove(id memory.ID, e *entry, fromSession bool) {
 	if fromSession {
-		s.sessions.remove(e.session, seqItem{created: e.created.UnixNano(), id: id})
+		s.sessions.remove(e.session, createdItem{created: e.created.UnixNano(), id: id})
 	}
 	s.count[e.store]--
 	s.sumScore[e.store] -= e.score(s.sumClock)

@@ -41,13 +41,12 @@ func (e *Engine) DecayTick(ctx context.Context, req *memory.DecayTickRequest) (*
 	seconds := float64(d)
 	for {
 		resp, scored, done, err := e.tickSpace(ns, seconds)
-		if err != nil || !done {
-			if err != nil {
-				return nil, err
-			}
+		switch {
+		case err != nil:
+			return nil, err
+		case !done:
 			continue // the namespace was reset meanwhile: score again
-		}
-		if scored == nil {
+		case scored == nil:
 			return resp, nil // dropped meanwhile
 		}
 		return resp, e.pruneAll(ctx, []scoredSpace{*scored}, resp)
@@ -67,11 +66,8 @@ func (e *Engine) tickSpace(ns *nsState, seconds float64) (resp *memory.DecayTick
 	s := e.score(ns, e.clock()+next.reading, resp)
 	e.big.RLock()
 	defer e.big.RUnlock()
-	e.mu.RLock()
-	dropped := ns.dropped
-	e.mu.RUnlock()
 	switch {
-	case dropped:
+	case e.isDropped(ns):
 		return &memory.DecayTickResponse{}, nil, true, nil
 	case ns.offset.Load() != base:
 		return nil, nil, false, nil

@@ -249,24 +249,20 @@ func TestRecallEffectsKill(t *testing.T) {
 }
 
 func recallChild(dir string) {
-	fail := func(err error) {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
-		fail(err)
+		childFail(err)
 	}
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
 	if err != nil {
-		fail(err)
+		childFail(err)
 	}
 	st := memory.StoreEpisodic
 	for i := range crashRecords {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{
 			Content: memory.TextContent(fmt.Sprintf("note %s for the kill", crashWord(i))), Store: &st})
 		if err != nil {
-			fail(err)
+			childFail(err)
 		}
 		fmt.Println("stored", resp.RecordID)
 	}
@@ -275,10 +271,10 @@ func recallChild(dir string) {
 		resp, err := e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &w},
 			Stores: memory.PersistentStores(), Limit: 1, IncludeDecayed: true, Reconsolidate: true})
 		if err != nil {
-			fail(err)
+			childFail(err)
 		}
 		if len(resp.Memories) != 1 {
-			fail(fmt.Errorf("recall %s found %d records", w, len(resp.Memories)))
+			childFail(fmt.Errorf("recall %s found %d records", w, len(resp.Memories)))
 		}
 		fmt.Println("recalled", resp.Memories[0].Record.ID)
 	}
