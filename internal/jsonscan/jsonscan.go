@@ -11,6 +11,7 @@ package jsonscan
 import (
 	"encoding"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -133,6 +134,16 @@ func (s *Scanner) Text(v encoding.TextUnmarshaler) bool {
 	}
 	str, ok := s.PlainString()
 	return ok && v.UnmarshalText(str) == nil
+}
+
+// Time reads the next string into t with time.Time's UnmarshalJSON, as
+// encoding/json does; null leaves t as it is.
+func (s *Scanner) Time(t *time.Time) bool {
+	if s.Null() {
+		return true
+	}
+	tok, _, ok := s.StrToken()
+	return ok && t.UnmarshalJSON(tok) == nil
 }
 
 // Number returns the next number token, checked against JSON's grammar.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTokensAgreeWithEncodingJSON: every token a Scanner accepts alone is
@@ -100,6 +101,29 @@ func TestRawReturnsOneValue(t *testing.T) {
 		got, ok := s.Raw()
 		if !ok || string(got) != want {
 			t.Errorf("%s: Raw %q %v, want %q", in, got, ok, want)
+		}
+	}
+}
+
+// TestTimeAgreesWithEncodingJSON: Time reads what json.Unmarshal reads
+// into a time.Time, zone included, null leaves the time as it was, and
+// what json.Unmarshal refuses is refused.
+func TestTimeAgreesWithEncodingJSON(t *testing.T) {
+	before := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, in := range []string{
+		`"2026-05-01T09:30:00Z"`,
+		`"2026-05-01T09:30:00.123456789+05:30"`,
+		`null`,
+		`"2026-05-01"`,
+		`"2026-05-01T09:30:00\u005a"`,
+		`12`,
+	} {
+		want, got := before, before
+		wantErr := json.Unmarshal([]byte(in), &want)
+		s := Scanner{Data: []byte(in)}
+		ok := s.Time(&got) && s.End()
+		if ok != (wantErr == nil) || ok && !got.Equal(want) || ok && got.Location().String() != want.Location().String() {
+			t.Errorf("%s: Time %v %v, json.Unmarshal %v %v", in, got, ok, want, wantErr)
 		}
 	}
 }

@@ -82,11 +82,7 @@ func (p *recallParser) record(f *recallFields) bool {
 		case "store":
 			return p.Text(&f.store)
 		case "created_at":
-			if p.Null() {
-				return true
-			}
-			tok, _, ok := p.StrToken()
-			return ok && f.created.UnmarshalJSON(tok) == nil
+			return p.Time(&f.created)
 		case "content":
 			return p.content(f)
 		case "fidelity":
@@ -100,7 +96,7 @@ func (p *recallParser) record(f *recallFields) bool {
 				return false
 			})
 		case "emotion":
-			return p.emotion(&f.emotion)
+			return memory.ScanEmotionJSON(&p.Scanner, &f.emotion)
 		case "updated_at", "last_accessed_at", "access_count", "associations", "metadata", "version", "meta":
 			return p.Skip()
 		}
@@ -181,37 +177,6 @@ func (p *recallParser) bytes() ([]byte, bool) {
 			return nil, false
 		}
 	}
-}
-
-func (p *recallParser) emotion(e *memory.EmotionVector) bool {
-	return p.Object(func(key []byte) bool {
-		var v *float64
-		switch string(key) {
-		case "joy":
-			v = &e.Joy
-		case "trust":
-			v = &e.Trust
-		case "fear":
-			v = &e.Fear
-		case "surprise":
-			v = &e.Surprise
-		case "sadness":
-			v = &e.Sadness
-		case "disgust":
-			v = &e.Disgust
-		case "anger":
-			v = &e.Anger
-		case "anticipation":
-			v = &e.Anticipation
-		case "intensity":
-			v = &e.Intensity
-		case "valence":
-			v = &e.Valence
-		default:
-			return false
-		}
-		return p.Float(v, 64)
-	})
 }
 
 func (p *recallParser) queryMetadata(m *memory.QueryMetadata) bool {

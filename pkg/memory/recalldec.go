@@ -2,7 +2,6 @@ package memory
 
 import (
 	"encoding/json"
-	"time"
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/internal/jsonscan"
@@ -44,16 +43,6 @@ func (d *recallDecoder) str(out *string) bool {
 		return true
 	}
 	return json.Unmarshal(tok, out) == nil
-}
-
-// time decodes the next value with time.Time's UnmarshalJSON, as
-// json.Unmarshal does.
-func (d *recallDecoder) time(t *time.Time) bool {
-	if d.Null() {
-		return true
-	}
-	tok, _, ok := d.StrToken()
-	return ok && t.UnmarshalJSON(tok) == nil
 }
 
 // delegate decodes the next value into v with json.Unmarshal.
@@ -119,11 +108,11 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "store":
 			return d.Text(&r.Store)
 		case "created_at":
-			return d.time(&r.CreatedAt)
+			return d.Time(&r.CreatedAt)
 		case "updated_at":
-			return d.time(&r.UpdatedAt)
+			return d.Time(&r.UpdatedAt)
 		case "last_accessed_at":
-			return d.time(&r.LastAccessedAt)
+			return d.Time(&r.LastAccessedAt)
 		case "access_count":
 			return d.Uint32(&r.AccessCount)
 		case "content":
@@ -131,7 +120,7 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "fidelity":
 			return d.fidelity(&r.Fidelity)
 		case "emotion":
-			return d.emotion(&r.Emotion)
+			return ScanEmotionJSON(&d.Scanner, &r.Emotion)
 		case "associations":
 			return sliceOf(d, &r.Associations, d.association)
 		case "metadata":
@@ -224,14 +213,18 @@ func (d *recallDecoder) fidelity(f *FidelityState) bool {
 		case "stability":
 			return d.Float(&f.Stability, 64)
 		case "last_decay_tick":
-			return d.time(&f.LastDecayTick)
+			return d.Time(&f.LastDecayTick)
 		}
 		return false
 	})
 }
 
-func (d *recallDecoder) emotion(e *EmotionVector) bool {
-	return d.Object(func(key []byte) bool {
+// ScanEmotionJSON reads an emotion vector as json.Unmarshal reads it,
+// for the strict decoders of recall answers (this package's and
+// pkg/mcpproxy's); false, on a key it does not know or a value that is
+// not a number, abandons the parse.
+func ScanEmotionJSON(s *jsonscan.Scanner, e *EmotionVector) bool {
+	return s.Object(func(key []byte) bool {
 		var p *float64
 		switch string(key) {
 		case "joy":
@@ -257,7 +250,7 @@ func (d *recallDecoder) emotion(e *EmotionVector) bool {
 		default:
 			return false
 		}
-		return d.Float(p, 64)
+		return s.Float(p, 64)
 	})
 }
 
@@ -271,9 +264,9 @@ func (d *recallDecoder) association(a *Association) bool {
 		case "weight":
 			return d.Float(&a.Weight, 64)
 		case "created_at":
-			return d.time(&a.CreatedAt)
+			return d.Time(&a.CreatedAt)
 		case "last_co_activation":
-			return d.time(&a.LastCoActivation)
+			return d.Time(&a.LastCoActivation)
 		case "origin":
 			return d.Text(&a.Origin)
 		}
