@@ -325,6 +325,45 @@ func (s *Scanner) skip(depth int) bool {
 	}
 }
 
+// ByteArray reads an array of integers from 0 to 255, such as content
+// data, in one pass, appending the values to dst; anything else (another
+// number, null, a string) is refused.
+func (s *Scanner) ByteArray(dst []byte) ([]byte, bool) {
+	if !s.Lit('[') {
+		return nil, false
+	}
+	if s.Lit(']') {
+		return dst, true
+	}
+	b := s.Data
+	for {
+		s.WS()
+		j, v := s.Pos, 0
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			v = v*10 + int(b[j]-'0')
+			if v > 255 {
+				return nil, false
+			}
+			j++
+		}
+		if j == s.Pos || j-s.Pos > 1 && b[s.Pos] == '0' {
+			return nil, false
+		}
+		dst = append(dst, byte(v))
+		s.Pos = j
+		if j < len(b) && b[j] == ',' { // the common case, without white space
+			s.Pos++
+			continue
+		}
+		if s.Lit(']') {
+			return dst, true
+		}
+		if !s.Lit(',') {
+			return nil, false
+		}
+	}
+}
+
 // skipUints passes over an array of unsigned integers without white
 // space, such as content data, and reports whether it did; it moves
 // nothing when the array is anything else.

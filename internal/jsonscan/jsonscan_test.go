@@ -127,3 +127,30 @@ func TestTimeAgreesWithEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestByteArrayAgreesWithEncodingJSON: ByteArray reads an array of byte
+// values as json.Unmarshal reads it into integers, white space included,
+// appending to what it is given, and refuses what is not valid JSON or
+// holds a value that is not a byte.
+func TestByteArrayAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`[]`, `[ ]`, `[0]`, `[104,105]`, `[ 1 , 2 ,3 ]`, "[\n255,\t0]",
+		`[256]`, `[-1]`, `[01]`, `[1.5]`, `[1e2]`, `[1,]`, `[,1]`, `[1 2]`, `[1`, `null`, `"aGk="`, `[[1]]`,
+	} {
+		var ints []int
+		wantOK := json.Unmarshal([]byte(in), &ints) == nil && len(in) > 0 && in[0] == '['
+		var want []byte
+		for _, v := range ints {
+			if v < 0 || v > 255 {
+				wantOK = false
+			}
+			want = append(want, byte(v))
+		}
+		s := Scanner{Data: []byte(in)}
+		got, ok := s.ByteArray([]byte("x"))
+		ok = ok && s.End()
+		if ok != wantOK || ok && string(got) != "x"+string(want) {
+			t.Errorf("%s: ByteArray %q %v, want %q %v", in, got, ok, want, wantOK)
+		}
+	}
+}

@@ -142,41 +142,11 @@ func (p *recallParser) content(f *recallFields) bool {
 // memory.Bytes reads it, into scratch space valid until the next call.
 // Other forms (base64 strings, null) are left to the full decoder.
 func (p *recallParser) bytes() ([]byte, bool) {
-	if !p.Lit('[') {
-		return nil, false
+	out, ok := p.ByteArray(p.data[:0])
+	if ok {
+		p.data = out
 	}
-	out := p.data[:0]
-	if p.Lit(']') {
-		return out, true
-	}
-	b := p.Data
-	for {
-		p.WS()
-		j, v := p.Pos, 0
-		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
-			v = v*10 + int(b[j]-'0')
-			if v > 255 {
-				return nil, false
-			}
-			j++
-		}
-		if j == p.Pos || j-p.Pos > 1 && b[p.Pos] == '0' {
-			return nil, false
-		}
-		out = append(out, byte(v))
-		p.Pos = j
-		if j < len(b) && b[j] == ',' { // the common case, without white space
-			p.Pos++
-			continue
-		}
-		if p.Lit(']') {
-			p.data = out
-			return out, true
-		}
-		if !p.Lit(',') {
-			return nil, false
-		}
-	}
+	return out, ok
 }
 
 func (p *recallParser) queryMetadata(m *memory.QueryMetadata) bool {

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
 	"unicode/utf8"
 
@@ -173,28 +174,20 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 	})
 }
 
-// bytes parses content data: an integer array with Bytes' own parser,
-// anything else (base64, null) through json.Unmarshal.
+// bytes parses content data: an integer array in one pass, into a slice
+// sized as Bytes' own parser sizes it, anything else (base64, null)
+// through json.Unmarshal.
 func (d *recallDecoder) bytes(b *Bytes) bool {
 	if d.Peek() != '[' {
 		return d.delegate(b)
 	}
-	start := d.Pos
-	d.Pos++
-	if !d.Lit(']') {
-		for {
-			if tok, ok := d.Number(); !ok || tok[0] == '-' {
-				return false
-			}
-			if d.Lit(']') {
-				break
-			}
-			if !d.Lit(',') {
-				return false
-			}
-		}
+	n := bytes.IndexByte(d.Data[d.Pos:], ']')
+	if n < 0 {
+		return false
 	}
-	return b.UnmarshalJSON(d.Data[start:d.Pos]) == nil
+	out, ok := d.ByteArray(make([]byte, 0, (n+1)/3))
+	*b = out
+	return ok
 }
 
 func (d *recallDecoder) fidelity(f *FidelityState) bool {
