@@ -11,6 +11,7 @@ package jsonscan
 import (
 	"encoding"
 	"strconv"
+	"time"
 	"unicode/utf8"
 )
 
@@ -133,6 +134,16 @@ func (s *Scanner) Text(v encoding.TextUnmarshaler) bool {
 	}
 	str, ok := s.PlainString()
 	return ok && v.UnmarshalText(str) == nil
+}
+
+// Time reads the next string into t with time.Time's UnmarshalJSON, as
+// encoding/json does; null leaves t as it is.
+func (s *Scanner) Time(t *time.Time) bool {
+	if s.Null() {
+		return true
+	}
+	tok, _, ok := s.StrToken()
+	return ok && t.UnmarshalJSON(tok) == nil
 }
 
 // Number returns the next number token, checked against JSON's grammar.
@@ -311,6 +322,45 @@ func (s *Scanner) skip(depth int) bool {
 		return ok
 	default:
 		return s.word("null") || s.word("true") || s.word("false")
+	}
+}
+
+// ByteArray reads an array of integers from 0 to 255, such as content
+// data, in one pass, appending the values to dst; anything else (another
+// number, null, a string) is refused.
+func (s *Scanner) ByteArray(dst []byte) ([]byte, bool) {
+	if !s.Lit('[') {
+		return nil, false
+	}
+	if s.Lit(']') {
+		return dst, true
+	}
+	b := s.Data
+	for {
+		s.WS()
+		j, v := s.Pos, 0
+		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
+			v = v*10 + int(b[j]-'0')
+			if v > 255 {
+				return nil, false
+			}
+			j++
+		}
+		if j == s.Pos || j-s.Pos > 1 && b[s.Pos] == '0' {
+			return nil, false
+		}
+		dst = append(dst, byte(v))
+		s.Pos = j
+		if j < len(b) && b[j] == ',' { // the common case, without white space
+			s.Pos++
+			continue
+		}
+		if s.Lit(']') {
+			return dst, true
+		}
+		if !s.Lit(',') {
+			return nil, false
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestTokensAgreeWithEncodingJSON: every token a Scanner accepts alone is
@@ -100,6 +101,56 @@ func TestRawReturnsOneValue(t *testing.T) {
 		got, ok := s.Raw()
 		if !ok || string(got) != want {
 			t.Errorf("%s: Raw %q %v, want %q", in, got, ok, want)
+		}
+	}
+}
+
+// TestTimeAgreesWithEncodingJSON: Time reads what json.Unmarshal reads
+// into a time.Time, zone included, null leaves the time as it was, and
+// what json.Unmarshal refuses is refused.
+func TestTimeAgreesWithEncodingJSON(t *testing.T) {
+	before := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, in := range []string{
+		`"2026-05-01T09:30:00Z"`,
+		`"2026-05-01T09:30:00.123456789+05:30"`,
+		`null`,
+		`"2026-05-01"`,
+		`"2026-05-01T09:30:00\u005a"`,
+		`12`,
+	} {
+		want, got := before, before
+		wantErr := json.Unmarshal([]byte(in), &want)
+		s := Scanner{Data: []byte(in)}
+		ok := s.Time(&got) && s.End()
+		if ok != (wantErr == nil) || ok && !got.Equal(want) || ok && got.Location().String() != want.Location().String() {
+			t.Errorf("%s: Time %v %v, json.Unmarshal %v %v", in, got, ok, want, wantErr)
+		}
+	}
+}
+
+// TestByteArrayAgreesWithEncodingJSON: ByteArray reads an array of byte
+// values as json.Unmarshal reads it into integers, white space included,
+// appending to what it is given, and refuses what is not valid JSON or
+// holds a value that is not a byte.
+func TestByteArrayAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`[]`, `[ ]`, `[0]`, `[104,105]`, `[ 1 , 2 ,3 ]`, "[\n255,\t0]",
+		`[256]`, `[-1]`, `[01]`, `[1.5]`, `[1e2]`, `[1,]`, `[,1]`, `[1 2]`, `[1`, `null`, `"aGk="`, `[[1]]`,
+	} {
+		var ints []int
+		wantOK := json.Unmarshal([]byte(in), &ints) == nil && len(in) > 0 && in[0] == '['
+		var want []byte
+		for _, v := range ints {
+			if v < 0 || v > 255 {
+				wantOK = false
+			}
+			want = append(want, byte(v))
+		}
+		s := Scanner{Data: []byte(in)}
+		got, ok := s.ByteArray([]byte("x"))
+		ok = ok && s.End()
+		if ok != wantOK || ok && string(got) != "x"+string(want) {
+			t.Errorf("%s: ByteArray %q %v, want %q %v", in, got, ok, want, wantOK)
 		}
 	}
 }

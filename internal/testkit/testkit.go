@@ -1,7 +1,8 @@
 // Package testkit holds the fixtures the transport and proxy tests share:
 // an engine on an in-memory store, a service that accepts everything, a
-// keyring, a clock moved by hand, a log sink safe for concurrent writers
-// and one way to send an HTTP request to a server under test.
+// keyring, a clock moved by hand, a log sink safe for concurrent writers,
+// one way to send an HTTP request to a server under test, and the recall
+// answer and canned server the transport benchmarks share.
 package testkit
 
 import (

@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
 	"memsvc.dev/memsvc/pkg/wire"
@@ -18,8 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// cannedRecall is a service whose recall answers ten memories of a few
-// hundred characters at once; every other method is unimplemented.
+// cannedRecall is a service whose recall answers testkit.RecallAnswer at
+// once; every other method is unimplemented.
 type cannedRecall struct {
 	memory.Service
 	answer *memory.RecallQueryResponse
@@ -27,19 +27,6 @@ type cannedRecall struct {
 
 func (c cannedRecall) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
 	return c.answer, nil
-}
-
-func newCannedRecall() cannedRecall {
-	text := strings.Repeat("the deploy pipeline failed on the staging cluster again ", 6)
-	resp := &memory.RecallQueryResponse{TotalCandidates: 120}
-	for i := range 10 {
-		content := memory.TextContent(text)
-		rec := memory.MemoryRecord{ID: memory.MustParseID("0196a7f0-0000-7000-8000-00000000000" + strconv.Itoa(i)), Store: memory.StoreEpisodic,
-			CreatedAt: t0, UpdatedAt: t0, LastAccessedAt: t0, Content: content, Fidelity: memory.FidelityState{Score: 1, Stability: 2},
-			Version: 1, Meta: memory.UnavailableMeta(memory.TriggerEncodeStore, t0)}
-		resp.Memories = append(resp.Memories, memory.RecalledMemory{Record: rec, RelevanceScore: 0.5, RenderedContent: content})
-	}
-	return cannedRecall{answer: resp}
 }
 
 // BenchmarkServe measures the server's own work per request, handler and
@@ -52,7 +39,7 @@ func BenchmarkServe(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(m.Instrument(newCannedRecall()), Options{Metrics: m, Gatherer: reg,
+	srv, err := New(m.Instrument(cannedRecall{answer: testkit.RecallAnswer(0)}), Options{Metrics: m, Gatherer: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now})
 	if err != nil {
 		b.Fatal(err)

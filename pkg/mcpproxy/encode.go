@@ -44,15 +44,14 @@ func plainResult(res *mcp.CallToolResult) bool {
 // set by structured, from json.Marshal, so it is compact with HTML
 // characters escaped already and goes out as it is.
 func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResult) ([]byte, error) {
-	var err error
 	dst = append(dst, `{"jsonrpc":`...)
-	if dst, err = appendJSON(dst, r.JSONRPC); err != nil {
-		return nil, err
-	}
+	dst = appendString(dst, r.JSONRPC)
 	dst = append(dst, `,"id":`...)
-	if dst, err = appendJSON(dst, r.ID); err != nil {
+	id, err := json.Marshal(r.ID)
+	if err != nil {
 		return nil, err
 	}
+	dst = append(dst, id...)
 	dst = append(dst, `,"result":{"content":[`...)
 	for i, c := range res.Content {
 		t := c.(mcp.TextContent)
@@ -60,13 +59,9 @@ func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResu
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"type":`...)
-		if dst, err = appendJSON(dst, t.Type); err != nil {
-			return nil, err
-		}
+		dst = appendString(dst, t.Type)
 		dst = append(dst, `,"text":`...)
-		if dst, err = appendJSON(dst, t.Text); err != nil {
-			return nil, err
-		}
+		dst = appendString(dst, t.Text)
 		dst = append(dst, '}')
 	}
 	dst = append(dst, ']')
@@ -75,9 +70,7 @@ func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResu
 	}
 	if res.ResultType != "" {
 		dst = append(dst, `,"resultType":`...)
-		if dst, err = appendJSON(dst, res.ResultType); err != nil {
-			return nil, err
-		}
+		dst = appendString(dst, string(res.ResultType))
 	}
 	if len(res.RawStructuredContent) > 0 {
 		dst = append(dst, `,"structuredContent":`...)
@@ -86,8 +79,9 @@ func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResu
 	return append(dst, "}}"...), nil
 }
 
-// appendJSON appends json.Marshal's encoding of a small value.
-func appendJSON(dst []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	return append(dst, b...), err
+// appendString appends json.Marshal's encoding of s, which never fails
+// for a string.
+func appendString(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s)
+	return append(dst, b...)
 }

@@ -52,11 +52,7 @@ func TestToolsActInTheNamespace(t *testing.T) {
 // call a tool error that says what is wrong and what to do, not a
 // protocol error.
 func TestToolForbidden(t *testing.T) {
-	scope, err := access.ParseScope([]string{"proj-b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "key-of-b", Scope: scope}})
+	ring, err := access.NewScopedKeyring([]access.Key{{Secret: "key-of-b", Scope: testkit.Scope(t, "proj-b")}})
 	if err != nil {
 		t.Fatal(err)
 	}

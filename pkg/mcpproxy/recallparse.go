@@ -82,11 +82,7 @@ func (p *recallParser) record(f *recallFields) bool {
 		case "store":
 			return p.Text(&f.store)
 		case "created_at":
-			if p.Null() {
-				return true
-			}
-			tok, _, ok := p.StrToken()
-			return ok && f.created.UnmarshalJSON(tok) == nil
+			return p.Time(&f.created)
 		case "content":
 			return p.content(f)
 		case "fidelity":
@@ -100,7 +96,7 @@ func (p *recallParser) record(f *recallFields) bool {
 				return false
 			})
 		case "emotion":
-			return p.emotion(&f.emotion)
+			return memory.ScanEmotionJSON(&p.Scanner, &f.emotion)
 		case "updated_at", "last_accessed_at", "access_count", "associations", "metadata", "version", "meta":
 			return p.Skip()
 		}
@@ -146,72 +142,11 @@ func (p *recallParser) content(f *recallFields) bool {
 // memory.Bytes reads it, into scratch space valid until the next call.
 // Other forms (base64 strings, null) are left to the full decoder.
 func (p *recallParser) bytes() ([]byte, bool) {
-	if !p.Lit('[') {
-		return nil, false
+	out, ok := p.ByteArray(p.data[:0])
+	if ok {
+		p.data = out
 	}
-	out := p.data[:0]
-	if p.Lit(']') {
-		return out, true
-	}
-	b := p.Data
-	for {
-		p.WS()
-		j, v := p.Pos, 0
-		for j < len(b) && '0' <= b[j] && b[j] <= '9' {
-			v = v*10 + int(b[j]-'0')
-			if v > 255 {
-				return nil, false
-			}
-			j++
-		}
-		if j == p.Pos || j-p.Pos > 1 && b[p.Pos] == '0' {
-			return nil, false
-		}
-		out = append(out, byte(v))
-		p.Pos = j
-		if j < len(b) && b[j] == ',' { // the common case, without white space
-			p.Pos++
-			continue
-		}
-		if p.Lit(']') {
-			p.data = out
-			return out, true
-		}
-		if !p.Lit(',') {
-			return nil, false
-		}
-	}
-}
-
-func (p *recallParser) emotion(e *memory.EmotionVector) bool {
-	return p.Object(func(key []byte) bool {
-		var v *float64
-		switch string(key) {
-		case "joy":
-			v = &e.Joy
-		case "trust":
-			v = &e.Trust
-		case "fear":
-			v = &e.Fear
-		case "surprise":
-			v = &e.Surprise
-		case "sadness":
-			v = &e.Sadness
-		case "disgust":
-			v = &e.Disgust
-		case "anger":
-			v = &e.Anger
-		case "anticipation":
-			v = &e.Anticipation
-		case "intensity":
-			v = &e.Intensity
-		case "valence":
-			v = &e.Valence
-		default:
-			return false
-		}
-		return p.Float(v, 64)
-	})
+	return out, ok
 }
 
 func (p *recallParser) queryMetadata(m *memory.QueryMetadata) bool {

@@ -1,8 +1,8 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
-	"time"
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/internal/jsonscan"
@@ -44,16 +44,6 @@ func (d *recallDecoder) str(out *string) bool {
 		return true
 	}
 	return json.Unmarshal(tok, out) == nil
-}
-
-// time decodes the next value with time.Time's UnmarshalJSON, as
-// json.Unmarshal does.
-func (d *recallDecoder) time(t *time.Time) bool {
-	if d.Null() {
-		return true
-	}
-	tok, _, ok := d.StrToken()
-	return ok && t.UnmarshalJSON(tok) == nil
 }
 
 // delegate decodes the next value into v with json.Unmarshal.
@@ -119,11 +109,11 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "store":
 			return d.Text(&r.Store)
 		case "created_at":
-			return d.time(&r.CreatedAt)
+			return d.Time(&r.CreatedAt)
 		case "updated_at":
-			return d.time(&r.UpdatedAt)
+			return d.Time(&r.UpdatedAt)
 		case "last_accessed_at":
-			return d.time(&r.LastAccessedAt)
+			return d.Time(&r.LastAccessedAt)
 		case "access_count":
 			return d.Uint32(&r.AccessCount)
 		case "content":
@@ -131,7 +121,7 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "fidelity":
 			return d.fidelity(&r.Fidelity)
 		case "emotion":
-			return d.emotion(&r.Emotion)
+			return ScanEmotionJSON(&d.Scanner, &r.Emotion)
 		case "associations":
 			return sliceOf(d, &r.Associations, d.association)
 		case "metadata":
@@ -184,28 +174,20 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 	})
 }
 
-// bytes parses content data: an integer array with Bytes' own parser,
-// anything else (base64, null) through json.Unmarshal.
+// bytes parses content data: an integer array in one pass, into a slice
+// sized as Bytes' own parser sizes it, anything else (base64, null)
+// through json.Unmarshal.
 func (d *recallDecoder) bytes(b *Bytes) bool {
 	if d.Peek() != '[' {
 		return d.delegate(b)
 	}
-	start := d.Pos
-	d.Pos++
-	if !d.Lit(']') {
-		for {
-			if tok, ok := d.Number(); !ok || tok[0] == '-' {
-				return false
-			}
-			if d.Lit(']') {
-				break
-			}
-			if !d.Lit(',') {
-				return false
-			}
-		}
+	n := bytes.IndexByte(d.Data[d.Pos:], ']')
+	if n < 0 {
+		return false
 	}
-	return b.UnmarshalJSON(d.Data[start:d.Pos]) == nil
+	out, ok := d.ByteArray(make([]byte, 0, (n+1)/3))
+	*b = out
+	return ok
 }
 
 func (d *recallDecoder) fidelity(f *FidelityState) bool {
@@ -224,14 +206,18 @@ func (d *recallDecoder) fidelity(f *FidelityState) bool {
 		case "stability":
 			return d.Float(&f.Stability, 64)
 		case "last_decay_tick":
-			return d.time(&f.LastDecayTick)
+			return d.Time(&f.LastDecayTick)
 		}
 		return false
 	})
 }
 
-func (d *recallDecoder) emotion(e *EmotionVector) bool {
-	return d.Object(func(key []byte) bool {
+// ScanEmotionJSON reads an emotion vector as json.Unmarshal reads it,
+// for the strict decoders of recall answers (this package's and
+// pkg/mcpproxy's); false, on a key it does not know or a value that is
+// not a number, abandons the parse.
+func ScanEmotionJSON(s *jsonscan.Scanner, e *EmotionVector) bool {
+	return s.Object(func(key []byte) bool {
 		var p *float64
 		switch string(key) {
 		case "joy":
@@ -257,7 +243,7 @@ func (d *recallDecoder) emotion(e *EmotionVector) bool {
 		default:
 			return false
 		}
-		return d.Float(p, 64)
+		return s.Float(p, 64)
 	})
 }
 
@@ -271,9 +257,9 @@ func (d *recallDecoder) association(a *Association) bool {
 		case "weight":
 			return d.Float(&a.Weight, 64)
 		case "created_at":
-			return d.time(&a.CreatedAt)
+			return d.Time(&a.CreatedAt)
 		case "last_co_activation":
-			return d.time(&a.LastCoActivation)
+			return d.Time(&a.LastCoActivation)
 		case "origin":
 			return d.Text(&a.Origin)
 		}

@@ -312,9 +312,8 @@ type Health struct {
 	// Reason says why the server is not ready.
 	Reason string `json:"reason,omitempty"`
 	// Detail lists what the server wants an operator to know, ready or
-	// not: disk
-	// space below the floor (writes refused, reads go on), records
-	// quarantined as unreadable.
+	// not: disk space below the floor (writes refused, reads go on),
+	// records quarantined as unreadable.
 	Detail []string `json:"detail,omitempty"`
 }
 
