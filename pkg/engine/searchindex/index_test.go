@@ -157,7 +157,7 @@ func TestProximity(t *testing.T) {
 	}
 	q := Query{Terms: ix.QueryTerms("red apple pie")}
 	ids := []memory.ID{testID(1), testID(2), testID(3), testID(4), testID(5), testID(6), testID(7)}
-	px, err := ix.Proximity(q, ids)
+	_, px, err := ix.ScoreProximity(q, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
