@@ -19,7 +19,7 @@ import (
 //  2. First stage: the index's top Candidates by weighted BM25F over the
 //     text, time and speaker fields (index.go).
 //  3. Second stage: each candidate's text score plus Proximity times the
-//     BM25TP term-pair score (searchindex.Index.Proximity), then shared
+//     BM25TP term-pair score (searchindex.Index.ScoreProximity), then shared
 //     with its neighbours in its conversation (rank.SmoothNeighbours over
 //     the engine's sequence, sequence.go), which brings in the record
 //     after the turn that echoes the question; last, each record's own

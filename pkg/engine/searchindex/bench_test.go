@@ -30,8 +30,8 @@ func benchID(i int) memory.ID {
 	return id
 }
 
-// benchConfig has one field, like the pebble index, or three: content,
-// a short meta text and a date field.
+// benchConfig has one field (content) or three: content, a short meta
+// text and a date field.
 func benchConfig(fields int) searchindex.Config {
 	an := textindex.NewAnalyzer()
 	cfg := searchindex.Config{Analyzer: an, AnalyzerVersion: an.Version(), Fields: []searchindex.Field{{Name: "content", Weight: 1, B: 0.75}}}

@@ -3,7 +3,6 @@ package searchindex
 import (
 	"cmp"
 	"encoding/binary"
-	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -102,7 +101,7 @@ func (r *remapper) copyDoc(d *docEntry, lens []uint32, seq []byte) uint32 {
 func (c *core) rebuild(v *view) (*core, []uint32) {
 	nc := c.empty()
 	r := newRemapper(nc, v.texts)
-	from := make([]uint32, 0, len(v.docs)-countDead(v.dead))
+	from := make([]uint32, 0, len(v.docs))
 	for i := range v.docs {
 		n := uint32(i)
 		if v.isDead(n) {
@@ -113,15 +112,6 @@ func (c *core) rebuild(v *view) (*core, []uint32) {
 	}
 	nc.buildPostings()
 	return nc, from
-}
-
-// countDead returns the number of tombstones set in dead.
-func countDead(dead []uint64) int {
-	n := 0
-	for _, w := range dead {
-		n += bits.OnesCount64(w)
-	}
-	return n
 }
 
 // empty returns an empty core configured as c.

@@ -103,8 +103,8 @@
 // Snapshot likewise capture slice headers and the tombstones under the
 // read lock and do their work without it; compaction then applies what
 // changed meanwhile and switches over under the write lock. Second-stage
-// calls (TermsOf, ScoreDocs, Proximity, ScoreProximity, DistinctiveTerms)
-// are short and hold the read lock throughout.
+// calls (TermsOf, ScoreDocs, ScoreProximity, DistinctiveTerms) are short
+// and hold the read lock throughout.
 //
 // # Snapshots
 //

@@ -45,22 +45,10 @@ func (ix *Index) TermsOf(id memory.ID) (terms [MaxFields][]string, ok bool) {
 
 // ScoreDocs returns the score q gives each of ids, exactly as Search
 // would (bit for bit), or 0 for a document that is not indexed or does
-// not match. q.All, q.Limit and q.Filter are ignored.
+// not match. q.All, q.Limit, q.Filter and q.Admit are ignored.
 func (ix *Index) ScoreDocs(q Query, ids []memory.ID) ([]float64, error) {
-	q.Limit = 0
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	p, err := ix.prepare(ix.c, &q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]float64, len(ids))
-	for i, id := range ids {
-		if n, ok := p.c.ids.find(p.c.docs, id); ok {
-			out[i] = p.scoreDoc(n)
-		}
-	}
-	return out, nil
+	scores, _, err := ix.scoreDocs(q, ids, false)
+	return scores, err
 }
 
 // ScoreAdded returns the score q would give doc if doc were added to the
@@ -122,11 +110,6 @@ func (ix *Index) ScoreAdded(q Query, doc *Document) (float64, error) {
 	return score, nil
 }
 
-// scoreDoc scores document n from its term sequence.
-func (p *prepared) scoreDoc(n uint32) float64 {
-	return p.scoreTF(n, p.docTF(n))
-}
-
 // scoreTF scores document n whose frequencies of the query terms are tfs.
 func (p *prepared) scoreTF(n uint32, tfs [][MaxFields]uint32) float64 {
 	lens := p.c.lensOf(n)
@@ -137,28 +120,6 @@ func (p *prepared) scoreTF(n uint32, tfs [][MaxFields]uint32) float64 {
 		}
 	}
 	return score
-}
-
-// docTF returns the frequencies of the query terms in document n, per
-// field, counted from its term sequence.
-func (p *prepared) docTF(n uint32) [][MaxFields]uint32 {
-	c := p.c
-	tfs := make([][MaxFields]uint32, len(p.terms))
-	r := seqReader{b: c.seq(&c.docs[n]), lens: lensArray(c.lensOf(n))}
-	for {
-		t, f, ok := r.next()
-		if !ok {
-			return tfs
-		}
-		if t == gapTerm {
-			continue
-		}
-		for qi := range p.terms {
-			if p.terms[qi].id == t {
-				tfs[qi][f]++
-			}
-		}
-	}
 }
 
 // Proximity is evidence of how close together a document holds the
@@ -193,33 +154,18 @@ type Proximity struct {
 // count in Proximity.Score.
 const ProximityDistance = 5
 
-// Proximity returns proximity evidence of q's terms (weights as in
-// Search; q.FieldWeights, q.All, q.Limit and q.Filter are ignored) in
-// each of ids; the zero Proximity for a document that is not indexed.
-func (ix *Index) Proximity(q Query, ids []memory.ID) ([]Proximity, error) {
-	q.Limit, q.FieldWeights = 0, nil
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	p, err := ix.prepare(ix.c, &q)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Proximity, len(ids))
-	var occ []occurrence
-	for i, id := range ids {
-		if n, ok := p.c.ids.find(p.c.docs, id); ok {
-			out[i], occ = p.proximity(n, ix.cfg.Fields[0].B, occ)
-		}
-	}
-	return out, nil
+// ScoreProximity returns, for each of ids, the score q gives it, exactly
+// as ScoreDocs does, and the proximity evidence of q's terms in it
+// (weights as in Search; q.FieldWeights apply to the scores only): the
+// two in one pass over each document's terms. A document that is not
+// indexed gets 0 and the zero Proximity. q.All, q.Limit, q.Filter and
+// q.Admit are ignored.
+func (ix *Index) ScoreProximity(q Query, ids []memory.ID) ([]float64, []Proximity, error) {
+	return ix.scoreDocs(q, ids, true)
 }
 
-// ScoreProximity returns, for each of ids, the score q gives it, exactly
-// as ScoreDocs does, and its proximity evidence, exactly as Proximity
-// does (q.FieldWeights apply to the scores only): the two in one pass
-// over each document's terms, with one preparation of the query. A
-// document that is not indexed gets 0 and the zero Proximity.
-func (ix *Index) ScoreProximity(q Query, ids []memory.ID) ([]float64, []Proximity, error) {
+// scoreDocs is ScoreDocs, and ScoreProximity when withProximity is set.
+func (ix *Index) scoreDocs(q Query, ids []memory.ID, withProximity bool) ([]float64, []Proximity, error) {
 	q.Limit = 0
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -228,7 +174,10 @@ func (ix *Index) ScoreProximity(q Query, ids []memory.ID) ([]float64, []Proximit
 		return nil, nil, err
 	}
 	scores := make([]float64, len(ids))
-	prox := make([]Proximity, len(ids))
+	var prox []Proximity
+	if withProximity {
+		prox = make([]Proximity, len(ids))
+	}
 	tfs := make([][MaxFields]uint32, len(p.terms))
 	var occ []occurrence
 	for i, id := range ids {
@@ -239,7 +188,9 @@ func (ix *Index) ScoreProximity(q Query, ids []memory.ID) ([]float64, []Proximit
 		clear(tfs)
 		occ = p.scan(n, occ, tfs)
 		scores[i] = p.scoreTF(n, tfs)
-		prox[i] = p.proximityOf(n, ix.cfg.Fields[0].B, occ)
+		if withProximity {
+			prox[i] = p.proximityOf(n, ix.cfg.Fields[0].B, occ)
+		}
 	}
 	return scores, prox, nil
 }
@@ -250,10 +201,9 @@ type occurrence struct {
 	text int
 }
 
-// scan reads document n's term sequence once: it returns the
-// occurrences of the query terms of positive weight, in order, reusing
-// occ, and, when tfs is not nil, adds to it the frequencies of the query
-// terms per field (as docTF counts them).
+// scan reads document n's term sequence once: it adds to tfs the
+// frequencies of the query terms per field, and returns the occurrences
+// of the query terms of positive weight, in order, reusing occ.
 func (p *prepared) scan(n uint32, occ []occurrence, tfs [][MaxFields]uint32) []occurrence {
 	c := p.c
 	occ = occ[:0]
@@ -275,20 +225,13 @@ func (p *prepared) scan(n uint32, occ []occurrence, tfs [][MaxFields]uint32) []o
 		pos++
 		for qi := range p.terms {
 			if p.terms[qi].id == t {
-				if tfs != nil {
-					tfs[qi][f]++
-				}
+				tfs[qi][f]++
 				if p.terms[qi].w > 0 {
 					occ = append(occ, occurrence{pos: pos, qi: qi, text: text})
 				}
 			}
 		}
 	}
-}
-
-func (p *prepared) proximity(n uint32, b float64, occ []occurrence) (Proximity, []occurrence) {
-	occ = p.scan(n, occ, nil)
-	return p.proximityOf(n, b, occ), occ
 }
 
 // proximityOf returns the proximity evidence of document n whose

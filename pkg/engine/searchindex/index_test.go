@@ -157,7 +157,7 @@ func TestProximity(t *testing.T) {
 	}
 	q := Query{Terms: ix.QueryTerms("red apple pie")}
 	ids := []memory.ID{testID(1), testID(2), testID(3), testID(4), testID(5), testID(6), testID(7)}
-	px, err := ix.Proximity(q, ids)
+	_, px, err := ix.ScoreProximity(q, ids)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -854,4 +854,63 @@ func TestMarks(t *testing.T) {
 		want[id] = 0
 	}
 	check("after loading a snapshot")
+}
+
+// TestMarksDuringCompaction: documents added, replaced and deleted while
+// a background compaction runs keep their own marks when it switches
+// over (compact applies what changed meanwhile, marks included).
+func TestMarksDuringCompaction(t *testing.T) {
+	const n = 20_000
+	docs := make([]*Document, n)
+	for i := range docs {
+		docs[i] = &Document{ID: testID(i), Fields: [MaxFields][]string{{fmt.Sprintf("t%d shared", i)}}}
+	}
+	ix := buildFrom(t, testConfig(1), docs)
+	want := map[memory.ID]uint64{}
+	for i := range n {
+		ix.SetMark(testID(i), uint64(i)+1)
+		want[testID(i)] = uint64(i) + 1
+	}
+	// A third deleted starts a background compaction; the writes below
+	// go on beside it until it has finished (or a bounded number).
+	for i := 0; i < n; i += 3 {
+		ix.Delete(testID(i))
+		delete(want, testID(i))
+	}
+	if !ix.compacting.Load() {
+		t.Fatal("deleting a third of the documents started no compaction")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; i < 5000 && ix.compacting.Load(); i++ {
+		id := testID(n + i)
+		switch i % 3 {
+		case 1:
+			id = testID(3*i + 1) // replaces a document that has a mark
+		case 2:
+			ix.Delete(testID(3*i + 2))
+			delete(want, testID(3*i+2))
+			continue
+		}
+		if err := ix.Add(&Document{ID: id, Fields: [MaxFields][]string{{"added meanwhile"}}}); err != nil {
+			t.Fatal(err)
+		}
+		if m, _ := ix.Mark(id); m != 0 {
+			t.Fatalf("document %d added meanwhile has mark %d", i, m)
+		}
+		ix.SetMark(id, uint64(1e9+i))
+		want[id] = uint64(1e9 + i)
+	}
+	for ix.compacting.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the background compaction did not finish within 20 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i := range n + 5000 {
+		id := testID(i)
+		m, ok := ix.Mark(id)
+		if _, live := want[id]; ok != live || m != want[id] {
+			t.Fatalf("document %d: mark %d, indexed %v; want %d, indexed %v", i, m, ok, want[id], live)
+		}
+	}
 }

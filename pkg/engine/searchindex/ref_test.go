@@ -274,10 +274,18 @@ func exhaustive(t *testing.T, ix *Index, q Query) []Hit {
 		if q.Filter != nil && !q.Filter(d.id, d.attrs) {
 			continue
 		}
-		out = append(out, Hit{ID: d.id, Score: p.scoreDoc(doc), Attrs: d.attrs})
+		out = append(out, Hit{ID: d.id, Score: p.scoreTF(doc, tfs), Attrs: d.attrs})
 	}
 	slices.SortFunc(out, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), slices.Compare(a.ID[:], b.ID[:]))
 	})
 	return out[:min(q.Limit, len(out))]
+}
+
+// docTF returns the frequencies of the query terms in document n, per
+// field, counted from its term sequence.
+func (p *prepared) docTF(n uint32) [][MaxFields]uint32 {
+	tfs := make([][MaxFields]uint32, len(p.terms))
+	p.scan(n, nil, tfs)
+	return tfs
 }

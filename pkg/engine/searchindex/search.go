@@ -1014,12 +1014,12 @@ func (p *prepared) disjunctive(filter docFilter, fn func(doc uint32) bool) {
 
 // Match calls fn for every document that matches q (all terms with
 // q.All, any term of positive weight otherwise) and passes q.Filter (or
-// q.Admit), in
-// the order documents were added; fn returns false to stop. It visits
-// every matching posting: use it where every match is needed (a listing
-// with an exact count), Search otherwise. q.Limit is ignored. Like
-// Search it runs without the index's lock, on the documents and postings
-// that existed when it started; fn and q.Filter may call the index.
+// q.Admit), in the order documents were added; fn returns false to stop.
+// It visits every matching posting: use it where every match is needed
+// (a listing with an exact count), Search otherwise. q.Limit is ignored.
+// Like Search it runs without the index's lock, on the documents and
+// postings that existed when it started; fn and the filter may call the
+// index.
 func (ix *Index) Match(q Query, fn func(id memory.ID, a Attrs) bool) error {
 	q.Limit = 0
 	p, err := ix.prepareSearch(&q)

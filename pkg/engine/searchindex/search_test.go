@@ -200,21 +200,23 @@ func checkQuery(t *testing.T, ix *Index, ref *refIndex, q Query, what string) {
 			t.Fatalf("%s: ScoreDocs %v, Search %v", what, scores[i], h.Score)
 		}
 	}
-	// ScoreProximity gives both at once, for the hits and for documents
-	// that may not match or not exist.
+	// ScoreProximity gives the scores of ScoreDocs with the proximity
+	// evidence, for the hits and for documents that may not match or not
+	// exist; the evidence does not depend on the field weights.
 	for i := range 5 {
 		ids = append(ids, testID(i*37))
 	}
 	if scores, err = ix.ScoreDocs(q, ids); err != nil {
 		t.Fatal(err)
 	}
-	prox, err := ix.Proximity(q, ids)
-	if err != nil {
-		t.Fatal(err)
+	both, prox, err := ix.ScoreProximity(q, ids)
+	if err != nil || !slices.Equal(both, scores) {
+		t.Fatalf("%s: ScoreProximity %v (%v); ScoreDocs %v", what, both, err, scores)
 	}
-	both, bothProx, err := ix.ScoreProximity(q, ids)
-	if err != nil || !slices.Equal(both, scores) || !slices.Equal(bothProx, prox) {
-		t.Fatalf("%s: ScoreProximity %v %v (%v); ScoreDocs %v, Proximity %v", what, both, bothProx, err, scores, prox)
+	unweighted := q
+	unweighted.FieldWeights = nil
+	if _, want, err := ix.ScoreProximity(unweighted, ids); err != nil || !slices.Equal(prox, want) {
+		t.Fatalf("%s: proximity %v with field weights %v, %v (%v) without", what, prox, q.FieldWeights, want, err)
 	}
 }
 

@@ -439,6 +439,11 @@ func (x *Index) Rows(dim int, fn func(ids []memory.ID, rows []float32) error) er
 func (x *Index) PutRows(dim int, ids []memory.ID, rows []float32) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.putRowsLocked(dim, ids, rows)
+}
+
+// putRowsLocked is PutRows for a caller that holds the write lock.
+func (x *Index) putRowsLocked(dim int, ids []memory.ID, rows []float32) {
 	m := x.byDim[dim]
 	if m == nil {
 		m = &matrix{dim: dim, row: make(map[memory.ID]int, len(ids))}
@@ -464,20 +469,11 @@ func (x *Index) PutRows(dim int, ids []memory.ID, rows []float32) {
 // large index at start). The caller must not use them afterwards.
 func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
 	x.mu.Lock()
-	adopt := x.byDim[dim] == nil && len(rows) == len(ids)*dim
-	for _, id := range ids {
-		if !adopt {
-			break
-		}
-		_, had := x.where[id]
-		adopt = !had
-	}
-	if !adopt {
-		x.mu.Unlock()
-		x.PutRows(dim, ids, rows)
+	defer x.mu.Unlock()
+	if x.byDim[dim] != nil || len(rows) != len(ids)*dim || slices.ContainsFunc(ids, x.hasLocked) {
+		x.putRowsLocked(dim, ids, rows)
 		return
 	}
-	defer x.mu.Unlock()
 	m := &matrix{dim: dim, data: rows, ids: ids, row: make(map[memory.ID]int, len(ids))}
 	for i, id := range ids {
 		if _, dup := m.row[id]; dup {
@@ -489,4 +485,10 @@ func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
 		x.where[id] = dim
 	}
 	x.byDim[dim] = m
+}
+
+// hasLocked reports whether id has a vector. The caller holds the lock.
+func (x *Index) hasLocked(id memory.ID) bool {
+	_, ok := x.where[id]
+	return ok
 }

@@ -305,13 +305,7 @@ func TestRankMatchesSearch(t *testing.T) {
 func TestRowsRoundTrip(t *testing.T) {
 	x := New(nil)
 	rng := rand.New(rand.NewPCG(7, 8))
-	vec := func(dim int) []float32 {
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		return v
-	}
+	vec := func(dim int) []float32 { return normalVec(rng, dim) }
 	for i := range 2500 {
 		x.Put(testID(i), vec(16+i%2*8))
 	}
@@ -350,13 +344,7 @@ func TestRowsRoundTrip(t *testing.T) {
 // has a vector of another size, AdoptRows copies like PutRows.
 func TestAdoptRowsMatchesPut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	vec := func(dim int) []float32 {
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		return v
-	}
+	vec := func(dim int) []float32 { return normalVec(rng, dim) }
 	want, got := New(nil), New(nil)
 	var ids []memory.ID
 	var rows []float32
@@ -414,4 +402,14 @@ func (x *Index) vectorOf(t *testing.T, id memory.ID) []float32 {
 	m := x.byDim[dim]
 	r := m.row[id]
 	return slices.Clone(m.data[r*dim : (r+1)*dim])
+}
+
+// normalVec returns a vector of dim coordinates drawn from the standard
+// normal distribution.
+func normalVec(rng *rand.Rand, dim int) []float32 {
+	v := make([]float32, dim)
+	for j := range v {
+		v[j] = float32(rng.NormFloat64())
+	}
+	return v
 }
