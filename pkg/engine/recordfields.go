@@ -15,7 +15,7 @@ import (
 // "may", "2023-05-07", "05-07", "sunday"), so "What happened in May
 // 2023?" finds the records of that month, and its speaker's name, so
 // "What did Maya buy?" prefers Maya's turns. Both come from metadata
-// keys a client sets (the README's "Metadata the engine reads"):
+// keys a client sets (docs/api.md, "POST /v1/encode"):
 //
 //   - event_time: when what the record tells happened or was said, RFC
 //     3339 ("2023-05-07T14:00:00+02:00", terms in its own offset) or a
