@@ -102,8 +102,8 @@ func (r *targetsReport) markdown() string {
 	if len(r.Rows) > 0 {
 		p("\n### Against GET /health\n\n")
 		p("Each operation alternates with one GET /health on the same client and connection " +
-			"(pkg/client over loopback, send to decoded answer). An operation's latencies are those of its whole round, " +
-			"the health request included; the ratio is that p50 over the health p50 of the same rounds.\n\n")
+			"(pkg/client over loopback, send to decoded answer). Each request is timed on its own; " +
+			"the ratio is the operation's p50 over the health p50 of the same rounds.\n\n")
 		p("| Operation | Records | Rounds | p50 ms | p95 ms | p99 ms | GET /health p50 ms | p50 / health | Notes |\n")
 		p("|---|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, x := range r.Rows {
