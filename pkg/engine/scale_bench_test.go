@@ -212,31 +212,29 @@ func BenchmarkScale(b *testing.B) {
 				c.Blocks[0].Embedding = env.vectors[i%len(env.vectors)]
 				return &memory.EncodeStoreRequest{Content: c}
 			}
-			b.Run("store", func(b *testing.B) {
+			// With waitLinks, each store is timed with its linking, until
+			// both are done; without, linking is waited for after the
+			// last store, outside the timings.
+			stores := func(b *testing.B, waitLinks bool) {
 				env.e.opts.SimilarLinks = 3
 				defer func() { env.e.opts.SimilarLinks = -1 }()
-				latencies(b, func(i int) {
-					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
-						b.Fatal(err)
-					}
-				})
-				if err := env.e.syncLinks(ctx); err != nil {
-					b.Fatal(err)
-				}
-			})
-			// A store and its linking, until both are done.
-			b.Run("store-linked", func(b *testing.B) {
-				env.e.opts.SimilarLinks = 3
-				defer func() { env.e.opts.SimilarLinks = -1 }()
-				latencies(b, func(i int) {
-					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
-						b.Fatal(err)
-					}
+				syncLinks := func() {
 					if err := env.e.syncLinks(ctx); err != nil {
 						b.Fatal(err)
 					}
+				}
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+					if waitLinks {
+						syncLinks()
+					}
 				})
-			})
+				syncLinks()
+			}
+			b.Run("store", func(b *testing.B) { stores(b, false) })
+			b.Run("store-linked", func(b *testing.B) { stores(b, true) })
 			b.Run("decay-tick", func(b *testing.B) {
 				latencies(b, func(int) {
 					if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(3600))}); err != nil {
