@@ -41,6 +41,23 @@ type scaleEnv struct {
 	heap    float64 // bytes of live heap per record after loading
 }
 
+// recall runs the i-th of the environment's recalls without
+// reconsolidation: by the text of query i, by vector i, by both (hybrid)
+// or by neither (the most recent records).
+func (env *scaleEnv) recall(b *testing.B, ctx context.Context, i int, text, vec bool) {
+	req := memory.DefaultRecallQueryRequest()
+	req.Reconsolidate = false
+	if text {
+		req.Cue.Text = &env.queries[i%len(env.queries)]
+	}
+	if vec {
+		req.Cue.Embedding = env.vectors[i%len(env.vectors)]
+	}
+	if _, err := env.e.RecallQuery(ctx, &req); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func loadScale(b *testing.B, n int) *scaleEnv {
 	b.Helper()
 	return loadScaleIn(b, context.Background(), n, 0)
@@ -167,19 +184,7 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(env.heap, "heap-bytes/record")
 			})
 			recall := func(text bool, vec bool) func(i int) {
-				return func(i int) {
-					req := memory.DefaultRecallQueryRequest()
-					req.Reconsolidate = false
-					if text {
-						req.Cue.Text = &env.queries[i%len(env.queries)]
-					}
-					if vec {
-						req.Cue.Embedding = env.vectors[i%len(env.vectors)]
-					}
-					if _, err := env.e.RecallQuery(ctx, &req); err != nil {
-						b.Fatal(err)
-					}
-				}
+				return func(i int) { env.recall(b, ctx, i, text, vec) }
 			}
 			b.Run("recall-text", func(b *testing.B) { latencies(b, recall(true, false)) })
 			// The default: the recalled records are reinforced, a synced
@@ -413,19 +418,6 @@ func BenchmarkScaleNamespaces(b *testing.B) {
 			b.ReportMetric(float64(all.TotalRecords), name+"-store-records")
 		}
 	})
-	recall := func(env *scaleEnv, i int, text, vec bool) {
-		req := memory.DefaultRecallQueryRequest()
-		req.Reconsolidate = false
-		if text {
-			req.Cue.Text = &env.queries[i%len(env.queries)]
-		}
-		if vec {
-			req.Cue.Embedding = env.vectors[i%len(env.vectors)]
-		}
-		if _, err := env.e.RecallQuery(ctx, &req); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, c := range []struct {
 		name      string
 		text, vec bool
@@ -439,7 +431,7 @@ func BenchmarkScaleNamespaces(b *testing.B) {
 						j, env = 1-j, []*scaleEnv{alone, among}[1-j] // alternate which store goes first
 					}
 					t := time.Now()
-					recall(env, i, c.text, c.vec)
+					env.recall(b, ctx, i, c.text, c.vec)
 					d[j] = append(d[j], time.Since(t))
 				}
 			}
