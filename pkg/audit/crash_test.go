@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"strconv"
 	"syscall"
 	"testing"
+
+	"memsvc.dev/memsvc/internal/testproc"
 )
 
 const crashChildEnv = "MEMSVC_AUDIT_CRASH_CHILD"
@@ -51,20 +52,14 @@ func TestCrashKill(t *testing.T) {
 	path := logPath(t)
 	var acked uint64
 	for round := 1; round <= 3; round++ {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+path)
+		cmd := testproc.Command(t.Context(), "", crashChildEnv+"="+path)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
+		out := testproc.Start(t, cmd)
 		target := acked + 100
 		sc := bufio.NewScanner(out)
 		for acked < target && sc.Scan() {
+			var err error
 			if acked, err = strconv.ParseUint(sc.Text(), 10, 64); err != nil {
 				t.Fatal(err)
 			}

@@ -277,10 +277,7 @@ func (c *Config) invalid(key, format string, args ...any) error {
 // Validate checks every key and the rules that relate keys to each other.
 func (c *Config) Validate() error {
 	for i := range keys {
-		if keys[i].check == nil {
-			continue
-		}
-		if msg := keys[i].check(c); msg != "" {
+		if msg := keys[i].validate(c); msg != "" {
 			return c.invalid(keys[i].name, "%s", msg)
 		}
 	}

@@ -19,6 +19,9 @@ type key struct {
 	// example is shown (commented out) in the example file for keys whose
 	// default is unset.
 	example string
+	// positive, for an unsigned field, refuses 0 and says what is wanted
+	// instead: "want <positive> (got 0)".
+	positive string
 	// check returns a message when the value is not acceptable.
 	check  func(*Config) string
 	secret bool // the value is never shown in messages
@@ -169,33 +172,27 @@ var keys = []key{
 		},
 	},
 	{
-		name:  "http.shutdown_timeout_secs",
-		doc:   "On SIGINT/SIGTERM, how long in-flight requests may run before they are cut off.",
-		field: func(c *Config) any { return &c.HTTP.ShutdownTimeoutSecs },
-		def:   uint32(10),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.HTTP.ShutdownTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "http.shutdown_timeout_secs",
+		doc:      "On SIGINT/SIGTERM, how long in-flight requests may run before they are cut off.",
+		field:    func(c *Config) any { return &c.HTTP.ShutdownTimeoutSecs },
+		def:      uint32(10),
+		positive: "a number of seconds of at least 1",
 	},
 	{
-		name:  "http.read_header_timeout_secs",
-		doc:   "A client must send a request's headers within this many seconds of starting it.",
-		field: func(c *Config) any { return &c.HTTP.ReadHeaderTimeoutSecs },
-		def:   uint32(10),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.HTTP.ReadHeaderTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "http.read_header_timeout_secs",
+		doc:      "A client must send a request's headers within this many seconds of starting it.",
+		field:    func(c *Config) any { return &c.HTTP.ReadHeaderTimeoutSecs },
+		def:      uint32(10),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name: "http.body_timeout_secs",
 		doc: "A client must send a request's body within this many seconds, plus one second for every " +
 			"http.body_min_bytes_per_sec bytes it has sent (as Apache's mod_reqtimeout): a client that trickles its body is cut off, " +
 			"a large import at a sane rate is not.",
-		field: func(c *Config) any { return &c.HTTP.BodyTimeoutSecs },
-		def:   uint32(30),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.HTTP.BodyTimeoutSecs), "a number of seconds of at least 1")
-		},
+		field:    func(c *Config) any { return &c.HTTP.BodyTimeoutSecs },
+		def:      uint32(30),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name:  "http.body_min_bytes_per_sec",
@@ -204,23 +201,19 @@ var keys = []key{
 		def:   uint64(16 << 10),
 	},
 	{
-		name:  "http.idle_timeout_secs",
-		doc:   "A kept-alive connection with no request for this many seconds is closed.",
-		field: func(c *Config) any { return &c.HTTP.IdleTimeoutSecs },
-		def:   uint32(120),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.HTTP.IdleTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "http.idle_timeout_secs",
+		doc:      "A kept-alive connection with no request for this many seconds is closed.",
+		field:    func(c *Config) any { return &c.HTTP.IdleTimeoutSecs },
+		def:      uint32(120),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name: "http.max_connections",
 		doc: "Most HTTP connections open at once (kept-alive ones count); further clients wait in the listen queue " +
 			"until one closes.",
-		field: func(c *Config) any { return &c.HTTP.MaxConnections },
-		def:   uint32(1024),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.HTTP.MaxConnections), "a number of connections of at least 1")
-		},
+		field:    func(c *Config) any { return &c.HTTP.MaxConnections },
+		def:      uint32(1024),
+		positive: "a number of connections of at least 1",
 	},
 	{
 		name: "http.ui_enabled",
@@ -254,51 +247,41 @@ var keys = []key{
 		check:   func(c *Config) string { return optNotBlank(c.GRPC.TLSKeyPath) },
 	},
 	{
-		name:  "grpc.handshake_timeout_secs",
-		doc:   "A new gRPC connection must finish its TLS and HTTP/2 handshake within this many seconds.",
-		field: func(c *Config) any { return &c.GRPC.HandshakeTimeoutSecs },
-		def:   uint32(10),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.GRPC.HandshakeTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "grpc.handshake_timeout_secs",
+		doc:      "A new gRPC connection must finish its TLS and HTTP/2 handshake within this many seconds.",
+		field:    func(c *Config) any { return &c.GRPC.HandshakeTimeoutSecs },
+		def:      uint32(10),
+		positive: "a number of seconds of at least 1",
 	},
 	{
-		name:  "grpc.idle_timeout_secs",
-		doc:   "A gRPC connection with no call in progress for this many seconds is closed (the client reconnects when it next calls).",
-		field: func(c *Config) any { return &c.GRPC.IdleTimeoutSecs },
-		def:   uint32(120),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.GRPC.IdleTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "grpc.idle_timeout_secs",
+		doc:      "A gRPC connection with no call in progress for this many seconds is closed (the client reconnects when it next calls).",
+		field:    func(c *Config) any { return &c.GRPC.IdleTimeoutSecs },
+		def:      uint32(120),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name: "grpc.keepalive_secs",
 		doc: "A gRPC connection silent for this many seconds is pinged; one whose ping goes unanswered for " +
 			"grpc.keepalive_timeout_secs is closed, so a vanished client does not hold it.",
-		field: func(c *Config) any { return &c.GRPC.KeepaliveSecs },
-		def:   uint32(60),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.GRPC.KeepaliveSecs), "a number of seconds of at least 1")
-		},
+		field:    func(c *Config) any { return &c.GRPC.KeepaliveSecs },
+		def:      uint32(60),
+		positive: "a number of seconds of at least 1",
 	},
 	{
-		name:  "grpc.keepalive_timeout_secs",
-		doc:   "How long a keepalive ping (see grpc.keepalive_secs) may go unanswered before the connection is closed.",
-		field: func(c *Config) any { return &c.GRPC.KeepaliveTimeoutSecs },
-		def:   uint32(20),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.GRPC.KeepaliveTimeoutSecs), "a number of seconds of at least 1")
-		},
+		name:     "grpc.keepalive_timeout_secs",
+		doc:      "How long a keepalive ping (see grpc.keepalive_secs) may go unanswered before the connection is closed.",
+		field:    func(c *Config) any { return &c.GRPC.KeepaliveTimeoutSecs },
+		def:      uint32(20),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name: "grpc.max_connections",
 		doc: "Most gRPC connections open at once; further clients wait in the listen queue until one closes. " +
 			"Each connection carries any number of calls.",
-		field: func(c *Config) any { return &c.GRPC.MaxConnections },
-		def:   uint32(1024),
-		check: func(c *Config) string {
-			return nonZero(uint64(c.GRPC.MaxConnections), "a number of connections of at least 1")
-		},
+		field:    func(c *Config) any { return &c.GRPC.MaxConnections },
+		def:      uint32(1024),
+		positive: "a number of connections of at least 1",
 	},
 	{
 		name:  "auth.enabled",
@@ -404,13 +387,11 @@ var keys = []key{
 		check:   func(c *Config) string { return optNotBlank(c.LLM.BaseURL) },
 	},
 	{
-		name:  "decay.background_interval_secs",
-		doc:   "How often `serve` advances the decay clock of every record by the real time elapsed.",
-		field: func(c *Config) any { return &c.Decay.BackgroundIntervalSecs },
-		def:   uint64(3600),
-		check: func(c *Config) string {
-			return nonZero(c.Decay.BackgroundIntervalSecs, "a number of seconds of at least 1")
-		},
+		name:     "decay.background_interval_secs",
+		doc:      "How often `serve` advances the decay clock of every record by the real time elapsed.",
+		field:    func(c *Config) any { return &c.Decay.BackgroundIntervalSecs },
+		def:      uint64(3600),
+		positive: "a number of seconds of at least 1",
 	},
 	{
 		name: "decay.prune_below",
@@ -459,29 +440,27 @@ var keys = []key{
 		check: func(c *Config) string { return positiveDays(c.Decay.StabilityDays.Emotional) },
 	},
 	{
-		name:  "dream.background_interval_secs",
-		doc:   "How often `serve` summarises pending raw journal entries into curated memories.",
-		field: func(c *Config) any { return &c.Dream.BackgroundIntervalSecs },
-		def:   uint64(86400),
-		check: func(c *Config) string {
-			return nonZero(c.Dream.BackgroundIntervalSecs, "a number of seconds of at least 1")
-		},
+		name:     "dream.background_interval_secs",
+		doc:      "How often `serve` summarises pending raw journal entries into curated memories.",
+		field:    func(c *Config) any { return &c.Dream.BackgroundIntervalSecs },
+		def:      uint64(86400),
+		positive: "a number of seconds of at least 1",
 	},
 	{
-		name:  "rate_limit.requests_per_second",
-		live:  true,
-		doc:   "Sustained requests per second allowed per API key (or per client address without auth).",
-		field: func(c *Config) any { return &c.RateLimit.RequestsPerSecond },
-		def:   uint64(100),
-		check: func(c *Config) string { return nonZero(c.RateLimit.RequestsPerSecond, "a rate of at least 1") },
+		name:     "rate_limit.requests_per_second",
+		live:     true,
+		doc:      "Sustained requests per second allowed per API key (or per client address without auth).",
+		field:    func(c *Config) any { return &c.RateLimit.RequestsPerSecond },
+		def:      uint64(100),
+		positive: "a rate of at least 1",
 	},
 	{
-		name:  "rate_limit.burst",
-		live:  true,
-		doc:   "Requests a client may make at once before the rate applies.",
-		field: func(c *Config) any { return &c.RateLimit.Burst },
-		def:   uint32(50),
-		check: func(c *Config) string { return nonZero(uint64(c.RateLimit.Burst), "a burst of at least 1") },
+		name:     "rate_limit.burst",
+		live:     true,
+		doc:      "Requests a client may make at once before the rate applies.",
+		field:    func(c *Config) any { return &c.RateLimit.Burst },
+		def:      uint32(50),
+		positive: "a burst of at least 1",
 	},
 	// Rate limits that fit the deployment.
 	{
@@ -551,9 +530,24 @@ func optNotBlank(s *string) string {
 	return ""
 }
 
-func nonZero(v uint64, want string) string {
-	if v == 0 {
-		return "want " + want + " (got 0)"
+// validate returns a message when c's value of k is not acceptable.
+func (k *key) validate(c *Config) string {
+	if k.positive != "" {
+		var v uint64
+		switch p := k.field(c).(type) {
+		case *uint32:
+			v = uint64(*p)
+		case *uint64:
+			v = *p
+		default:
+			panic(fmt.Sprintf("config: key %s: positive on a %T field", k.name, p))
+		}
+		if v == 0 {
+			return "want " + k.positive + " (got 0)"
+		}
+	}
+	if k.check != nil {
+		return k.check(c)
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,34 @@ func TestLimitKeys(t *testing.T) {
 		_, err := Load(LoadOptions{Overrides: []Override{{Key: key, Value: "0", Flag: "--x"}}})
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "at least 1") {
 			t.Errorf("%s = 0: %v", key, err)
+		}
+	}
+}
+
+// TestPositiveKeys: every key marked positive loads a 1 and refuses a 0
+// with an error that names the key and says what is wanted; at least the
+// timeouts, intervals, connection limits and rate limits are so marked.
+func TestPositiveKeys(t *testing.T) {
+	var marked []string
+	for _, k := range keys {
+		if k.positive == "" {
+			continue
+		}
+		marked = append(marked, k.name)
+		if _, err := Load(LoadOptions{Overrides: []Override{{Key: k.name, Value: "1", Flag: "--x"}}}); err != nil {
+			t.Errorf("%s = 1: %v", k.name, err)
+		}
+		_, err := Load(LoadOptions{Overrides: []Override{{Key: k.name, Value: "0", Flag: "--x"}}})
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), k.name) || !strings.Contains(err.Error(), "want "+k.positive+" (got 0)") {
+			t.Errorf("%s = 0: %v", k.name, err)
+		}
+	}
+	for _, name := range []string{"http.shutdown_timeout_secs", "http.read_header_timeout_secs", "http.body_timeout_secs",
+		"http.idle_timeout_secs", "http.max_connections", "grpc.handshake_timeout_secs", "grpc.idle_timeout_secs",
+		"grpc.keepalive_secs", "grpc.keepalive_timeout_secs", "grpc.max_connections", "decay.background_interval_secs",
+		"dream.background_interval_secs", "rate_limit.requests_per_second", "rate_limit.burst"} {
+		if !slices.Contains(marked, name) {
+			t.Errorf("%s may be 0", name)
 		}
 	}
 }

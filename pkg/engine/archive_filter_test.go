@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"slices"
 	"testing"
 
-	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -27,24 +25,15 @@ func archiveEntries(t *testing.T, data []byte) (curated []*memory.MemoryRecord, 
 // archiveRecords reads the curated records and raw entries of an archive.
 func archiveRecords(t *testing.T, data []byte) (curated []*memory.MemoryRecord, raw []*memory.RawJournalRecord) {
 	t.Helper()
-	r, err := archive.NewReader(bytes.NewReader(data), archive.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		ent, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return curated, raw
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	entries, _ := readArchive(t, data)
+	for _, ent := range entries {
 		if ent.Record != nil {
 			curated = append(curated, ent.Record)
 		} else {
 			raw = append(raw, ent.Raw)
 		}
 	}
+	return curated, raw
 }
 
 // TestExportStoreFilter: a store list exports exactly the records of those

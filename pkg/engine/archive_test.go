@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strings"
 	"testing"
@@ -196,23 +195,14 @@ func TestImportBadArchiveWritesNothing(t *testing.T) {
 // secretEntries counts the raw entries with secrecy secret in an archive.
 func secretEntries(t *testing.T, data []byte) int {
 	t.Helper()
-	r, err := archive.NewReader(bytes.NewReader(data), archive.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries, _ := readArchive(t, data)
 	n := 0
-	for {
-		ent, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return n
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ent := range entries {
 		if ent.Raw != nil && ent.Raw.SecrecyLevel == memory.SecrecySecret {
 			n++
 		}
 	}
+	return n
 }
 
 // TestImportSizeLimit: an archive over Options.ImportMaxBytes is refused

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+
+	"memsvc.dev/memsvc/internal/testproc"
 )
 
 // startChild runs this test binary again with only the test named test
@@ -15,17 +17,8 @@ import (
 // its standard output; its standard error is the test's.
 func startChild(t *testing.T, ctx context.Context, test string, env ...string) (*exec.Cmd, io.Reader) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+test+"$")
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd, out
+	cmd := testproc.Command(ctx, test, env...)
+	return cmd, testproc.Start(t, cmd)
 }
 
 // childFail ends a crash test's child process on err: it reports the

@@ -77,13 +77,7 @@ func TestNoIndexedTermsOnDisk(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			derived := 0
-			if err := db.ScanPrefix([]byte{store.KindDerived}, false, func(_, _ []byte) (bool, error) {
-				derived++
-				return true, nil
-			}); err != nil {
-				t.Fatal(err)
-			}
+			derived := countKeys(t, db, []byte{store.KindDerived})
 			db.Close()
 			if derived > 0 {
 				t.Fatalf("%d derived keys with persist=%v", derived, persist)
@@ -146,14 +140,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 	}
 	// Nothing of the index is kept with the records any more: the index
 	// built at start agrees with them by construction.
-	derived := 0
-	if err := db.ScanPrefix(store.DerivedPrefix(store.DefaultNS), false, func(_, _ []byte) (bool, error) {
-		derived++
-		return true, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if derived != 0 {
+	if derived := countKeys(t, db, store.DerivedPrefix(store.DefaultNS)); derived != 0 {
 		t.Fatalf("%d index keys in the database", derived)
 	}
 	e, err := Open(context.Background(), db, Options{PersistIndexes: true})
@@ -232,14 +219,7 @@ func TestOldPostingsRemoved(t *testing.T) {
 	}
 	w.h.open()
 	for _, ns := range spaces {
-		n := 0
-		if err := w.h.db.ScanPrefix(store.DerivedPrefix(ns.ID), false, func(_, _ []byte) (bool, error) {
-			n++
-			return true, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
+		if n := countKeys(t, w.h.db, store.DerivedPrefix(ns.ID)); n != 0 {
 			t.Errorf("namespace %s: %d old index keys left", ns.Name, n)
 		}
 	}
@@ -312,4 +292,17 @@ func TestSimilarityQueryPrefersRareTerms(t *testing.T) {
 	if strings.Contains(got, "extraordinarily") || strings.Contains(got, "considerations") || strings.Count(got, " ")+1 != similarQueryTerms {
 		t.Fatalf("query %q: want the %d rarest terms only", got, similarQueryTerms)
 	}
+}
+
+// countKeys returns how many keys of db begin with prefix.
+func countKeys(t *testing.T, db *store.DB, prefix []byte) int {
+	t.Helper()
+	n := 0
+	if err := db.ScanPrefix(prefix, false, func(_, _ []byte) (bool, error) {
+		n++
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -14,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -147,18 +145,9 @@ func (w *nsWorld) observe(name string) observation {
 	js := func(v any) string { return string(must(json.Marshal(v))(t)) }
 	o.stats = js(must(e.Stats(ctx))(t))
 	o.evolution = js(must(e.Evolution(ctx))(t))
-	var buf bytes.Buffer
-	must(e.Export(ctx, &memory.ExportRequest{Format: "cma", IncludeRawJournal: true, IncludeSealed: true, IncludeSecret: true}, &buf))(t)
-	ar := must(archive.NewReader(&buf, archive.ReaderOptions{}))(t)
+	_, entries, _ := exportOf(t, e, ctx, exportEverything())
 	var recs, raws []string
-	for {
-		ent, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ent := range entries {
 		if ent.Namespace != "" && ent.Namespace != name {
 			t.Fatalf("export of %s holds an entry of %s", name, ent.Namespace)
 		}

@@ -24,12 +24,25 @@ func exportOf(t *testing.T, e *Engine, ctx context.Context, req memory.ExportReq
 	req.Format = "cma"
 	var buf bytes.Buffer
 	must(e.Export(ctx, &req, &buf))(t)
-	ar := must(archive.NewReader(bytes.NewReader(buf.Bytes()), archive.ReaderOptions{}))(t)
+	entries, h := readArchive(t, buf.Bytes())
+	return buf.Bytes(), entries, h
+}
+
+// exportEverything is an export request for every entry of a namespace:
+// raw entries, sealed and secret ones included.
+func exportEverything() memory.ExportRequest {
+	return memory.ExportRequest{IncludeRawJournal: true, IncludeSealed: true, IncludeSecret: true}
+}
+
+// readArchive returns the entries of an archive, in order, and its header.
+func readArchive(t *testing.T, data []byte) ([]archive.Entry, archive.Header) {
+	t.Helper()
+	ar := must(archive.NewReader(bytes.NewReader(data), archive.ReaderOptions{}))(t)
 	var out []archive.Entry
 	for {
 		ent, err := ar.Next()
 		if errors.Is(err, io.EOF) {
-			return buf.Bytes(), out, ar.Header()
+			return out, ar.Header()
 		}
 		if err != nil {
 			t.Fatal(err)

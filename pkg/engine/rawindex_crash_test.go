@@ -156,14 +156,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 	t.Logf("%d entries acknowledged, %d on disk", len(acked), len(onDisk))
 	// No postings are kept with the entries: the index is built from
 	// them at start.
-	derived := 0
-	if err := db.ScanPrefix(store.DerivedPrefix(store.DefaultNS), false, func(_, _ []byte) (bool, error) {
-		derived++
-		return true, nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if derived != 0 {
+	if derived := countKeys(t, db, store.DerivedPrefix(store.DefaultNS)); derived != 0 {
 		t.Fatalf("%d index keys in the database after the crash", derived)
 	}
 	if err := db.Close(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/cputime"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -38,6 +39,23 @@ type scaleEnv struct {
 	vectors [][]float32
 	load    time.Duration
 	heap    float64 // bytes of live heap per record after loading
+}
+
+// recall runs the i-th of the environment's recalls without
+// reconsolidation: by the text of query i, by vector i, by both (hybrid)
+// or by neither (the most recent records).
+func (env *scaleEnv) recall(b *testing.B, ctx context.Context, i int, text, vec bool) {
+	req := memory.DefaultRecallQueryRequest()
+	req.Reconsolidate = false
+	if text {
+		req.Cue.Text = &env.queries[i%len(env.queries)]
+	}
+	if vec {
+		req.Cue.Embedding = env.vectors[i%len(env.vectors)]
+	}
+	if _, err := env.e.RecallQuery(ctx, &req); err != nil {
+		b.Fatal(err)
+	}
 }
 
 func loadScale(b *testing.B, n int) *scaleEnv {
@@ -166,19 +184,7 @@ func BenchmarkScale(b *testing.B) {
 				b.ReportMetric(env.heap, "heap-bytes/record")
 			})
 			recall := func(text bool, vec bool) func(i int) {
-				return func(i int) {
-					req := memory.DefaultRecallQueryRequest()
-					req.Reconsolidate = false
-					if text {
-						req.Cue.Text = &env.queries[i%len(env.queries)]
-					}
-					if vec {
-						req.Cue.Embedding = env.vectors[i%len(env.vectors)]
-					}
-					if _, err := env.e.RecallQuery(ctx, &req); err != nil {
-						b.Fatal(err)
-					}
-				}
+				return func(i int) { env.recall(b, ctx, i, text, vec) }
 			}
 			b.Run("recall-text", func(b *testing.B) { latencies(b, recall(true, false)) })
 			// The default: the recalled records are reinforced, a synced
@@ -211,31 +217,29 @@ func BenchmarkScale(b *testing.B) {
 				c.Blocks[0].Embedding = env.vectors[i%len(env.vectors)]
 				return &memory.EncodeStoreRequest{Content: c}
 			}
-			b.Run("store", func(b *testing.B) {
+			// With waitLinks, each store is timed with its linking, until
+			// both are done; without, linking is waited for after the
+			// last store, outside the timings.
+			stores := func(b *testing.B, waitLinks bool) {
 				env.e.opts.SimilarLinks = 3
 				defer func() { env.e.opts.SimilarLinks = -1 }()
-				latencies(b, func(i int) {
-					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
-						b.Fatal(err)
-					}
-				})
-				if err := env.e.syncLinks(ctx); err != nil {
-					b.Fatal(err)
-				}
-			})
-			// A store and its linking, until both are done.
-			b.Run("store-linked", func(b *testing.B) {
-				env.e.opts.SimilarLinks = 3
-				defer func() { env.e.opts.SimilarLinks = -1 }()
-				latencies(b, func(i int) {
-					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
-						b.Fatal(err)
-					}
+				syncLinks := func() {
 					if err := env.e.syncLinks(ctx); err != nil {
 						b.Fatal(err)
 					}
+				}
+				latencies(b, func(i int) {
+					if _, err := env.e.EncodeStore(ctx, storeReq(i)); err != nil {
+						b.Fatal(err)
+					}
+					if waitLinks {
+						syncLinks()
+					}
 				})
-			})
+				syncLinks()
+			}
+			b.Run("store", func(b *testing.B) { stores(b, false) })
+			b.Run("store-linked", func(b *testing.B) { stores(b, true) })
 			b.Run("decay-tick", func(b *testing.B) {
 				latencies(b, func(int) {
 					if _, err := env.e.DecayTick(ctx, &memory.DecayTickRequest{TickDurationSeconds: ptr(uint32(3600))}); err != nil {
@@ -292,7 +296,7 @@ func BenchmarkScaleStartup(b *testing.B) {
 			ctx := context.Background()
 			_ = env.e.Close() // writes the snapshot
 			start := func(b *testing.B, persist bool) {
-				cpu := processCPU()
+				cpu := cputime.Process()
 				latencies(b, func(int) {
 					e, err := Open(ctx, env.db, Options{PersistIndexes: persist, SimilarLinks: -1})
 					if err != nil {
@@ -303,7 +307,7 @@ func BenchmarkScaleStartup(b *testing.B) {
 					}
 					_ = e.Close()
 				})
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/start")
+				b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e6, "cpu-ms/start")
 			}
 			b.Run("snapshot", func(b *testing.B) { start(b, true) })
 			b.Run("rebuild", func(b *testing.B) { start(b, false) })
@@ -414,19 +418,6 @@ func BenchmarkScaleNamespaces(b *testing.B) {
 			b.ReportMetric(float64(all.TotalRecords), name+"-store-records")
 		}
 	})
-	recall := func(env *scaleEnv, i int, text, vec bool) {
-		req := memory.DefaultRecallQueryRequest()
-		req.Reconsolidate = false
-		if text {
-			req.Cue.Text = &env.queries[i%len(env.queries)]
-		}
-		if vec {
-			req.Cue.Embedding = env.vectors[i%len(env.vectors)]
-		}
-		if _, err := env.e.RecallQuery(ctx, &req); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, c := range []struct {
 		name      string
 		text, vec bool
@@ -440,7 +431,7 @@ func BenchmarkScaleNamespaces(b *testing.B) {
 						j, env = 1-j, []*scaleEnv{alone, among}[1-j] // alternate which store goes first
 					}
 					t := time.Now()
-					recall(env, i, c.text, c.vec)
+					env.recall(b, ctx, i, c.text, c.vec)
 					d[j] = append(d[j], time.Since(t))
 				}
 			}

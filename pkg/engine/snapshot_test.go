@@ -242,24 +242,35 @@ func TestIndexSnapshotNotOfTheLastChange(t *testing.T) {
 // earlier configuration is deleted at start.
 func TestIndexSnapshotNotWrittenWhenNotAllowed(t *testing.T) {
 	s := newSnapEnv(t, store.Options{}, true)
+	s.checkSnapshotDropped("with persistence off", func(o *Options) { o.PersistIndexes = false })
+}
+
+// checkSnapshotDropped writes a snapshot with the environment's options,
+// then restarts with forbid applied to them (when is how the messages
+// name that setting): no snapshot is loaded, the old one is deleted, the
+// indexes built at start hold what the records say, and none is written
+// at close.
+func (s *snapEnv) checkSnapshotDropped(when string, forbid func(*Options)) {
+	t := s.t
+	t.Helper()
 	s.open()
 	s.fill(0, 5)
 	s.close()
 	if _, err := os.Stat(s.snapshotPath()); err != nil {
-		t.Fatalf("no snapshot with persistence on: %v", err)
+		t.Fatalf("no snapshot before the restart %s: %v", when, err)
 	}
-	s.opts.PersistIndexes = false
+	forbid(&s.opts)
 	if s.open() {
-		t.Fatal("a snapshot was loaded with persistence off")
+		t.Fatalf("a snapshot was loaded %s", when)
 	}
 	if _, err := os.Stat(s.snapshotPath()); !os.IsNotExist(err) {
-		t.Fatalf("snapshot still there with persistence off: %v", err)
+		t.Fatalf("snapshot still there %s: %v", when, err)
 	}
 	s.fill(5, 5)
 	s.checkIndexes(snapQueries...)
 	s.close()
 	if names, err := os.ReadDir(filepath.Join(s.dir, "derived")); err != nil || len(names) != 0 {
-		t.Fatalf("derived files with persistence off: %v, %v", names, err)
+		t.Fatalf("derived files %s: %v, %v", when, names, err)
 	}
 }
 
@@ -292,23 +303,5 @@ func TestIndexSnapshotSealed(t *testing.T) {
 // indexes built at start hold what the records say.
 func TestIndexSnapshotForbiddenEvenSealed(t *testing.T) {
 	s := newSnapEnv(t, store.Options{Passphrase: []byte("snapshot passphrase")}, false)
-	s.open()
-	s.fill(0, 5)
-	s.close()
-	if _, err := os.Stat(s.snapshotPath()); err != nil {
-		t.Fatalf("no sealed snapshot by default: %v", err)
-	}
-	s.opts.NoIndexSnapshots = true
-	if s.open() {
-		t.Fatal("a snapshot was loaded though snapshots are forbidden")
-	}
-	if _, err := os.Stat(s.snapshotPath()); !os.IsNotExist(err) {
-		t.Fatalf("sealed snapshot still there though forbidden: %v", err)
-	}
-	s.fill(5, 5)
-	s.checkIndexes(snapQueries...)
-	s.close()
-	if names, err := os.ReadDir(filepath.Join(s.dir, "derived")); err != nil || len(names) != 0 {
-		t.Fatalf("derived files though forbidden: %v, %v", names, err)
-	}
+	s.checkSnapshotDropped("with sealed snapshots forbidden", func(o *Options) { o.NoIndexSnapshots = true })
 }

@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/pkg/archive"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -59,19 +56,9 @@ func fixtureArchive(t *testing.T) ([]byte, map[string]string) {
 // names a namespace.
 func entryJSON(t *testing.T, data []byte) map[string]string {
 	t.Helper()
-	ar, err := archive.NewReader(bytes.NewReader(data), archive.ReaderOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	entries, _ := readArchive(t, data)
 	out := map[string]string{}
-	for {
-		ent, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, ent := range entries {
 		if ent.Namespace != "" {
 			t.Errorf("entry of namespace %s", ent.Namespace)
 		}
@@ -81,6 +68,7 @@ func entryJSON(t *testing.T, data []byte) map[string]string {
 			out[ent.Raw.ID.String()] = string(must(json.Marshal(ent.Raw))(t))
 		}
 	}
+	return out
 }
 
 // TestUpgradeFromLayoutOne opens a data directory written before
@@ -139,9 +127,8 @@ func checkUpgraded(t *testing.T, e *Engine, db *store.DB, want map[string]string
 	}
 
 	// The same records and entries, as the old release exported them.
-	var buf bytes.Buffer
-	must(e.Export(ctx, &memory.ExportRequest{Format: "cma", IncludeRawJournal: true, IncludeSealed: true, IncludeSecret: true}, &buf))(t)
-	got := entryJSON(t, buf.Bytes())
+	exported, _, _ := exportOf(t, e, ctx, exportEverything())
+	got := entryJSON(t, exported)
 	if len(got) != len(want) {
 		t.Errorf("export holds %d entries, the old release's %d", len(got), len(want))
 	}
@@ -188,9 +175,8 @@ func TestOldArchiveImports(t *testing.T) {
 	if r := must(fresh.e.Import(ctx, &req, bytes.NewReader(data)))(t); int(r.RecordsImported) != len(want) {
 		t.Fatalf("imported %+v, the archive holds %d entries", r, len(want))
 	}
-	var buf bytes.Buffer
-	must(fresh.e.Export(ctx, &memory.ExportRequest{Format: "cma", IncludeRawJournal: true, IncludeSealed: true, IncludeSecret: true}, &buf))(t)
-	if got := entryJSON(t, buf.Bytes()); !sameKeys(got, want) {
+	exported, _, _ := exportOf(t, fresh.e, ctx, exportEverything())
+	if got := entryJSON(t, exported); !sameKeys(got, want) {
 		t.Errorf("a fresh engine holds %d entries after the import, the archive %d", len(got), len(want))
 	}
 
@@ -203,19 +189,8 @@ func TestOldArchiveImports(t *testing.T) {
 	if r := must(e.Import(restored, &req, bytes.NewReader(data)))(t); int(r.RecordsImported) != len(want) {
 		t.Fatalf("imported %+v into a new namespace, the archive holds %d entries", r, len(want))
 	}
-	buf.Reset()
-	must(e.Export(restored, &memory.ExportRequest{Format: "cma", IncludeRawJournal: true, IncludeSealed: true, IncludeSecret: true}, &buf))(t)
-	ar := must(archive.NewReader(bytes.NewReader(buf.Bytes()), archive.ReaderOptions{}))(t)
-	n := 0
-	for {
-		ent, err := ar.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
+	_, entries, _ := exportOf(t, e, restored, exportEverything())
+	for _, ent := range entries {
 		id := ""
 		if ent.Record != nil {
 			id = ent.Record.ID.String()
@@ -226,7 +201,7 @@ func TestOldArchiveImports(t *testing.T) {
 			t.Errorf("entry %s of namespace %q in the export of restored", id, ent.Namespace)
 		}
 	}
-	if n != len(want) {
+	if n := len(entries); n != len(want) {
 		t.Errorf("restored holds %d entries, want %d", n, len(want))
 	}
 	// As archived: the entries name no namespace, so they are the default

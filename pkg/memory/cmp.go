@@ -142,12 +142,7 @@ func DefaultEncodeStoreRawRequest() EncodeStoreRawRequest {
 // UnmarshalJSON applies the defaults of DefaultEncodeStoreRawRequest.
 func (r *EncodeStoreRawRequest) UnmarshalJSON(b []byte) error {
 	type plain EncodeStoreRawRequest
-	p := plain(DefaultEncodeStoreRawRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = EncodeStoreRawRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultEncodeStoreRawRequest()))
 }
 
 // EncodeStoreRawResponse reports a stored raw entry. Duplicate is true when
@@ -209,12 +204,7 @@ func DefaultRecallQueryRequest() RecallQueryRequest {
 // UnmarshalJSON applies the defaults of DefaultRecallQueryRequest.
 func (r *RecallQueryRequest) UnmarshalJSON(b []byte) error {
 	type plain RecallQueryRequest
-	p := plain(DefaultRecallQueryRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = RecallQueryRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultRecallQueryRequest()))
 }
 
 // RecalledMemory is one recall hit.
@@ -278,12 +268,7 @@ func DefaultRecallRawQueryRequest() RecallRawQueryRequest {
 // UnmarshalJSON applies the defaults of DefaultRecallRawQueryRequest.
 func (r *RecallRawQueryRequest) UnmarshalJSON(b []byte) error {
 	type plain RecallRawQueryRequest
-	p := plain(DefaultRecallRawQueryRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = RecallRawQueryRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultRecallRawQueryRequest()))
 }
 
 // RecallRawQueryResponse answers recall.raw_query, newest entries first.
@@ -310,12 +295,7 @@ func DefaultRecallAssociateRequest() RecallAssociateRequest {
 // UnmarshalJSON applies the defaults of DefaultRecallAssociateRequest.
 func (r *RecallAssociateRequest) UnmarshalJSON(b []byte) error {
 	type plain RecallAssociateRequest
-	p := plain(DefaultRecallAssociateRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = RecallAssociateRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultRecallAssociateRequest()))
 }
 
 // RecallAssociateResponse answers recall.associate.
@@ -347,12 +327,7 @@ func DefaultRecallTimelineRequest() RecallTimelineRequest {
 // UnmarshalJSON applies the defaults of DefaultRecallTimelineRequest.
 func (r *RecallTimelineRequest) UnmarshalJSON(b []byte) error {
 	type plain RecallTimelineRequest
-	p := plain(DefaultRecallTimelineRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = RecallTimelineRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultRecallTimelineRequest()))
 }
 
 // TimelineBucket is one non-empty time bucket.
@@ -391,12 +366,7 @@ func DefaultRecallGraphRequest() RecallGraphRequest {
 // UnmarshalJSON applies the defaults of DefaultRecallGraphRequest.
 func (r *RecallGraphRequest) UnmarshalJSON(b []byte) error {
 	type plain RecallGraphRequest
-	p := plain(DefaultRecallGraphRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = RecallGraphRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultRecallGraphRequest()))
 }
 
 // GraphNode is a node of a recall.graph answer.
@@ -441,12 +411,7 @@ func DefaultConsolidateRequest() ConsolidateRequest {
 // UnmarshalJSON applies the defaults of DefaultConsolidateRequest.
 func (r *ConsolidateRequest) UnmarshalJSON(b []byte) error {
 	type plain ConsolidateRequest
-	p := plain(DefaultConsolidateRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = ConsolidateRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultConsolidateRequest()))
 }
 
 // ConsolidateResponse reports a consolidation.
@@ -478,12 +443,7 @@ func DefaultDreamTickRequest() DreamTickRequest {
 // UnmarshalJSON applies the defaults of DefaultDreamTickRequest.
 func (r *DreamTickRequest) UnmarshalJSON(b []byte) error {
 	type plain DreamTickRequest
-	p := plain(DefaultDreamTickRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = DreamTickRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultDreamTickRequest()))
 }
 
 // DreamTickResponse reports a dream tick.
@@ -575,12 +535,7 @@ func ExportFormats() []string { return []string{"cma", "jsonl"} }
 // UnmarshalJSON applies the defaults of DefaultExportRequest.
 func (r *ExportRequest) UnmarshalJSON(b []byte) error {
 	type plain ExportRequest
-	p := plain(DefaultExportRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = ExportRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultExportRequest()))
 }
 
 // ExportResponse describes a written archive.
@@ -618,12 +573,7 @@ func DefaultImportRequest() ImportRequest {
 // UnmarshalJSON applies the defaults of DefaultImportRequest.
 func (r *ImportRequest) UnmarshalJSON(b []byte) error {
 	type plain ImportRequest
-	p := plain(DefaultImportRequest())
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = ImportRequest(p)
-	return nil
+	return decodeOver(b, (*plain)(r), plain(DefaultImportRequest()))
 }
 
 // ImportResponse reports how many records (curated and raw) were imported.
@@ -711,6 +661,19 @@ type Stats struct {
 	// they stay on disk untouched and out of every index. An addition to
 	// the upstream answer.
 	QuarantinedRecords uint32 `json:"quarantined_records"`
+}
+
+// decodeOver decodes the JSON object b over def, so that the fields b
+// leaves out keep their defaults, and stores the result in dst; on error
+// dst is left as it was. T is a request type's plain twin (the same fields
+// without its methods), so that json.Unmarshal does not call the
+// request's UnmarshalJSON again.
+func decodeOver[T any](b []byte, dst *T, def T) error {
+	if err := json.Unmarshal(b, &def); err != nil {
+		return err
+	}
+	*dst = def
+	return nil
 }
 
 // Wire shapes of the responses: lists are [] and maps {} when empty, never

@@ -7,13 +7,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testproc"
 )
 
 func unixOnly(t *testing.T) {
@@ -393,17 +394,8 @@ func TestCrashKill(t *testing.T) {
 	}
 	unixOnly(t)
 	dir := spoolPath(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
-	cmd.Env = append(os.Environ(), "SPOOL_CRASH_CHILD="+dir)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	cmd := testproc.Command(t.Context(), "TestCrashChild", "SPOOL_CRASH_CHILD="+dir)
+	out := testproc.Start(t, cmd)
 	acked := map[string]string{}
 	sc := bufio.NewScanner(out)
 	for len(acked) < 200 && sc.Scan() {

@@ -250,29 +250,22 @@ func (r *rbuf) ntime() *time.Time { return nullable(r, r.time) }
 func (r *rbuf) nf64() *float64    { return nullable(r, r.f64) }
 func (r *rbuf) nid() *memory.ID   { return nullable(r, r.id) }
 
-func (r *rbuf) strs() []string {
-	n := r.n(1)
+// list reads a count of elements that take at least min bytes each, then
+// each element with read; a count of 0 (or an error) reads as nil.
+func list[T any](r *rbuf, min int, read func(*T)) []T {
+	n := r.n(min)
 	if n == 0 {
 		return nil
 	}
-	v := make([]string, n)
+	v := make([]T, n)
 	for i := range v {
-		v[i] = r.str()
+		read(&v[i])
 	}
 	return v
 }
 
-func (r *rbuf) ids() []memory.ID {
-	n := r.n(16)
-	if n == 0 {
-		return nil
-	}
-	v := make([]memory.ID, n)
-	for i := range v {
-		v[i] = r.id()
-	}
-	return v
-}
+func (r *rbuf) strs() []string   { return list(r, 1, func(s *string) { *s = r.str() }) }
+func (r *rbuf) ids() []memory.ID { return list(r, 16, func(id *memory.ID) { *id = r.id() }) }
 
 func (r *rbuf) f32s() []float32 {
 	n := r.uvarint()
@@ -372,22 +365,18 @@ func DecodeRecord(b []byte) (*memory.MemoryRecord, error) {
 	f.LastDecayTick = r.time()
 	f.ClockBase = r.f64()
 	decodeEmotion(r, &rec.Emotion)
-	if n := r.n(1); n > 0 {
-		rec.Associations = make([]memory.Association, n)
-		for i := range rec.Associations {
-			a := &rec.Associations[i]
-			a.TargetID = r.id()
-			a.AssociationType = memory.AssociationType(r.byte())
-			a.Weight = r.f64()
-			a.CreatedAt = r.time()
-			a.LastCoActivation = r.time()
-			if format >= formatRecordV2 {
-				if a.Origin = memory.AssociationOrigin(r.byte()); a.Origin != 0 && !a.Origin.Valid() {
-					r.fail("unknown association origin")
-				}
+	rec.Associations = list(r, 1, func(a *memory.Association) {
+		a.TargetID = r.id()
+		a.AssociationType = memory.AssociationType(r.byte())
+		a.Weight = r.f64()
+		a.CreatedAt = r.time()
+		a.LastCoActivation = r.time()
+		if format >= formatRecordV2 {
+			if a.Origin = memory.AssociationOrigin(r.byte()); a.Origin != 0 && !a.Origin.Valid() {
+				r.fail("unknown association origin")
 			}
 		}
-	}
+	})
 	if md := r.bytes(); len(md) > 0 {
 		rec.Metadata = md
 	}
@@ -473,18 +462,12 @@ func encodeContent(w *wbuf, c *memory.MemoryContent) {
 
 func decodeContent(r *rbuf, c *memory.MemoryContent) {
 	c.Summary = r.nstr()
-	n := r.n(3)
-	if n == 0 {
-		return
-	}
-	c.Blocks = make([]memory.ContentBlock, n)
-	for i := range c.Blocks {
-		b := &c.Blocks[i]
+	c.Blocks = list(r, 3, func(b *memory.ContentBlock) {
 		b.Modality = memory.Modality(r.byte())
 		b.Format = r.str()
 		b.Data = r.bytes()
 		b.Embedding = r.f32s()
-	}
+	})
 }
 
 // encodeEmotion writes a bit mask of the non-zero components, then those
@@ -538,21 +521,14 @@ func encodeEvidence(w *wbuf, ev []memory.MetaEvidenceRef) {
 }
 
 func decodeEvidence(r *rbuf) []memory.MetaEvidenceRef {
-	n := r.n(6)
-	if n == 0 {
-		return nil
-	}
-	ev := make([]memory.MetaEvidenceRef, n)
-	for i := range ev {
-		e := &ev[i]
+	return list(r, 6, func(e *memory.MetaEvidenceRef) {
 		e.RecordID = r.nid()
 		e.RawRecordID = r.nid()
 		e.Label = r.nstr()
 		e.Excerpt = r.nstr()
 		e.URI = r.nstr()
 		e.Confidence = r.nf64()
-	}
-	return ev
+	})
 }
 
 func encodeMeta(w *wbuf, m *memory.MetaMemory) {
@@ -599,32 +575,24 @@ func decodeMeta(r *rbuf, m *memory.MetaMemory) {
 	m.Goals = r.strs()
 	m.Evidence = decodeEvidence(r)
 	m.Assumptions = r.strs()
-	if n := r.n(3); n > 0 {
-		m.Alternatives = make([]memory.MetaAlternative, n)
-		for i := range m.Alternatives {
-			a := &m.Alternatives[i]
-			a.Option = r.str()
-			a.Reason = r.nstr()
-			a.Chosen = r.bool()
-		}
-	}
+	m.Alternatives = list(r, 3, func(a *memory.MetaAlternative) {
+		a.Option = r.str()
+		a.Reason = r.nstr()
+		a.Chosen = r.bool()
+	})
 	m.Decision = r.nstr()
 	m.Confidence = r.nf64()
 	m.SourceRecordIDs = r.ids()
 	m.ParentMetaIDs = r.ids()
-	if n := r.n(22); n > 0 {
-		m.ContextEdges = make([]memory.MetaEdge, n)
-		for i := range m.ContextEdges {
-			e := &m.ContextEdges[i]
-			e.SourceID = r.nid()
-			e.TargetID = r.id()
-			e.Relation = memory.MetaRelation(r.byte())
-			e.Rationale = r.nstr()
-			e.Evidence = decodeEvidence(r)
-			e.Confidence = r.nf64()
-			e.CreatedAt = r.ntime()
-		}
-	}
+	m.ContextEdges = list(r, 22, func(e *memory.MetaEdge) {
+		e.SourceID = r.nid()
+		e.TargetID = r.id()
+		e.Relation = memory.MetaRelation(r.byte())
+		e.Rationale = r.nstr()
+		e.Evidence = decodeEvidence(r)
+		e.Confidence = r.nf64()
+		e.CreatedAt = r.ntime()
+	})
 	m.Tags = r.strs()
 	m.CapturedAt = r.ntime()
 }

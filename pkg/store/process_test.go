@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testproc"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -96,10 +97,7 @@ func helperWriteLoop(dir string) error {
 
 func helperCommand(t *testing.T, mode, dir string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperDirEnv+"="+dir)
-	cmd.Stderr = os.Stderr
-	return cmd
+	return testproc.Command(t.Context(), "TestHelperProcess", helperEnv+"="+mode, helperDirEnv+"="+dir)
 }
 
 // startHelper starts cmd and returns the lines it prints on stdout. A
@@ -107,20 +105,7 @@ func helperCommand(t *testing.T, mode, dir string) *exec.Cmd {
 // ends.
 func startHelper(t *testing.T, cmd *exec.Cmd) <-chan string {
 	t.Helper()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	})
-	return readLines(stdout)
+	return readLines(testproc.Start(t, cmd))
 }
 
 // readLines delivers the child's stdout lines on a channel, closed at EOF.

@@ -1,6 +1,7 @@
 package rank_test
 
 import (
+	"cmp"
 	"slices"
 	"testing"
 	"time"
@@ -129,15 +130,8 @@ func run(c *corpus, p rank.Params, analyse bool, question string) []int {
 			cands = append(cands, rank.Scored[int]{Doc: d, Score: v})
 		}
 	}
-	slices.SortStableFunc(cands, func(a, b rank.Scored[int]) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
+	// Best first, equal scores in document order.
+	slices.SortStableFunc(cands, func(a, b rank.Scored[int]) int { return cmp.Compare(b.Score, a.Score) })
 	var out []int
 	for _, r := range rank.Rerank(p, s.scorer, cands, s) {
 		out = append(out, r.Doc)

@@ -32,10 +32,7 @@ func buildFrom(t *testing.T, cfg Config, docs []*Document) *Index {
 
 func TestBuildIsDeterministicAndMatchesAdd(t *testing.T) {
 	g := newRandCorpus(11, 3, 40)
-	docs := make([]*Document, 5000) // several chunks per worker, postings laid out in parallel
-	for i := range docs {
-		docs[i] = g.doc(testID(i))
-	}
+	docs := g.docs(5000, nil) // several chunks per worker, postings laid out in parallel
 	cfg := testConfig(3)
 	a := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
 	b := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
@@ -287,12 +284,7 @@ func TestStaleBounds(t *testing.T) {
 	g := newRandCorpus(21, 2, 25)
 	cfg := testConfig(2)
 	ref := newRef(cfg)
-	docs := make([]*Document, 500)
-	for i := range docs {
-		docs[i] = g.doc(testID(i))
-		ref.add(docs[i])
-	}
-	ix := buildFrom(t, cfg, docs)
+	ix := buildFrom(t, cfg, g.docs(500, ref))
 	ix.SetAutoCompact(false)
 	long := func(i int) *Document {
 		d := g.doc(testID(1000 + i))
@@ -406,12 +398,7 @@ func TestConcurrentUse(t *testing.T) {
 	g := newRandCorpus(23, 2, 30)
 	cfg := testConfig(2)
 	ref := newRef(cfg)
-	docs := make([]*Document, 800)
-	for i := range docs {
-		docs[i] = g.doc(testID(i))
-		ref.add(docs[i])
-	}
-	ix := buildFrom(t, cfg, docs)
+	ix := buildFrom(t, cfg, g.docs(800, ref))
 	queries := make([]Query, 64)
 	for i := range queries {
 		queries[i] = g.query(ix)

@@ -53,6 +53,19 @@ func (g *randCorpus) text() string {
 	return strings.Join(words, " ")
 }
 
+// docs returns n new documents with the ids testID(0) to testID(n-1),
+// each also added to ref unless ref is nil.
+func (g *randCorpus) docs(n int, ref *refIndex) []*Document {
+	docs := make([]*Document, n)
+	for i := range docs {
+		docs[i] = g.doc(testID(i))
+		if ref != nil {
+			ref.add(docs[i])
+		}
+	}
+	return docs
+}
+
 func (g *randCorpus) doc(id memory.ID) *Document {
 	d := &Document{ID: id, Attrs: Attrs{Tag: uint32(g.r.IntN(6)), Time: g.r.Int64N(1000) - 500, Group: g.r.Uint64()}}
 	if g.uniform {
@@ -241,22 +254,7 @@ func TestSearchEqualsExhaustive(t *testing.T) {
 		cfg := testConfig(nf)
 		ref := newRef(cfg)
 		ndocs := 100 + g.r.IntN(500)
-		initial := make([]*Document, ndocs)
-		for i := range initial {
-			initial[i] = g.doc(testID(i))
-			ref.add(initial[i])
-		}
-		ix, err := Build(cfg, func(add AddFunc) error {
-			for _, d := range initial {
-				if err := add(d); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		ix := buildFrom(t, cfg, g.docs(ndocs, ref))
 		ix.SetAutoCompact(seed%2 == 0)
 		next := ndocs
 		for step := range 10 {
