@@ -153,18 +153,6 @@ func (r *watchRig) expect(session string, texts ...string) {
 	}
 }
 
-// poll waits, up to a deadline, for ok.
-func poll(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
-}
-
 func appendTo(t *testing.T, path, data string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -207,7 +195,7 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 
 	// Notifications alone (no rescan): a new project directory and file.
 	appendTo(t, path, claudeLine(1, "user:why is the test flaky?")+claudeLine(2, "A: the cart expires too soon"))
-	poll(t, "the first assistant message", func() bool { return r.texts(watchSession)["A: the cart expires too soon"] == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the first assistant message", func() bool { return r.texts(watchSession)["A: the cart expires too soon"] == 1 }, nil)
 
 	// A partial last line waits for its newline.
 	b := claudeLine(3, "B: the clock must be injectable")
@@ -337,11 +325,11 @@ func TestWatchCodexNewDirectories(t *testing.T) {
 	const session = "0199f2a4-6b1c-7d3e-8f50-a1b2c3d4e5f6"
 	path := filepath.Join(r.codex, "2026", "11", "03", "rollout-2026-11-03T10-02-11-"+session+".jsonl")
 	appendTo(t, path, string(data))
-	poll(t, "the rollout's events", func() bool { return len(r.texts(session)) == 3 })
+	testkit.WaitFor(t, 30*time.Second, "the rollout's events", func() bool { return len(r.texts(session)) == 3 }, nil)
 	// The next day's directory, found by notification alone.
 	next := filepath.Join(r.codex, "2026", "11", "04", "rollout-2026-11-04T08-00-00-"+session+".jsonl")
 	appendTo(t, next, `{"timestamp":"2026-11-04T08:00:01.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"next day"}]}}`+"\n")
-	poll(t, "the next day's message", func() bool { return r.texts(session)["next day"] == 1 })
+	testkit.WaitFor(t, 30*time.Second, "the next day's message", func() bool { return r.texts(session)["next day"] == 1 }, nil)
 }
 
 // TestWatchFirstStartSkipsOldContent: what transcripts held before the
@@ -382,9 +370,9 @@ func TestWatchLongLinesAndQuiet(t *testing.T) {
 	// Quiet: other files change, no transcript is read.
 	other := filepath.Join(r.claude, "p", "notes.txt")
 	appendTo(t, other, "x")
-	poll(t, "the notification about notes.txt", func() bool { return r.w.Stats().Notifications > s.Notifications })
+	testkit.WaitFor(t, 30*time.Second, "the notification about notes.txt", func() bool { return r.w.Stats().Notifications > s.Notifications }, nil)
 	appendTo(t, other, "y")
-	poll(t, "the second notification", func() bool { return r.w.Stats().Notifications > s.Notifications+1 })
+	testkit.WaitFor(t, 30*time.Second, "the second notification", func() bool { return r.w.Stats().Notifications > s.Notifications+1 }, nil)
 	if now := r.w.Stats(); now.Reads != s.Reads || now.Lines != s.Lines {
 		t.Fatalf("reads without a transcript change: %#v, before %#v", now, s)
 	}
@@ -447,7 +435,7 @@ func TestWatchSpoolsWhileTheServerFails(t *testing.T) {
 	}
 	srv.setFail(nil)
 	appendTo(t, path, claudeLine(3, "three"))
-	poll(t, "everything stored", func() bool { return len(srv.texts()) == 3 })
+	testkit.WaitFor(t, 30*time.Second, "everything stored", func() bool { return len(srv.texts()) == 3 }, nil)
 	tick()
 	if got := strings.Join(srv.texts(), ","); got != "one,two,three" {
 		t.Fatalf("stored %s\n%s", got, logs)
