@@ -8,39 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/storetest"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
-
-// damageValue flips a byte in the middle of the stored value of record id
-// (the key under prefix that ends in id) in the closed data directory
-// dir, as damage on disk would; the test fails when there is no such key.
-func damageValue(t *testing.T, dir string, passphrase []byte, prefix []byte, id memory.ID) {
-	t.Helper()
-	db, err := store.Open(dir, store.Options{Passphrase: passphrase})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var key, val []byte
-	err = db.ScanPrefix(prefix, false, func(k, v []byte) (bool, error) {
-		if strings.HasSuffix(string(k), string(id[:])) {
-			key, val = append([]byte(nil), k...), append([]byte(nil), v...)
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil || key == nil {
-		t.Fatalf("no stored value for %s: %v", id, err)
-	}
-	val[len(val)/2] ^= 0x5a
-	b := db.NewBatch()
-	defer b.Close()
-	b.Set(key, val)
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // TestDamagedRecordQuarantined: one damaged encrypted record (its
 // ciphertext changed on disk) does not stop the engine from opening, with
@@ -109,7 +80,7 @@ func testDamagedRecordQuarantined(t *testing.T, persist bool) {
 	}
 	closeAll(db, e)
 
-	damageValue(t, dir, pass, []byte{'c'}, ids[1])
+	storetest.DamageValue(t, dir, pass, []byte{'c'}, ids[1])
 	db, e, err = open()
 	if err != nil {
 		t.Fatalf("one damaged record stopped the engine from opening: %v", err)
@@ -163,7 +134,7 @@ func testDamagedRecordQuarantined(t *testing.T, persist bool) {
 
 	// A damaged raw entry: found when the in-memory search index is
 	// rebuilt at start, or when raw recall reads it, and left out.
-	damageValue(t, dir, pass, []byte{'j'}, rawIDs[1])
+	storetest.DamageValue(t, dir, pass, []byte{'j'}, rawIDs[1])
 	db, e, err = open()
 	if err != nil {
 		t.Fatalf("a damaged raw entry stopped the engine from opening: %v", err)

@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/storetest"
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // TestReadyDetail: a ready server reports disk space under the floor and
@@ -51,7 +51,7 @@ func TestReadyDetail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	damage(t, dir, []byte(pass), ids[1])
+	storetest.DamageValue(t, dir, []byte(pass), []byte{'c'}, ids[1]) // 'c': the records' key kind
 	l, err = OpenLocal(ctx, cfg, opts)
 	if err != nil {
 		t.Fatalf("a damaged record stopped the open: %v", err)
@@ -62,34 +62,6 @@ func TestReadyDetail(t *testing.T) {
 	}
 	if d := l.ReadyDetail(); len(d) != 1 || !strings.HasPrefix(d[0], "1 stored value quarantined as unreadable") {
 		t.Fatalf("detail with a damaged record: %q", d)
-	}
-}
-
-// damage flips a byte of the stored value of record id.
-func damage(t *testing.T, dir string, pass []byte, id memory.ID) {
-	t.Helper()
-	db, err := store.Open(dir, store.Options{Passphrase: pass})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	var key, val []byte
-	err = db.ScanPrefix(nil, false, func(k, v []byte) (bool, error) {
-		if strings.HasSuffix(string(k), string(id[:])) && len(v) > 32 {
-			key, val = append([]byte(nil), k...), append([]byte(nil), v...)
-			return false, nil
-		}
-		return true, nil
-	})
-	if err != nil || key == nil {
-		t.Fatalf("no stored value for %s: %v", id, err)
-	}
-	val[len(val)/2] ^= 0x5a
-	b := db.NewBatch()
-	defer b.Close()
-	b.Set(key, val)
-	if err := b.Commit(); err != nil {
-		t.Fatal(err)
 	}
 }
 
