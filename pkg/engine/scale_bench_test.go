@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/cputime"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -292,7 +293,7 @@ func BenchmarkScaleStartup(b *testing.B) {
 			ctx := context.Background()
 			_ = env.e.Close() // writes the snapshot
 			start := func(b *testing.B, persist bool) {
-				cpu := processCPU()
+				cpu := cputime.Process()
 				latencies(b, func(int) {
 					e, err := Open(ctx, env.db, Options{PersistIndexes: persist, SimilarLinks: -1})
 					if err != nil {
@@ -303,7 +304,7 @@ func BenchmarkScaleStartup(b *testing.B) {
 					}
 					_ = e.Close()
 				})
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/start")
+				b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e6, "cpu-ms/start")
 			}
 			b.Run("snapshot", func(b *testing.B) { start(b, true) })
 			b.Run("rebuild", func(b *testing.B) { start(b, false) })

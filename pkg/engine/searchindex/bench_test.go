@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/cputime"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -86,7 +87,7 @@ func corpus(n int) []string { return textindex.Corpus(benchSeed, n) }
 // threads, including the garbage collector's).
 func reportCPU(b *testing.B, since time.Duration) {
 	if since > 0 {
-		b.ReportMetric(float64(processCPU()-since)/float64(b.N)/1e6, "cpu-ms/op")
+		b.ReportMetric(float64(cputime.Process()-since)/float64(b.N)/1e6, "cpu-ms/op")
 	}
 }
 
@@ -130,7 +131,7 @@ func BenchmarkSearch(b *testing.B) {
 					}
 					lat := make([]time.Duration, 0, 1024)
 					i := 0
-					cpu := processCPU()
+					cpu := cputime.Process()
 					for b.Loop() {
 						start := time.Now()
 						if _, err := search(queries[i%len(queries)]); err != nil {
@@ -140,7 +141,7 @@ func BenchmarkSearch(b *testing.B) {
 						i++
 					}
 					if cpu > 0 {
-						b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
+						b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 					}
 					reportLatency(b, lat)
 				})
@@ -166,7 +167,7 @@ func BenchmarkBuild(b *testing.B) {
 		for _, impl := range []string{"mem", "mem3"} {
 			b.Run(fmt.Sprintf("docs=%d/impl=%s", n, impl), func(b *testing.B) {
 				var heap uint64
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					before := heapInUse()
 					fields := 1
@@ -197,7 +198,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			b.Run(fmt.Sprintf("docs=%d/fields=%d/op=write", n, fields), func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
 				buf := make([]byte, 0, len(data))
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					buf = ix.Snapshot().AppendTo(buf[:0], nil)
 				}
@@ -206,7 +207,7 @@ func BenchmarkSnapshot(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("docs=%d/fields=%d/op=load", n, fields), func(b *testing.B) {
 				b.SetBytes(int64(len(data)))
-				cpu := processCPU()
+				cpu := cputime.Process()
 				for b.Loop() {
 					if _, _, err := searchindex.LoadSnapshot(benchConfig(fields), data); err != nil {
 						b.Fatal(err)

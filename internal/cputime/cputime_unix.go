@@ -1,15 +1,15 @@
 //go:build unix
 
-package engine
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the CPU time the process has used, so benchmarks can
-// report work as well as wall time on a machine that other jobs share.
-func processCPU() time.Duration {
+// Process returns the user and system CPU time the process has used, or
+// 0 when the system does not say.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
