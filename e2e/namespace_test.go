@@ -133,20 +133,6 @@ func rpcCtx(t *testing.T, key, ns string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, kv...)
 }
 
-// serviceMethods are the methods of the CMP service's descriptor.
-func serviceMethods(t *testing.T) []protoreflect.MethodDescriptor {
-	t.Helper()
-	sd := pb.File_memsvc_v1_memsvc_proto.Services().ByName("MemsvcService")
-	var out []protoreflect.MethodDescriptor
-	for i := range sd.Methods().Len() {
-		out = append(out, sd.Methods().Get(i))
-	}
-	if len(out) == 0 {
-		t.Fatal("the service descriptor has no methods")
-	}
-	return out
-}
-
 // invokeRPC calls method m with in, whatever its kind, and returns the
 // answers (one, or each message of a server stream) and the error.
 func invokeRPC(ctx context.Context, conn *grpc.ClientConn, m protoreflect.MethodDescriptor, in ...proto.Message) ([]proto.Message, error) {
@@ -386,7 +372,7 @@ func TestNamespaceAccess(t *testing.T) {
 	})
 
 	t.Run("grpc", func(t *testing.T) {
-		for _, m := range serviceMethods(t) {
+		for _, m := range testkit.ServiceMethods(t) {
 			name := string(m.Name())
 			in := dynamicpb.NewMessage(m.Input())
 			switch name {
@@ -1093,7 +1079,7 @@ func (x *isolation) walkGRPC(t *testing.T) {
 			}
 		}},
 		{"Export", "A only", func(t *testing.T) {
-			msgs, err := invokeRPC(ctxA(t), x.conn, methodNamed(t, "Export"), &pb.ExportRequest{IncludeRawJournal: true})
+			msgs, err := invokeRPC(ctxA(t), x.conn, testkit.ServiceMethod(t, "Export"), &pb.ExportRequest{IncludeRawJournal: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1109,7 +1095,7 @@ func (x *isolation) walkGRPC(t *testing.T) {
 			x.clean(t, "the gRPC archive of "+nsA, string(archive))
 		}},
 		{"Import", "into a fifth namespace", func(t *testing.T) {
-			msgs, err := invokeRPC(rpcCtx(t, keyAll, "proj-e"), x.conn, methodNamed(t, "Import"),
+			msgs, err := invokeRPC(rpcCtx(t, keyAll, "proj-e"), x.conn, testkit.ServiceMethod(t, "Import"),
 				&pb.ImportRequest{Options: &pb.ImportOptions{ArchiveId: "a-to-e"}}, &pb.ImportRequest{Data: archive})
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("import: %v", err)
@@ -1168,23 +1154,11 @@ func (x *isolation) walkGRPC(t *testing.T) {
 		}},
 	}
 	var want []string
-	for _, m := range serviceMethods(t) {
+	for _, m := range testkit.ServiceMethods(t) {
 		want = append(want, string(m.Name()))
 	}
 	covered(t, "RPC", cases, want)
 	x.run(t, cases, nil)
-}
-
-// methodNamed is the method name of the CMP service.
-func methodNamed(t *testing.T, name string) protoreflect.MethodDescriptor {
-	t.Helper()
-	for _, m := range serviceMethods(t) {
-		if string(m.Name()) == name {
-			return m
-		}
-	}
-	t.Fatalf("no method %s", name)
-	return nil
 }
 
 // walkMCP calls every tool of the MCP proxy, started with the key bound
