@@ -61,15 +61,11 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// texts returns the text of the stored entries, in order.
 func (f *fake) texts() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for _, r := range f.got {
-		s, _ := r.Content.Text()
-		out = append(out, s)
-	}
-	return out
+	return testkit.RawTexts(f.got)
 }
 
 func startFake(t *testing.T, key string) (*fake, string) {
