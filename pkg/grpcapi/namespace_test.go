@@ -2,8 +2,6 @@ package grpcapi
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"memsvc.dev/memsvc/internal/testkit"
@@ -59,34 +56,8 @@ func goodRequests() map[string]proto.Message {
 // invoke calls method m with the request in, whatever its kind (unary,
 // client or server stream), and returns the call's error.
 func invoke(ctx context.Context, conn *grpc.ClientConn, m protoreflect.MethodDescriptor, in proto.Message) error {
-	full := "/" + string(m.Parent().FullName()) + "/" + string(m.Name())
-	out := dynamicpb.NewMessage(m.Output())
-	if !m.IsStreamingClient() && !m.IsStreamingServer() {
-		return conn.Invoke(ctx, full, in, out)
-	}
-	desc := &grpc.StreamDesc{StreamName: string(m.Name()), ClientStreams: m.IsStreamingClient(), ServerStreams: m.IsStreamingServer()}
-	stream, err := conn.NewStream(ctx, desc, full)
-	if err != nil {
-		return err
-	}
-	if err := stream.SendMsg(in); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err := stream.CloseSend(); err != nil {
-		return err
-	}
-	for range 1000 {
-		if err := stream.RecvMsg(out); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if !m.IsStreamingServer() {
-			return nil
-		}
-	}
-	return errors.New("the stream did not end after 1000 messages")
+	_, err := testkit.Invoke(ctx, conn, m, in)
+	return err
 }
 
 // withMetadata adds metadata pairs to ctx for an outgoing call.
