@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/internal/testkit"
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -60,7 +60,7 @@ func encodeNote(ctx context.Context, url, text string) (memory.ID, error) {
 func auditedStores(t *testing.T, path string) map[string]int {
 	t.Helper()
 	counts := map[string]int{}
-	for _, ent := range testkit.AuditEntries(t, path) {
+	for _, ent := range audittest.Entries(t, path) {
 		if ent.Operation != audit.OpEncodeStore {
 			continue
 		}

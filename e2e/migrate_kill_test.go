@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"memsvc.dev/memsvc/internal/testkit"
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -23,7 +23,7 @@ import (
 // it migrated. A torn last line (a kill during an append) is ignored.
 func migrationTrail(t *testing.T, path string) (stages []string, migrated []uint64) {
 	t.Helper()
-	for _, ent := range testkit.AuditEntries(t, path) {
+	for _, ent := range audittest.Entries(t, path) {
 		if ent.Operation != audit.OpMigrateStoreEncryption {
 			continue
 		}

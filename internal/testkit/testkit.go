@@ -1,12 +1,11 @@
 // Package testkit holds the fixtures the transport and proxy tests share:
 // an engine on an in-memory store, a service that accepts everything, a
 // keyring, a clock moved by hand, a log sink safe for concurrent writers,
-// bounded waits for a value or a condition, the entries of an audit log,
-// files to append to and the example configuration to start from, one way
-// to send an HTTP request to a server under test, the gRPC service's
-// methods with one way to call any of them and the list of services by
-// reflection, and the recall answer and canned server the transport
-// benchmarks share.
+// bounded waits for a value or a condition, files to append to and the
+// example configuration to start from, one way to send an HTTP request to
+// a server under test, the gRPC service's methods with one way to call any
+// of them and the list of services by reflection, and the recall answer
+// and canned server the transport benchmarks share.
 package testkit
 
 import (

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
@@ -126,7 +127,7 @@ func TestOpenLocalDataDir(t *testing.T) {
 func migrationEntries(t *testing.T, path string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, ent := range testkit.AuditEntries(t, path) {
+	for _, ent := range audittest.Entries(t, path) {
 		if ent.Operation != audit.OpMigrateStoreEncryption {
 			continue
 		}
