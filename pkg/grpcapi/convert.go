@@ -296,23 +296,32 @@ func (d *decoder) value(f string, v *structpb.Value) json.RawMessage {
 }
 
 func (e *encoder) object(j memory.JSON) *structpb.Struct {
-	if len(j) == 0 {
+	return fromJSON(e, "metadata", j, func(m map[string]any) (*structpb.Struct, error) {
+		if m == nil { // the JSON null
+			return nil, nil
+		}
+		return structpb.NewStruct(m)
+	})
+}
+
+// fromJSON decodes raw (nothing when empty) into a V and builds the
+// protobuf value of it with build; a failure of either is e's failure,
+// named what.
+func fromJSON[V, M any](e *encoder, what string, raw []byte, build func(V) (*M, error)) *M {
+	if len(raw) == 0 {
 		return nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(j, &m); err != nil {
-		e.fail(fmt.Errorf("metadata: %w", err))
+	var v V
+	if err := json.Unmarshal(raw, &v); err != nil {
+		e.fail(fmt.Errorf("%s: %w", what, err))
 		return nil
 	}
-	if m == nil { // the JSON null
-		return nil
-	}
-	s, err := structpb.NewStruct(m)
+	out, err := build(v)
 	if err != nil {
-		e.fail(fmt.Errorf("metadata: %w", err))
+		e.fail(fmt.Errorf("%s: %w", what, err))
 		return nil
 	}
-	return s
+	return out
 }
 
 // ---------------------------------------------------------------- shared pieces

@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -523,20 +522,7 @@ func toModelEvolutionResponse(d *decoder, f string, in *pb.EvolutionResponse) *m
 }
 
 func (e *encoder) value(raw json.RawMessage) *structpb.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	var x any
-	if err := json.Unmarshal(raw, &x); err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	v, err := structpb.NewValue(x)
-	if err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	return v
+	return fromJSON(e, "JSON value", raw, structpb.NewValue)
 }
 
 func pbHeader(h *memory.CMPHeader) *pb.CmpHeader {
