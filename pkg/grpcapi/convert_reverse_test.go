@@ -161,20 +161,14 @@ func toProtoRecallQueryRequest(e *encoder, r *memory.RecallQueryRequest) *pb.Rec
 }
 
 func (d *decoder) recalled(f string, in []*pb.RecalledMemory) []memory.RecalledMemory {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]memory.RecalledMemory, len(in))
-	for i, m := range in {
-		mf := index(f, i)
-		out[i] = memory.RecalledMemory{
+	return decodeEach(f, in, func(mf string, m *pb.RecalledMemory) memory.RecalledMemory {
+		return memory.RecalledMemory{
 			Record:          d.record(join(mf, "record"), m.GetRecord()),
 			RelevanceScore:  m.GetRelevanceScore(),
 			ActivationPath:  d.ids(join(mf, "activation_path"), m.GetActivationPath()),
 			RenderedContent: d.content(join(mf, "rendered_content"), m.GetRenderedContent()),
 		}
-	}
-	return out
+	})
 }
 
 func toModelRecallQueryResponse(d *decoder, f string, in *pb.RecallQueryResponse) *memory.RecallQueryResponse {
