@@ -1,14 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -18,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -60,22 +59,8 @@ func encodeNote(ctx context.Context, url, text string) (memory.ID, error) {
 // entries name each record id.
 func auditedStores(t *testing.T, path string) map[string]int {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	counts := map[string]int{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), audit.MaxLineSize)
-	for sc.Scan() {
-		var ent struct {
-			Operation string   `json:"operation"`
-			RecordIDs []string `json:"record_ids"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &ent); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	for _, ent := range audittest.Entries(t, path) {
 		if ent.Operation != audit.OpEncodeStore {
 			continue
 		}
@@ -83,9 +68,6 @@ func auditedStores(t *testing.T, path string) map[string]int {
 			t.Fatalf("encode.store entry with record ids %v", ent.RecordIDs)
 		}
 		counts[ent.RecordIDs[0]]++
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
 	}
 	return counts
 }

@@ -1,13 +1,14 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // unitExecStart reads the systemd unit at path and returns its text and the
@@ -39,17 +40,8 @@ func TestSystemdUnit(t *testing.T) {
 	if strings.Join(args, " ") != "serve --config /etc/memsvc/memsvc.toml" {
 		t.Fatalf("unit runs %q", args)
 	}
-	example, err := os.ReadFile("../deploy-docs/memsvc.example.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	cfg := strings.Replace(string(example), `data_dir = "./data"`, fmt.Sprintf("data_dir = %q", filepath.Join(dir, "data")), 1)
-	cfg = strings.Replace(cfg, "port = 8420", "port = 0", 1)
-	cfgPath := filepath.Join(dir, "memsvc.toml")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	cfgPath := testkit.ExampleConfig(t, "../deploy-docs/memsvc.example.toml")
+	dir := filepath.Dir(cfgPath)
 	args[len(args)-1] = cfgPath
 
 	run := func() *server {

@@ -13,10 +13,10 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/internal/testtls"
 	pb "memsvc.dev/memsvc/pkg/grpcapi/memsvcpb"
 )
@@ -79,7 +79,10 @@ func TestGRPCEndToEnd(t *testing.T) {
 	}
 
 	// Reflection and health need no key.
-	services := listGRPCServices(ctx, t, anonymous)
+	services, err := testkit.ListServices(ctx, anonymous)
+	if err != nil {
+		t.Fatalf("reflection: %v", err)
+	}
 	if !slices.Contains(services, "memsvc.v1.MemsvcService") {
 		t.Fatalf("reflection lists %v", services)
 	}
@@ -106,25 +109,4 @@ func grpcAddr(t *testing.T, srv *server) string {
 		return addr != ""
 	})
 	return addr
-}
-
-func listGRPCServices(ctx context.Context, t *testing.T, conn *grpc.ClientConn) []string {
-	t.Helper()
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stream.CloseSend() }()
-	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		t.Fatalf("reflection: %v", err)
-	}
-	var names []string
-	for _, s := range resp.GetListServicesResponse().GetService() {
-		names = append(names, s.GetName())
-	}
-	return names
 }

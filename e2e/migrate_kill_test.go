@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -15,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -24,31 +23,21 @@ import (
 // it migrated. A torn last line (a kill during an append) is ignored.
 func migrationTrail(t *testing.T, path string) (stages []string, migrated []uint64) {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var e struct {
-			Operation string `json:"operation"`
-			Summary   struct {
-				Stage      string `json:"stage"`
-				RawJournal struct {
-					Migrated uint64 `json:"migrated"`
-				} `json:"raw_journal"`
-			} `json:"summary"`
-		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Operation != audit.OpMigrateStoreEncryption {
+	for _, ent := range audittest.Entries(t, path) {
+		if ent.Operation != audit.OpMigrateStoreEncryption {
 			continue
 		}
-		stages = append(stages, e.Summary.Stage)
-		migrated = append(migrated, e.Summary.RawJournal.Migrated)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
+		var sum struct {
+			Stage      string `json:"stage"`
+			RawJournal struct {
+				Migrated uint64 `json:"migrated"`
+			} `json:"raw_journal"`
+		}
+		if err := json.Unmarshal(ent.Summary, &sum); err != nil {
+			t.Fatalf("migration entry %d: %v", ent.Sequence, err)
+		}
+		stages = append(stages, sum.Stage)
+		migrated = append(migrated, sum.RawJournal.Migrated)
 	}
 	return stages, migrated
 }

@@ -5,9 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -26,7 +24,6 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -131,58 +128,6 @@ func rpcCtx(t *testing.T, key, ns string) context.Context {
 		kv = append(kv, "memsvc-namespace", ns)
 	}
 	return metadata.AppendToOutgoingContext(ctx, kv...)
-}
-
-// serviceMethods are the methods of the CMP service's descriptor.
-func serviceMethods(t *testing.T) []protoreflect.MethodDescriptor {
-	t.Helper()
-	sd := pb.File_memsvc_v1_memsvc_proto.Services().ByName("MemsvcService")
-	var out []protoreflect.MethodDescriptor
-	for i := range sd.Methods().Len() {
-		out = append(out, sd.Methods().Get(i))
-	}
-	if len(out) == 0 {
-		t.Fatal("the service descriptor has no methods")
-	}
-	return out
-}
-
-// invokeRPC calls method m with in, whatever its kind, and returns the
-// answers (one, or each message of a server stream) and the error.
-func invokeRPC(ctx context.Context, conn *grpc.ClientConn, m protoreflect.MethodDescriptor, in ...proto.Message) ([]proto.Message, error) {
-	full := "/" + string(m.Parent().FullName()) + "/" + string(m.Name())
-	if !m.IsStreamingClient() && !m.IsStreamingServer() {
-		out := dynamicpb.NewMessage(m.Output())
-		return []proto.Message{out}, conn.Invoke(ctx, full, in[0], out)
-	}
-	desc := &grpc.StreamDesc{StreamName: string(m.Name()), ClientStreams: m.IsStreamingClient(), ServerStreams: m.IsStreamingServer()}
-	stream, err := conn.NewStream(ctx, desc, full)
-	if err != nil {
-		return nil, err
-	}
-	for _, msg := range in {
-		if err := stream.SendMsg(msg); err != nil {
-			break // the server answered early; RecvMsg reports it
-		}
-	}
-	if err := stream.CloseSend(); err != nil {
-		return nil, err
-	}
-	var outs []proto.Message
-	for range 100_000 {
-		out := dynamicpb.NewMessage(m.Output())
-		if err := stream.RecvMsg(out); err != nil {
-			if errors.Is(err, io.EOF) {
-				return outs, nil
-			}
-			return outs, err
-		}
-		outs = append(outs, out)
-		if !m.IsStreamingServer() {
-			return outs, nil
-		}
-	}
-	return outs, errors.New("the stream did not end")
 }
 
 func forbiddenRPC(t *testing.T, what string, err error, want string) {
@@ -386,7 +331,7 @@ func TestNamespaceAccess(t *testing.T) {
 	})
 
 	t.Run("grpc", func(t *testing.T) {
-		for _, m := range serviceMethods(t) {
+		for _, m := range testkit.ServiceMethods(t) {
 			name := string(m.Name())
 			in := dynamicpb.NewMessage(m.Input())
 			switch name {
@@ -401,9 +346,9 @@ func TestNamespaceAccess(t *testing.T) {
 				forbiddenRPC(t, "DropNamespace of proj-b with key A", err, `namespace "proj-b"`)
 				continue
 			}
-			_, err := invokeRPC(rpcCtx(t, keyA, nsB), s.conn, m, in)
+			_, err := testkit.Invoke(rpcCtx(t, keyA, nsB), s.conn, m, in)
 			forbiddenRPC(t, name+" key A in proj-b", err, `namespace "proj-b"`)
-			_, err = invokeRPC(rpcCtx(t, keyB, ""), s.conn, m, in)
+			_, err = testkit.Invoke(rpcCtx(t, keyB, ""), s.conn, m, in)
 			if status.Code(err) == codes.PermissionDenied {
 				t.Errorf("%s with key B and no metadata (its own namespace): %v", name, err)
 			}
@@ -1093,7 +1038,7 @@ func (x *isolation) walkGRPC(t *testing.T) {
 			}
 		}},
 		{"Export", "A only", func(t *testing.T) {
-			msgs, err := invokeRPC(ctxA(t), x.conn, methodNamed(t, "Export"), &pb.ExportRequest{IncludeRawJournal: true})
+			msgs, err := testkit.Invoke(ctxA(t), x.conn, testkit.ServiceMethod(t, "Export"), &pb.ExportRequest{IncludeRawJournal: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1109,7 +1054,7 @@ func (x *isolation) walkGRPC(t *testing.T) {
 			x.clean(t, "the gRPC archive of "+nsA, string(archive))
 		}},
 		{"Import", "into a fifth namespace", func(t *testing.T) {
-			msgs, err := invokeRPC(rpcCtx(t, keyAll, "proj-e"), x.conn, methodNamed(t, "Import"),
+			msgs, err := testkit.Invoke(rpcCtx(t, keyAll, "proj-e"), x.conn, testkit.ServiceMethod(t, "Import"),
 				&pb.ImportRequest{Options: &pb.ImportOptions{ArchiveId: "a-to-e"}}, &pb.ImportRequest{Data: archive})
 			if err != nil || len(msgs) != 1 {
 				t.Fatalf("import: %v", err)
@@ -1168,23 +1113,11 @@ func (x *isolation) walkGRPC(t *testing.T) {
 		}},
 	}
 	var want []string
-	for _, m := range serviceMethods(t) {
+	for _, m := range testkit.ServiceMethods(t) {
 		want = append(want, string(m.Name()))
 	}
 	covered(t, "RPC", cases, want)
 	x.run(t, cases, nil)
-}
-
-// methodNamed is the method name of the CMP service.
-func methodNamed(t *testing.T, name string) protoreflect.MethodDescriptor {
-	t.Helper()
-	for _, m := range serviceMethods(t) {
-		if string(m.Name()) == name {
-			return m
-		}
-	}
-	t.Fatalf("no method %s", name)
-	return nil
 }
 
 // walkMCP calls every tool of the MCP proxy, started with the key bound

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // watchProc is a running `memsvc-recorder watch`.
@@ -35,21 +37,6 @@ func (w *watchProc) stop() {
 	w.t.Helper()
 	if err := w.signalExit(w.t, os.Interrupt); err != nil {
 		w.t.Fatalf("watch exited with %v:\n%s", err, w.log())
-	}
-}
-
-func appendFile(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -105,18 +92,18 @@ func TestRecorderWatch(t *testing.T) {
 
 	w := startWatch(t, env, "--server-url", srv.url(""))
 	a, b := line("A: the cart expires; the key GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz was in .env"), line("B: made the clock injectable")
-	appendFile(t, path, user+a+b[:30])
+	testkit.AppendFile(t, path, user+a+b[:30])
 	expect("A: the cart expires; the key GITHUB_TOKEN=[REDACTED] was in .env")
-	appendFile(t, path, b[30:]+line("tool:Bash"))
+	testkit.AppendFile(t, path, b[30:]+line("tool:Bash"))
 	expect("B: made the clock injectable", `{"tool_name":"Bash","tool_input":{"command":"make test"}}`)
 	w.stop()
 
 	// Written while stopped, the last line partial.
 	d := line("D: 200 runs pass")
-	appendFile(t, path, line("C: patched cart.go")+d[:20])
+	testkit.AppendFile(t, path, line("C: patched cart.go")+d[:20])
 	w = startWatch(t, env, "--server-url", srv.url(""))
 	expect("C: patched cart.go")
-	appendFile(t, path, d[20:])
+	testkit.AppendFile(t, path, d[20:])
 	expect("D: 200 runs pass")
 	w.stop()
 
@@ -124,14 +111,14 @@ func TestRecorderWatch(t *testing.T) {
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	appendFile(t, path, line("E: after the rotation"))
+	testkit.AppendFile(t, path, line("E: after the rotation"))
 	w = startWatch(t, env, "--server-url", srv.url(""))
 	expect("E: after the rotation")
 
 	// Codex: a day directory appears; the rollout is read whole.
 	const codexSession = "0199f2a4-6b1c-7d3e-8f50-a1b2c3d4e5f6"
 	rollout := filepath.Join(home, ".codex", "sessions", "2026", "11", "03", "rollout-2026-11-03T10-02-11-"+codexSession+".jsonl")
-	appendFile(t, rollout, `{"timestamp":"2026-11-03T10:02:11.400Z","type":"session_meta","payload":{"id":"`+codexSession+`","cwd":"/home/dev/shop"}}`+"\n"+
+	testkit.AppendFile(t, rollout, `{"timestamp":"2026-11-03T10:02:11.400Z","type":"session_meta","payload":{"id":"`+codexSession+`","cwd":"/home/dev/shop"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:19.060Z","type":"turn_context","payload":{"turn_id":"turn-1","model":"gpt-5.1-codex"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:23.310Z","type":"response_item","payload":{"type":"function_call","name":"shell_command","arguments":"{\"command\":\"go test ./...\"}","call_id":"call_1"}}`+"\n"+
 		`{"timestamp":"2026-11-03T10:02:35.001Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"All green."}]}}`+"\n")

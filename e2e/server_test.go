@@ -70,23 +70,16 @@ func (s *server) stop(sig os.Signal) error {
 	return s.signalExit(s.t, sig)
 }
 
-// waitFor polls cond every 10 ms until it holds and returns how long that
-// took; when limit passes first, the test fails naming what it waited for,
-// with srv's log when srv is not nil.
+// waitFor polls cond until it holds and returns how long that took; when
+// limit passes first, the test fails naming what it waited for, with srv's
+// log when srv is not nil.
 func waitFor(t testing.TB, srv *server, limit time.Duration, what string, cond func() bool) time.Duration {
 	t.Helper()
-	start := time.Now()
-	for !cond() {
-		if time.Since(start) > limit {
-			log := ""
-			if srv != nil {
-				log = "; server log:\n" + srv.log()
-			}
-			t.Fatalf("%s: not within %v%s", what, limit, log)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var log func() string
+	if srv != nil {
+		log = srv.log
 	}
-	return time.Since(start)
+	return testkit.WaitFor(t, limit, what, cond, log)
 }
 
 // textNote is the body of POST /v1/encode for one plain-text note.

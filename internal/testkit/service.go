@@ -88,3 +88,15 @@ func (a AcceptAll) Namespaces(context.Context) (*memory.NamespacesResponse, erro
 func (AcceptAll) DropNamespace(_ context.Context, req *memory.DropNamespaceRequest) (*memory.DropNamespaceResponse, error) {
 	return &memory.DropNamespaceResponse{Name: req.Name}, nil
 }
+
+// RawTexts returns the text of each raw entry in recs, in order (""
+// for an entry without text), as a fake server that stored them reports
+// what it received.
+func RawTexts(recs []memory.EncodeStoreRawRequest) []string {
+	var out []string
+	for _, r := range recs {
+		s, _ := r.Content.Text()
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,8 +1,11 @@
 // Package testkit holds the fixtures the transport and proxy tests share:
 // an engine on an in-memory store, a service that accepts everything, a
 // keyring, a clock moved by hand, a log sink safe for concurrent writers,
-// one way to send an HTTP request to a server under test, and the recall
-// answer and canned server the transport benchmarks share.
+// bounded waits for a value or a condition, files to append to and the
+// example configuration to start from, one way to send an HTTP request to
+// a server under test, the gRPC service's methods with one way to call any
+// of them and the list of services by reflection, and the recall answer
+// and canned server the transport benchmarks share.
 package testkit
 
 import (
@@ -87,4 +90,24 @@ func Receive[T any](t testing.TB, ch <-chan T, limit time.Duration, what string)
 		var none T
 		return none
 	}
+}
+
+// WaitFor polls cond every 10 ms until it holds and returns how long that
+// took. When limit passes first the test fails, saying what it waited for
+// (what: "the server to reload") and, when detail is not nil, what
+// detail returns then (a log, the state last seen).
+func WaitFor(t testing.TB, limit time.Duration, what string, cond func() bool, detail func() string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > limit {
+			more := ""
+			if detail != nil {
+				more = ":\n" + detail()
+			}
+			t.Fatalf("%s: not within %v%s", what, limit, more)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Since(start)
 }

@@ -14,39 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-type auditLine struct {
-	Sequence  uint64          `json:"sequence"`
-	Operation string          `json:"operation"`
-	RecordIDs []string        `json:"record_ids"`
-	Summary   json.RawMessage `json:"summary"`
-}
+type auditLine = audittest.Entry
 
+// readAudit reads the audit log at path, which must verify.
 func readAudit(t *testing.T, path string) []auditLine {
 	t.Helper()
 	if _, err := audit.VerifyFile(path); err != nil {
 		t.Fatalf("audit log does not verify: %v", err)
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []auditLine
-	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var l auditLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, l)
-	}
-	return out
+	return audittest.Entries(t, path)
 }
 
 // auditHarness opens the engine with an audit log next to the data.

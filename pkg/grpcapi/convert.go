@@ -92,12 +92,30 @@ func (d *decoder) optID(f string, s *string) *memory.ID {
 }
 
 func (d *decoder) ids(f string, in []string) []memory.ID {
+	return decodeEach(f, in, d.id)
+}
+
+// decodeEach converts every element of in with one, which gets the
+// element's field path under f; an empty list is nil.
+func decodeEach[P, M any](f string, in []P, one func(f string, p P) M) []M {
 	if len(in) == 0 {
 		return nil
 	}
-	out := make([]memory.ID, len(in))
-	for i, s := range in {
-		out[i] = d.id(index(f, i), s)
+	out := make([]M, len(in))
+	for i, p := range in {
+		out[i] = one(index(f, i), p)
+	}
+	return out
+}
+
+// encodeEach converts every element of in with one; nil stays nil.
+func encodeEach[M, P any](in []M, one func(m *M) P) []P {
+	if in == nil {
+		return nil
+	}
+	out := make([]P, len(in))
+	for i := range in {
+		out[i] = one(&in[i])
 	}
 	return out
 }
@@ -111,14 +129,7 @@ func optIDString(id *memory.ID) *string {
 }
 
 func idStrings(ids []memory.ID) []string {
-	if ids == nil {
-		return nil
-	}
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = id.String()
-	}
-	return out
+	return encodeEach(ids, (*memory.ID).String)
 }
 
 // time reads a timestamp; nil is the zero time.
@@ -218,25 +229,11 @@ func enumOr[E modelEnum, P ~int32](d *decoder, f string, v P, def E) E {
 }
 
 func enums[E modelEnum, P ~int32](d *decoder, f string, in []P) []E {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]E, len(in))
-	for i, v := range in {
-		out[i] = enum[E](d, index(f, i), v)
-	}
-	return out
+	return decodeEach(f, in, func(f string, v P) E { return enum[E](d, f, v) })
 }
 
 func pbEnums[P ~int32, E ~uint8](in []E) []P {
-	if in == nil {
-		return nil
-	}
-	out := make([]P, len(in))
-	for i, v := range in {
-		out[i] = P(v)
-	}
-	return out
+	return encodeEach(in, func(v *E) P { return P(*v) })
 }
 
 // optEnum converts a nullable enum: UNSPECIFIED is nil.
@@ -296,23 +293,32 @@ func (d *decoder) value(f string, v *structpb.Value) json.RawMessage {
 }
 
 func (e *encoder) object(j memory.JSON) *structpb.Struct {
-	if len(j) == 0 {
+	return fromJSON(e, "metadata", j, func(m map[string]any) (*structpb.Struct, error) {
+		if m == nil { // the JSON null
+			return nil, nil
+		}
+		return structpb.NewStruct(m)
+	})
+}
+
+// fromJSON decodes raw (nothing when empty) into a V and builds the
+// protobuf value of it with build; a failure of either is e's failure,
+// named what.
+func fromJSON[V, M any](e *encoder, what string, raw []byte, build func(V) (*M, error)) *M {
+	if len(raw) == 0 {
 		return nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(j, &m); err != nil {
-		e.fail(fmt.Errorf("metadata: %w", err))
+	var v V
+	if err := json.Unmarshal(raw, &v); err != nil {
+		e.fail(fmt.Errorf("%s: %w", what, err))
 		return nil
 	}
-	if m == nil { // the JSON null
-		return nil
-	}
-	s, err := structpb.NewStruct(m)
+	out, err := build(v)
 	if err != nil {
-		e.fail(fmt.Errorf("metadata: %w", err))
+		e.fail(fmt.Errorf("%s: %w", what, err))
 		return nil
 	}
-	return s
+	return out
 }
 
 // ---------------------------------------------------------------- shared pieces
@@ -551,13 +557,8 @@ func pbMeta(m *memory.MetaMemory) *pb.MetaMemory {
 }
 
 func (d *decoder) evidence(f string, in []*pb.MetaEvidenceRef) []memory.MetaEvidenceRef {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]memory.MetaEvidenceRef, len(in))
-	for i, ev := range in {
-		ef := index(f, i)
-		out[i] = memory.MetaEvidenceRef{
+	return decodeEach(f, in, func(ef string, ev *pb.MetaEvidenceRef) memory.MetaEvidenceRef {
+		return memory.MetaEvidenceRef{
 			RecordID:    d.optID(join(ef, "record_id"), ev.RecordId),
 			RawRecordID: d.optID(join(ef, "raw_record_id"), ev.RawRecordId),
 			Label:       clone(ev.Label),
@@ -565,18 +566,12 @@ func (d *decoder) evidence(f string, in []*pb.MetaEvidenceRef) []memory.MetaEvid
 			URI:         clone(ev.Uri),
 			Confidence:  clone(ev.Confidence),
 		}
-	}
-	return out
+	})
 }
 
 func pbEvidence(in []memory.MetaEvidenceRef) []*pb.MetaEvidenceRef {
-	if in == nil {
-		return nil
-	}
-	out := make([]*pb.MetaEvidenceRef, len(in))
-	for i := range in {
-		ev := &in[i]
-		out[i] = &pb.MetaEvidenceRef{
+	return encodeEach(in, func(ev *memory.MetaEvidenceRef) *pb.MetaEvidenceRef {
+		return &pb.MetaEvidenceRef{
 			RecordId:    optIDString(ev.RecordID),
 			RawRecordId: optIDString(ev.RawRecordID),
 			Label:       clone(ev.Label),
@@ -584,20 +579,14 @@ func pbEvidence(in []memory.MetaEvidenceRef) []*pb.MetaEvidenceRef {
 			Uri:         clone(ev.URI),
 			Confidence:  clone(ev.Confidence),
 		}
-	}
-	return out
+	})
 }
 
 // metaEdges reads context edges; an unset relation is context_of, as in
 // JSON.
 func (d *decoder) metaEdges(f string, in []*pb.MetaEdge) []memory.MetaEdge {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]memory.MetaEdge, len(in))
-	for i, e := range in {
-		ef := index(f, i)
-		out[i] = memory.MetaEdge{
+	return decodeEach(f, in, func(ef string, e *pb.MetaEdge) memory.MetaEdge {
+		return memory.MetaEdge{
 			SourceID:   d.optID(join(ef, "source_id"), e.SourceId),
 			TargetID:   d.id(join(ef, "target_id"), e.GetTargetId()),
 			Relation:   enumOr(d, join(ef, "relation"), e.GetRelation(), memory.RelContextOf),
@@ -606,18 +595,12 @@ func (d *decoder) metaEdges(f string, in []*pb.MetaEdge) []memory.MetaEdge {
 			Confidence: clone(e.Confidence),
 			CreatedAt:  d.optTime(join(ef, "created_at"), e.GetCreatedAt()),
 		}
-	}
-	return out
+	})
 }
 
 func pbMetaEdges(in []memory.MetaEdge) []*pb.MetaEdge {
-	if in == nil {
-		return nil
-	}
-	out := make([]*pb.MetaEdge, len(in))
-	for i := range in {
-		e := &in[i]
-		out[i] = &pb.MetaEdge{
+	return encodeEach(in, func(e *memory.MetaEdge) *pb.MetaEdge {
+		return &pb.MetaEdge{
 			SourceId:   optIDString(e.SourceID),
 			TargetId:   e.TargetID.String(),
 			Relation:   pb.MetaRelation(e.Relation),
@@ -626,6 +609,5 @@ func pbMetaEdges(in []memory.MetaEdge) []*pb.MetaEdge {
 			Confidence: clone(e.Confidence),
 			CreatedAt:  optTimestamp(e.CreatedAt),
 		}
-	}
-	return out
+	})
 }

@@ -189,20 +189,14 @@ func toModelRecallQueryRequest(d *decoder, f string, in *pb.RecallQueryRequest) 
 }
 
 func (e *encoder) recalled(in []memory.RecalledMemory) []*pb.RecalledMemory {
-	if in == nil {
-		return nil
-	}
-	out := make([]*pb.RecalledMemory, len(in))
-	for i := range in {
-		m := &in[i]
-		out[i] = &pb.RecalledMemory{
+	return encodeEach(in, func(m *memory.RecalledMemory) *pb.RecalledMemory {
+		return &pb.RecalledMemory{
 			Record:          e.record(&m.Record),
 			RelevanceScore:  m.RelevanceScore,
 			ActivationPath:  idStrings(m.ActivationPath),
 			RenderedContent: pbContent(&m.RenderedContent),
 		}
-	}
-	return out
+	})
 }
 
 func toProtoRecallQueryResponse(e *encoder, r *memory.RecallQueryResponse) *pb.RecallQueryResponse {

@@ -2,7 +2,6 @@ package grpcapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -162,20 +161,14 @@ func toProtoRecallQueryRequest(e *encoder, r *memory.RecallQueryRequest) *pb.Rec
 }
 
 func (d *decoder) recalled(f string, in []*pb.RecalledMemory) []memory.RecalledMemory {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make([]memory.RecalledMemory, len(in))
-	for i, m := range in {
-		mf := index(f, i)
-		out[i] = memory.RecalledMemory{
+	return decodeEach(f, in, func(mf string, m *pb.RecalledMemory) memory.RecalledMemory {
+		return memory.RecalledMemory{
 			Record:          d.record(join(mf, "record"), m.GetRecord()),
 			RelevanceScore:  m.GetRelevanceScore(),
 			ActivationPath:  d.ids(join(mf, "activation_path"), m.GetActivationPath()),
 			RenderedContent: d.content(join(mf, "rendered_content"), m.GetRenderedContent()),
 		}
-	}
-	return out
+	})
 }
 
 func toModelRecallQueryResponse(d *decoder, f string, in *pb.RecallQueryResponse) *memory.RecallQueryResponse {
@@ -523,20 +516,7 @@ func toModelEvolutionResponse(d *decoder, f string, in *pb.EvolutionResponse) *m
 }
 
 func (e *encoder) value(raw json.RawMessage) *structpb.Value {
-	if len(raw) == 0 {
-		return nil
-	}
-	var x any
-	if err := json.Unmarshal(raw, &x); err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	v, err := structpb.NewValue(x)
-	if err != nil {
-		e.fail(fmt.Errorf("JSON value: %w", err))
-		return nil
-	}
-	return v
+	return fromJSON(e, "JSON value", raw, structpb.NewValue)
 }
 
 func pbHeader(h *memory.CMPHeader) *pb.CmpHeader {

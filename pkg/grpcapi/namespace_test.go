@@ -2,8 +2,6 @@ package grpcapi
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"testing"
 
@@ -13,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
-	"google.golang.org/protobuf/types/dynamicpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"memsvc.dev/memsvc/internal/testkit"
@@ -56,54 +53,11 @@ func goodRequests() map[string]proto.Message {
 	}
 }
 
-// serviceMethods are the methods of the CMP service, from its descriptor.
-func serviceMethods(t *testing.T) []protoreflect.MethodDescriptor {
-	t.Helper()
-	sd := pb.File_memsvc_v1_memsvc_proto.Services().ByName("MemsvcService")
-	if sd == nil {
-		t.Fatal("no MemsvcService in the file descriptor")
-	}
-	var out []protoreflect.MethodDescriptor
-	for i := range sd.Methods().Len() {
-		out = append(out, sd.Methods().Get(i))
-	}
-	if len(out) != len(pb.MemsvcService_ServiceDesc.Methods)+len(pb.MemsvcService_ServiceDesc.Streams) {
-		t.Fatalf("the descriptor has %d methods, the service description %d", len(out), len(pb.MemsvcService_ServiceDesc.Methods)+len(pb.MemsvcService_ServiceDesc.Streams))
-	}
-	return out
-}
-
 // invoke calls method m with the request in, whatever its kind (unary,
 // client or server stream), and returns the call's error.
 func invoke(ctx context.Context, conn *grpc.ClientConn, m protoreflect.MethodDescriptor, in proto.Message) error {
-	full := "/" + string(m.Parent().FullName()) + "/" + string(m.Name())
-	out := dynamicpb.NewMessage(m.Output())
-	if !m.IsStreamingClient() && !m.IsStreamingServer() {
-		return conn.Invoke(ctx, full, in, out)
-	}
-	desc := &grpc.StreamDesc{StreamName: string(m.Name()), ClientStreams: m.IsStreamingClient(), ServerStreams: m.IsStreamingServer()}
-	stream, err := conn.NewStream(ctx, desc, full)
-	if err != nil {
-		return err
-	}
-	if err := stream.SendMsg(in); err != nil && !errors.Is(err, io.EOF) {
-		return err
-	}
-	if err := stream.CloseSend(); err != nil {
-		return err
-	}
-	for range 1000 {
-		if err := stream.RecvMsg(out); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		if !m.IsStreamingServer() {
-			return nil
-		}
-	}
-	return errors.New("the stream did not end after 1000 messages")
+	_, err := testkit.Invoke(ctx, conn, m, in)
+	return err
 }
 
 // withMetadata adds metadata pairs to ctx for an outgoing call.
@@ -119,7 +73,7 @@ func TestNamespaceMetadata(t *testing.T) {
 	spy := &testkit.NamespaceSpy{Svc: testkit.AcceptAll{}}
 	f := newFixture(t, spy, Options{})
 	good := goodRequests()
-	for _, m := range serviceMethods(t) {
+	for _, m := range testkit.ServiceMethods(t) {
 		name := string(m.Name())
 		t.Run(name, func(t *testing.T) {
 			in, ok := good[name]
@@ -203,7 +157,7 @@ func TestBoundKeysGRPC(t *testing.T) {
 		}
 	}
 	good := goodRequests()
-	for _, m := range serviceMethods(t) {
+	for _, m := range testkit.ServiceMethods(t) {
 		name := string(m.Name())
 		full := "/" + string(m.Parent().FullName()) + "/" + name
 		t.Run(name, func(t *testing.T) {
@@ -261,7 +215,7 @@ func TestBoundKeysGRPC(t *testing.T) {
 		}
 	}
 
-	export := methodOf(t, "Export")
+	export := testkit.ServiceMethod(t, "Export")
 	forbidden(t, invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"a", "c"}}), `namespace "c"`)
 	forbidden(t, invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"*"}}), "export of every namespace")
 	if err := invoke(as("ab-key", NamespaceMetadata, "a"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"a", "b"}}); err != nil {
@@ -270,7 +224,7 @@ func TestBoundKeysGRPC(t *testing.T) {
 	if err := invoke(as("all-key"), f.conn, export, &pb.ExportRequest{Namespaces: []string{"*"}}); err != nil {
 		t.Errorf("export of every namespace with an all-namespace key: %v", err)
 	}
-	imp := methodOf(t, "Import")
+	imp := testkit.ServiceMethod(t, "Import")
 	preserve := &pb.ImportRequest{Options: &pb.ImportOptions{ArchiveId: "x", PreserveNamespaces: true}, Data: []byte("archive")}
 	forbidden(t, invoke(as("a-key"), f.conn, imp, preserve), "preserve_namespaces")
 	if err := invoke(as("all-key"), f.conn, imp, preserve); err != nil {
@@ -286,16 +240,4 @@ func TestBoundKeysGRPC(t *testing.T) {
 	if calls := spy.Calls(); len(calls) != 1 || calls["StatsAll"] == "" {
 		t.Errorf("stats of all namespaces called %v, want StatsAll", calls)
 	}
-}
-
-// methodOf is the method name of the CMP service's descriptor.
-func methodOf(t *testing.T, name string) protoreflect.MethodDescriptor {
-	t.Helper()
-	for _, m := range serviceMethods(t) {
-		if string(m.Name()) == name {
-			return m
-		}
-	}
-	t.Fatalf("no method %s", name)
-	return nil
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"memsvc.dev/memsvc/internal/testkit"
-	"memsvc.dev/memsvc/pkg/access"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
+	"memsvc.dev/memsvc/pkg/access"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -198,7 +199,7 @@ func TestAuth(t *testing.T) {
 		if _, err := f.health.Check(t.Context(), &healthpb.HealthCheckRequest{}); err != nil {
 			t.Error(err)
 		}
-		if _, err := listServices(t.Context(), f.conn); err != nil {
+		if _, err := testkit.ListServices(t.Context(), f.conn); err != nil {
 			t.Error(err)
 		}
 	})
@@ -359,29 +360,9 @@ func TestShutdownDeadline(t *testing.T) {
 	}
 }
 
-func listServices(ctx context.Context, conn *grpc.ClientConn) ([]string, error) {
-	stream, err := reflectionpb.NewServerReflectionClient(conn).ServerReflectionInfo(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = stream.CloseSend() }()
-	if err := stream.Send(&reflectionpb.ServerReflectionRequest{MessageRequest: &reflectionpb.ServerReflectionRequest_ListServices{}}); err != nil {
-		return nil, err
-	}
-	resp, err := stream.Recv()
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, s := range resp.GetListServicesResponse().GetService() {
-		names = append(names, s.GetName())
-	}
-	return names, nil
-}
-
 func TestReflection(t *testing.T) {
 	f := newFixture(t, &stubService{}, Options{AuthEnabled: true, APIKeys: []string{"k"}})
-	names, err := listServices(t.Context(), f.conn)
+	names, err := testkit.ListServices(t.Context(), f.conn)
 	if err != nil {
 		t.Fatal(err)
 	}

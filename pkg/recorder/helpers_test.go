@@ -150,12 +150,7 @@ func writeEnvelope(w http.ResponseWriter, status int, code memory.Code, msg stri
 func (f *fakeServer) texts() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for _, r := range f.stored {
-		s, _ := r.Content.Text()
-		out = append(out, s)
-	}
-	return out
+	return testkit.RawTexts(f.stored)
 }
 
 func (f *fakeServer) client(t *testing.T) *client.Client {

@@ -153,33 +153,6 @@ func (r *watchRig) expect(session string, texts ...string) {
 	}
 }
 
-// poll waits, up to a deadline, for ok.
-func poll(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
-}
-
-func appendTo(t *testing.T, path, data string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(data); err != nil {
-		t.Fatal(err)
-	}
-}
-
 const watchSession = "4c0ffee0-1d2e-4f3a-8b4c-5d6e7f8a9b0c"
 
 // claudeLine is a Claude Code transcript line: an assistant text, or a
@@ -206,15 +179,15 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 	path := filepath.Join(r.claude, "-home-dev-shop", watchSession+".jsonl")
 
 	// Notifications alone (no rescan): a new project directory and file.
-	appendTo(t, path, claudeLine(1, "user:why is the test flaky?")+claudeLine(2, "A: the cart expires too soon"))
-	poll(t, "the first assistant message", func() bool { return r.texts(watchSession)["A: the cart expires too soon"] == 1 })
+	testkit.AppendFile(t, path, claudeLine(1, "user:why is the test flaky?")+claudeLine(2, "A: the cart expires too soon"))
+	testkit.WaitFor(t, 30*time.Second, "the first assistant message", func() bool { return r.texts(watchSession)["A: the cart expires too soon"] == 1 }, nil)
 
 	// A partial last line waits for its newline.
 	b := claudeLine(3, "B: the clock must be injectable")
-	appendTo(t, path, b[:40])
+	testkit.AppendFile(t, path, b[:40])
 	r.barrier()
 	r.expect(watchSession, "A: the cart expires too soon")
-	appendTo(t, path, b[40:])
+	testkit.AppendFile(t, path, b[40:])
 	r.barrier()
 	r.expect(watchSession, "A: the cart expires too soon", "B: the clock must be injectable")
 	if s := r.w.Stats(); s.Files != 1 || s.Lines != 3 || s.Events != 2 {
@@ -231,11 +204,11 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := claudeLine(5, "D: done, 200 runs pass")
-	appendTo(t, path, claudeLine(4, "C: patched cart.go")+d[:25])
+	testkit.AppendFile(t, path, claudeLine(4, "C: patched cart.go")+d[:25])
 	r.start()
 	r.barrier()
 	r.expect(watchSession, "A: the cart expires too soon", "B: the clock must be injectable", "C: patched cart.go")
-	appendTo(t, path, d[25:])
+	testkit.AppendFile(t, path, d[25:])
 	r.barrier()
 	all := []string{"A: the cart expires too soon", "B: the clock must be injectable", "C: patched cart.go", "D: done, 200 runs pass"}
 	r.expect(watchSession, all...)
@@ -263,7 +236,7 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 	if err := os.Rename(path, path+".1"); err != nil {
 		t.Fatal(err)
 	}
-	appendTo(t, path, claudeLine(6, "E: new file after rotation, and some more text to make it longer than nothing"))
+	testkit.AppendFile(t, path, claudeLine(6, "E: new file after rotation, and some more text to make it longer than nothing"))
 	r.start()
 	r.barrier()
 	all = append(all, "E: new file after rotation, and some more text to make it longer than nothing")
@@ -276,7 +249,7 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 	if err := os.Rename(path, path+".2"); err != nil {
 		t.Fatal(err)
 	}
-	appendTo(t, path, claudeLine(7, "F: rotated while watched"))
+	testkit.AppendFile(t, path, claudeLine(7, "F: rotated while watched"))
 	r.barrier()
 	all = append(all, "F: rotated while watched")
 	r.expect(watchSession, all...)
@@ -285,7 +258,7 @@ func TestWatchClaudeExactlyOnce(t *testing.T) {
 	if err := os.Truncate(path, 0); err != nil {
 		t.Fatal(err)
 	}
-	appendTo(t, path, claudeLine(8, "G: short"))
+	testkit.AppendFile(t, path, claudeLine(8, "G: short"))
 	r.barrier()
 	all = append(all, "G: short")
 	r.expect(watchSession, all...)
@@ -336,12 +309,12 @@ func TestWatchCodexNewDirectories(t *testing.T) {
 	}
 	const session = "0199f2a4-6b1c-7d3e-8f50-a1b2c3d4e5f6"
 	path := filepath.Join(r.codex, "2026", "11", "03", "rollout-2026-11-03T10-02-11-"+session+".jsonl")
-	appendTo(t, path, string(data))
-	poll(t, "the rollout's events", func() bool { return len(r.texts(session)) == 3 })
+	testkit.AppendFile(t, path, string(data))
+	testkit.WaitFor(t, 30*time.Second, "the rollout's events", func() bool { return len(r.texts(session)) == 3 }, nil)
 	// The next day's directory, found by notification alone.
 	next := filepath.Join(r.codex, "2026", "11", "04", "rollout-2026-11-04T08-00-00-"+session+".jsonl")
-	appendTo(t, next, `{"timestamp":"2026-11-04T08:00:01.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"next day"}]}}`+"\n")
-	poll(t, "the next day's message", func() bool { return r.texts(session)["next day"] == 1 })
+	testkit.AppendFile(t, next, `{"timestamp":"2026-11-04T08:00:01.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"next day"}]}}`+"\n")
+	testkit.WaitFor(t, 30*time.Second, "the next day's message", func() bool { return r.texts(session)["next day"] == 1 }, nil)
 }
 
 // TestWatchFirstStartSkipsOldContent: what transcripts held before the
@@ -349,11 +322,11 @@ func TestWatchCodexNewDirectories(t *testing.T) {
 func TestWatchFirstStartSkipsOldContent(t *testing.T) {
 	r := newWatchRig(t)
 	path := filepath.Join(r.claude, "p", watchSession+".jsonl")
-	appendTo(t, path, claudeLine(1, "old one")+claudeLine(2, "old two")+`{"type":"assistant","partial`)
+	testkit.AppendFile(t, path, claudeLine(1, "old one")+claudeLine(2, "old two")+`{"type":"assistant","partial`)
 	r.start()
 	r.barrier()
 	r.expect(watchSession)
-	appendTo(t, path, ` line"}`+"\n"+claudeLine(3, "new"))
+	testkit.AppendFile(t, path, ` line"}`+"\n"+claudeLine(3, "new"))
 	r.barrier()
 	r.expect(watchSession, "new")
 	if err := r.stop(); err != nil {
@@ -372,7 +345,7 @@ func TestWatchLongLinesAndQuiet(t *testing.T) {
 	r := newWatchRig(t)
 	r.start(func(c *WatchConfig) { c.MaxLineBytes = 1024 })
 	path := filepath.Join(r.claude, "p", watchSession+".jsonl")
-	appendTo(t, path, claudeLine(1, strings.Repeat("long ", 400))+claudeLine(2, "short"))
+	testkit.AppendFile(t, path, claudeLine(1, strings.Repeat("long ", 400))+claudeLine(2, "short"))
 	r.barrier()
 	r.expect(watchSession, "short")
 	s := r.w.Stats()
@@ -381,10 +354,10 @@ func TestWatchLongLinesAndQuiet(t *testing.T) {
 	}
 	// Quiet: other files change, no transcript is read.
 	other := filepath.Join(r.claude, "p", "notes.txt")
-	appendTo(t, other, "x")
-	poll(t, "the notification about notes.txt", func() bool { return r.w.Stats().Notifications > s.Notifications })
-	appendTo(t, other, "y")
-	poll(t, "the second notification", func() bool { return r.w.Stats().Notifications > s.Notifications+1 })
+	testkit.AppendFile(t, other, "x")
+	testkit.WaitFor(t, 30*time.Second, "the notification about notes.txt", func() bool { return r.w.Stats().Notifications > s.Notifications }, nil)
+	testkit.AppendFile(t, other, "y")
+	testkit.WaitFor(t, 30*time.Second, "the second notification", func() bool { return r.w.Stats().Notifications > s.Notifications+1 }, nil)
 	if now := r.w.Stats(); now.Reads != s.Reads || now.Lines != s.Lines {
 		t.Fatalf("reads without a transcript change: %#v, before %#v", now, s)
 	}
@@ -438,16 +411,16 @@ func TestWatchSpoolsWhileTheServerFails(t *testing.T) {
 	}
 	tick() // started
 	path := filepath.Join(root, "p", watchSession+".jsonl")
-	appendTo(t, path, claudeLine(1, "one"))
+	testkit.AppendFile(t, path, claudeLine(1, "one"))
 	tick()
-	appendTo(t, path, claudeLine(2, "two"))
+	testkit.AppendFile(t, path, claudeLine(2, "two"))
 	tick()
 	if pending, _ := d.Pending(); len(pending) == 0 || len(srv.texts()) != 0 {
 		t.Fatalf("pending %v, stored %q\n%s", pending, srv.texts(), logs)
 	}
 	srv.setFail(nil)
-	appendTo(t, path, claudeLine(3, "three"))
-	poll(t, "everything stored", func() bool { return len(srv.texts()) == 3 })
+	testkit.AppendFile(t, path, claudeLine(3, "three"))
+	testkit.WaitFor(t, 30*time.Second, "everything stored", func() bool { return len(srv.texts()) == 3 }, nil)
 	tick()
 	if got := strings.Join(srv.texts(), ","); got != "one,two,three" {
 		t.Fatalf("stored %s\n%s", got, logs)
@@ -472,7 +445,7 @@ func TestWatchStopsWhenTheKeyIsRefused(t *testing.T) {
 		t.Fatal("the watcher did not start")
 	}
 	path := filepath.Join(root, "p", watchSession+".jsonl")
-	appendTo(t, path, claudeLine(1, "one"))
+	testkit.AppendFile(t, path, claudeLine(1, "one"))
 	if err := testkit.Receive(t, done, 30*time.Second, "Run to end after the key was refused"); err == nil || !strings.Contains(err.Error(), "spooled") {
 		t.Fatalf("Run: %v", err)
 	}

@@ -80,15 +80,10 @@ func TestGroupStopsStagesInReverse(t *testing.T) {
 	go func() { res <- g.run() }()
 	close(trigger)
 	// Both transports are interrupted while neither has drained.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	testkit.WaitFor(t, 10*time.Second, "the transports interrupted together", func() bool {
 		log := ev.list()
-		if slices.Contains(log, "http interrupted") && slices.Contains(log, "grpc interrupted") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the transports were not interrupted together: %q", log)
-		}
-	}
+		return slices.Contains(log, "http interrupted") && slices.Contains(log, "grpc interrupted")
+	}, func() string { return fmt.Sprintf("%q", ev.list()) })
 	close(httpDrained)
 	close(grpcDrained)
 	if err := testkit.Receive(t, res, 20*time.Second, "the group to stop"); err != nil {

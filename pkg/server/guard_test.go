@@ -132,12 +132,7 @@ func TestStartOnFullDisk(t *testing.T) {
 	s := New(cfg, Options{DiskFree: disk.DiskFree, Logger: newTestLogger(logs)})
 	res := make(chan error, 1)
 	go func() { res <- s.Run(context.Background()) }()
-	var err error
-	select {
-	case err = <-res:
-	case <-time.After(20 * time.Second):
-		t.Fatal("Run on a full disk did not return")
-	}
+	err := testkit.Receive(t, res, 20*time.Second, "Run on a full disk to return")
 	for _, want := range []string{"not opening data directory", "3.0 MiB free", "free some space", "storage.min_free_bytes"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)

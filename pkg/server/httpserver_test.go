@@ -9,11 +9,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -193,17 +193,7 @@ func TestConnectionCap(t *testing.T) {
 // TestExampleConfigLimits: the documented example configuration boots a
 // server, and its timeouts and connection cap are what the server uses.
 func TestExampleConfigLimits(t *testing.T) {
-	example, err := os.ReadFile("../../deploy-docs/memsvc.example.toml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	text := strings.Replace(string(example), `data_dir = "./data"`, fmt.Sprintf("data_dir = %q", filepath.Join(dir, "data")), 1)
-	text = strings.Replace(text, "port = 8420", "port = 0", 1)
-	path := filepath.Join(dir, "memsvc.toml")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testkit.ExampleConfig(t, "../../deploy-docs/memsvc.example.toml")
 	cfg, err := config.Load(config.LoadOptions{File: path})
 	if err != nil {
 		t.Fatal(err)

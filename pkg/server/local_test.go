@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/audittest"
 	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
@@ -125,22 +126,16 @@ func TestOpenLocalDataDir(t *testing.T) {
 // audit log at path.
 func migrationEntries(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var e struct {
-			Operation string         `json:"operation"`
-			Summary   map[string]any `json:"summary"`
+	for _, ent := range audittest.Entries(t, path) {
+		if ent.Operation != audit.OpMigrateStoreEncryption {
+			continue
 		}
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatal(err)
+		var sum map[string]any
+		if err := json.Unmarshal(ent.Summary, &sum); err != nil {
+			t.Fatalf("migration entry %d: %v", ent.Sequence, err)
 		}
-		if e.Operation == audit.OpMigrateStoreEncryption {
-			out = append(out, e.Summary)
-		}
+		out = append(out, sum)
 	}
 	return out
 }

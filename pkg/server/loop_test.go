@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
@@ -69,11 +70,7 @@ func TestBackgroundLoops(t *testing.T) {
 		defer close(done)
 		runLoop(ctx, decay.opts, decay.work)
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("decay loop did not stop")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the decay loop to stop")
 	if got := counter(t, reg, "memsvc_decay_panics_total"); got != 1 {
 		t.Fatalf("memsvc_decay_panics_total = %v, want 1", got)
 	}

@@ -20,16 +20,6 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// waitFor polls cond every 20 ms until it holds, failing after limit.
-func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(limit); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-	}
-}
-
 // TestReadinessFollowsAuditLog: while the audit log cannot append (here the
 // process may not grow the file, which fails a write as a full disk does),
 // the data layer reports not ready; once the file may grow again the audit
@@ -79,7 +69,7 @@ func TestReadinessFollowsAuditLog(t *testing.T) {
 	for _, text := range []string{"one", "two", "three"} {
 		store(text)
 	}
-	waitFor(t, 10*time.Second, "three entries in the audit log", func() bool { return entries() == 3 })
+	testkit.WaitFor(t, 10*time.Second, "three entries in the audit log", func() bool { return entries() == 3 }, nil)
 	if err := l.Ready(ctx); err != nil {
 		t.Fatalf("readiness with a healthy audit log: %v", err)
 	}
@@ -110,10 +100,10 @@ func TestReadinessFollowsAuditLog(t *testing.T) {
 
 	store("four") // committed and acknowledged; its entry waits in the outbox
 	var notReady error
-	waitFor(t, 10*time.Second, "not ready while the audit log cannot append", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "not ready while the audit log cannot append", func() bool {
 		notReady = l.Ready(ctx)
 		return notReady != nil
-	})
+	}, nil)
 	if !strings.Contains(notReady.Error(), "cannot append") || !errors.Is(notReady, syscall.EFBIG) {
 		t.Fatalf("readiness error %v", notReady)
 	}
@@ -124,10 +114,10 @@ func TestReadinessFollowsAuditLog(t *testing.T) {
 	}
 	restore()
 	// No change comes to wake the appender: it retries on its own.
-	waitFor(t, 20*time.Second, "ready again once the audit log may grow", func() bool { return l.Ready(ctx) == nil })
-	waitFor(t, 10*time.Second, "the waiting entry in the audit log", func() bool { return entries() == 4 })
+	testkit.WaitFor(t, 20*time.Second, "ready again once the audit log may grow", func() bool { return l.Ready(ctx) == nil }, nil)
+	testkit.WaitFor(t, 10*time.Second, "the waiting entry in the audit log", func() bool { return entries() == 4 }, nil)
 	store("five")
-	waitFor(t, 10*time.Second, "every entry in the audit log", func() bool { return entries() == 5 })
+	testkit.WaitFor(t, 10*time.Second, "every entry in the audit log", func() bool { return entries() == 5 }, nil)
 
 	closed = true
 	if err := l.Close(); err != nil {

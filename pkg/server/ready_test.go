@@ -51,7 +51,7 @@ func TestReadyDetail(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	storetest.DamageValue(t, dir, []byte(pass), []byte{'c'}, ids[1]) // the record's value
+	storetest.DamageValue(t, dir, []byte(pass), []byte{'c'}, ids[1]) // 'c': the records' key kind
 	l, err = OpenLocal(ctx, cfg, opts)
 	if err != nil {
 		t.Fatalf("a damaged record stopped the open: %v", err)

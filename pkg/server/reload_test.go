@@ -91,16 +91,11 @@ func (f *reloadFixture) write(body string) {
 	}
 }
 
-// eventually polls cond until it holds, for at most 10 seconds.
+// eventually polls cond until it holds, for at most 10 seconds; the
+// failure shows the server's log.
 func (f *reloadFixture) eventually(what string, cond func() bool) {
 	f.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("%s: not within 10 s; log:\n%s", what, f.log.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testkit.WaitFor(f.t, 10*time.Second, what, cond, f.log.String)
 }
 
 // logged waits until the log holds n lines containing every one of parts.

@@ -55,11 +55,7 @@ func TestLoopRecoversPanics(t *testing.T) {
 				return nil
 			})
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("loop did not stop")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the loop to stop")
 	if panics != 4 || calls != 7 {
 		t.Fatalf("panics %d, calls %d", panics, calls)
 	}
@@ -116,18 +112,7 @@ func serveWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, 
 func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, *Server, func() error) {
 	t.Helper()
 	s := New(cfg, opts)
-	ctx, cancel := context.WithCancel(context.Background())
-	res := make(chan error, 1)
-	go func() { res <- s.Run(ctx) }()
-	select {
-	case <-s.Ready():
-	case err := <-res:
-		cancel()
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(20 * time.Second):
-		cancel()
-		t.Fatal("server did not start in time")
-	}
+	cancel, res := runReady(t, s)
 	c, err := client.New("http://"+s.HTTPAddr(), client.Options{Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +121,27 @@ func startWith(t *testing.T, cfg *config.Config, opts Options) (*client.Client, 
 		cancel()
 		return testkit.Receive(t, res, 20*time.Second, "the server to stop")
 	}
+}
+
+// runReady runs s and waits (at most 20 seconds) until it is ready; the
+// test fails when Run returns first. It returns what ends Run and the
+// channel Run's result comes on.
+func runReady(t *testing.T, s *Server) (context.CancelFunc, <-chan error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() { res <- s.Run(ctx) }()
+	select {
+	case <-s.Ready():
+		return cancel, res
+	case err := <-res:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("server did not start in time")
+	}
+	return nil, nil
 }
 
 func TestRunServesAndShutsDown(t *testing.T) {

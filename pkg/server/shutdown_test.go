@@ -26,17 +26,8 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.HTTP.ShutdownTimeoutSecs = 30 // far beyond the test's own pace
 	s := New(cfg, Options{Version: "test"})
-	ctx, cancel := context.WithCancel(context.Background())
+	cancel, res := runReady(t, s)
 	defer cancel()
-	res := make(chan error, 1)
-	go func() { res <- s.Run(ctx) }()
-	select {
-	case <-s.Ready():
-	case err := <-res:
-		t.Fatalf("server did not start: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("server did not start in time")
-	}
 	addr := s.HTTPAddr()
 
 	conn, err := net.Dial("tcp", addr)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"memsvc.dev/memsvc/internal/testkit"
 )
 
 // TestIdleTrimmer: memory is released at the first quiet interval after a
@@ -47,9 +49,5 @@ func TestTrimWhenIdleStops(t *testing.T) {
 		trimWhenIdle(ctx)
 	}()
 	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("trimWhenIdle did not return after its context ended")
-	}
+	testkit.Receive(t, done, 10*time.Second, "trimWhenIdle to return after its context ended")
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"memsvc.dev/memsvc/pkg/cli"
 )
 
 // runInfo opens the reports of the speed runs (the default run and
@@ -284,22 +286,7 @@ func (r *report) vectorBudget(big int, needBig string) budget {
 }
 
 // group writes n with thousands separators: 100000 → "100,000".
-func group(n int) string {
-	s := strconv.Itoa(n)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var sb strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			sb.WriteByte(',')
-		}
-		sb.WriteRune(c)
-	}
-	if neg {
-		return "-" + sb.String()
-	}
-	return sb.String()
-}
+func group(n int) string { return cli.FormatCount(int64(n)) }
 
 // msf formats milliseconds with three significant digits or so.
 func msf(v float64) string {

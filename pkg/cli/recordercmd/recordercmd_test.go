@@ -61,15 +61,11 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// texts returns the text of the stored entries, in order.
 func (f *fake) texts() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []string
-	for _, r := range f.got {
-		s, _ := r.Content.Text()
-		out = append(out, s)
-	}
-	return out
+	return testkit.RawTexts(f.got)
 }
 
 func startFake(t *testing.T, key string) (*fake, string) {
@@ -468,13 +464,9 @@ func watchOneLine(t *testing.T, recorded func() bool, args ...string) (int, stri
 	go func() {
 		done <- Run(ctx, append([]string{"watch", "--agent", "claude"}, args...), strings.NewReader(""), &out, &errOut, []string{"HOME=" + hm})
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(errOut.String(), "following transcripts") {
-		if time.Now().After(deadline) {
-			t.Fatalf("watch did not start:\n%s", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	testkit.WaitFor(t, 30*time.Second, "watch to start", func() bool {
+		return strings.Contains(errOut.String(), "following transcripts")
+	}, errOut.String)
 	line := `{"type":"assistant","uuid":"u1","sessionId":"w1","timestamp":"2026-11-03T09:00:00Z","message":{"role":"assistant","content":[{"type":"text","text":"hello from the transcript"}]}}` + "\n"
 	// Written after the first walk (the log line comes after it), so it
 	// is a new file: read whole.
@@ -484,12 +476,7 @@ func watchOneLine(t *testing.T, recorded func() bool, args ...string) (int, stri
 	if err := os.WriteFile(filepath.Join(projects, "p", "w1.jsonl"), []byte(line), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for !recorded() {
-		if time.Now().After(deadline) {
-			t.Fatalf("nothing recorded:\n%s", errOut.String())
-		}
-		time.Sleep(10 * time.Millisecond) // polling with a deadline
-	}
+	testkit.WaitFor(t, 30*time.Second, "the transcript recorded", recorded, errOut.String)
 	cancel()
 	code := <-done
 	return code, errOut.String()
