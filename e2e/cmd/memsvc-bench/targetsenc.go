@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,6 +77,9 @@ func (b *bench) targetEncrypted(ctx context.Context) error {
 		return err
 	}
 	defer sealed.remove()
+	if err := b.checkSealed(ctx, sealed); err != nil {
+		return err
+	}
 
 	b.logf("embedded CLI commands over %s records, %d runs each, plaintext and encrypted alternating", group(sc.encrypted), sc.cliRuns)
 	for i := range sc.cliRuns {
@@ -160,6 +164,25 @@ func (b *bench) runCLI(ctx context.Context, d *encDir, c int, args []string) err
 	}
 	d.wall[c].d = append(d.wall[c].d, wall)
 	d.cpu[c].d = append(d.cpu[c].d, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+	return nil
+}
+
+// checkSealed makes sure d's records are encrypted, so the section never
+// compares two plaintext directories: without the passphrase, a command
+// that loads the records must fail and say why.
+func (b *bench) checkSealed(ctx context.Context, d *encDir) error {
+	ctx, cancel := context.WithTimeout(ctx, cliTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, b.cfg.memsvcBin, "--data-dir", d.dir, "stats")
+	cmd.Env = []string{"HOME=" + d.home, "PATH=" + os.Getenv("PATH")}
+	cmd.SysProcAttr = childAttr()
+	out, err := cmd.CombinedOutput()
+	switch {
+	case err == nil:
+		return errors.New("the encrypted data directory opens without the passphrase: store encryption did not take effect")
+	case !bytes.Contains(out, []byte("record is encrypted")):
+		return fmt.Errorf("memsvc stats on the encrypted directory without the passphrase: %w, not because its records are encrypted:\n%s", err, tail(out, 4<<10))
+	}
 	return nil
 }
 
