@@ -121,7 +121,11 @@ func parseTargetsFlags(args []string, stderr io.Writer) (*config, error) {
 		"or not), embedded CLI commands with store encryption and MCP search against their\n"+
 		"targets in one run, on fresh `memsvc serve` processes over temporary data directories,\n"+
 		"and print the measurements and a verdict per target as Markdown.\n"+
-		"Sections: "+strings.Join(targetSections, ", ")+".\n\nFlags:\n", stderr)
+		"Sections: "+strings.Join(targetSections, ", ")+".\n"+
+		"The text section ends with cold starts at its largest size, first with the search\n"+
+		"indexes persisted, then with security.persist_search_indexes = false. The encrypted\n"+
+		"section builds a plaintext and an encrypted data directory of the same records and\n"+
+		"times embedded `memsvc stats` and `memsvc recall` on each (no server), alternating.\n\nFlags:\n", stderr)
 	var (
 		cfg      = config{args: append([]string{"targets"}, args...)}
 		sections = fs.String("sections", strings.Join(targetSections, ","), "comma-separated sections to run")
