@@ -234,6 +234,10 @@ func TestTargetsColdStartsAndEncryptedCLI(t *testing.T) {
 			t.Errorf("cold start %+v, want one at 63 records", c)
 		}
 	}
+	// A Go server's start uses more than a clock tick (10 ms) of CPU.
+	if r.ColdStartCPUms <= 0 || r.ColdStartRebuiltCPUms <= 0 {
+		t.Errorf("cold start CPU %v and %v ms, want both measured", r.ColdStartCPUms, r.ColdStartRebuiltCPUms)
+	}
 	e := r.Encrypted
 	if e == nil || e.Records != 50 || e.Runs != 3 || len(e.Commands) != 2 {
 		t.Fatalf("encrypted section %+v", e)
