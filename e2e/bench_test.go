@@ -184,6 +184,8 @@ func TestBenchTargets(t *testing.T) {
 		"full consolidation of 1,000 records under 1 minute",
 		"16 concurrent clients store at least 5× the single-client rate",
 		"cold start at 1,000 records under 1 s",
+		"cold start without persisted search indexes at 1,000 records under 1 s",
+		"encrypted embedded CLI command at 500 records at most 1.5× the unencrypted one",
 	} {
 		if m, ok := measured[target]; !ok || !m {
 			t.Errorf("target %q: listed %v, measured %v:\n%s", target, ok, m, out)
@@ -197,10 +199,11 @@ func TestBenchTargets(t *testing.T) {
 			t.Errorf("target %q: listed %v, measured %v (the peer was skipped):\n%s", target, ok, m, out)
 		}
 	}
-	if len(verdicts) != 14 {
-		t.Errorf("%d verdict lines, want 14:\n%s", len(verdicts), out)
+	if len(verdicts) != 16 {
+		t.Errorf("%d verdict lines, want 16:\n%s", len(verdicts), out)
 	}
-	for _, want := range []string{"| 100 | ", "| 300 | ", "The peer did not run: skipped with --skip-peer.", "| 48 | 1,000 | 96 of 96 | "} {
+	for _, want := range []string{"| 100 | ", "| 300 | ", "The peer did not run: skipped with --skip-peer.", "| 48 | 1,000 | 96 of 96 | ",
+		"| `memsvc stats` | 500 | 2 | ", "| `memsvc recall <query>` | 500 | 2 | "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}
@@ -219,7 +222,7 @@ func TestBenchTargets(t *testing.T) {
 		Verdicts []struct{ Budget, Verdict string }
 	}
 	readJSONReport(t, jsonPath, &rep)
-	if len(rep.Rows) != 10 || len(rep.Verdicts) != 14 || rep.Stores.Ratio <= 0 {
+	if len(rep.Rows) != 10 || len(rep.Verdicts) != 16 || rep.Stores.Ratio <= 0 {
 		t.Fatalf("JSON: %d rows, %d verdicts, stores %+v", len(rep.Rows), len(rep.Verdicts), rep.Stores)
 	}
 	for _, r := range rep.Rows {

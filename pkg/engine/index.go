@@ -70,15 +70,56 @@ func indexConfig(an *textindex.Analyzer) searchindex.Config {
 
 // curatedDoc is the index document of a curated record: its texts, its
 // time and speaker terms, its creation time and its store.
-func curatedDoc(rec *memory.MemoryRecord) *searchindex.Document {
+func curatedDoc(rec *memory.MemoryRecord) *searchindex.Document { return curatedDocWith(rec, nil) }
+
+// curatedDocWith is curatedDoc taking the time terms from memo (nil:
+// spelled out for this record alone).
+func curatedDocWith(rec *memory.MemoryRecord, memo timeTermsMemo) *searchindex.Document {
 	d := &searchindex.Document{ID: rec.ID, Attrs: searchindex.Attrs{Time: rec.CreatedAt.UnixNano(), Tag: uint32(rec.Store)}}
 	d.Fields[fieldText] = recordTexts(rec)
 	if len(d.Fields[fieldText]) == 0 {
 		return d // nothing to find: no time or speaker alone
 	}
 	md := recordMetaFields(rec.Metadata)
-	d.Fields[fieldMeta] = append(recordTimeTerms(md, rec.CreatedAt), recordSpeakerTerms(md)...)
+	d.Fields[fieldMeta] = append(memo.terms(md, rec.CreatedAt), recordSpeakerTerms(md)...)
 	return d
+}
+
+// timeTermsMemo remembers time-field terms by what they depend on, for
+// the documents of one load: its records share a few days, and spelling
+// the terms out for each record was 4% of building the indexes at start.
+// The documents share the slices, which nothing modifies. Not safe for
+// concurrent use.
+type timeTermsMemo map[timeTermsKey][]string
+
+// timeTermsKey is what recordTimeTerms reads: the metadata times, and the
+// creation day in UTC.
+type timeTermsKey struct {
+	eventTime, sessionDate string
+	year, day              int
+	month                  time.Month
+}
+
+// maxTimeTerms bounds a timeTermsMemo: records with times of their own
+// (event_time to the second, say) gain nothing from it.
+const maxTimeTerms = 4096
+
+// terms is recordTimeTerms(md, created), remembered.
+func (m timeTermsMemo) terms(md metaFields, created time.Time) []string {
+	if m == nil {
+		return recordTimeTerms(md, created)
+	}
+	k := timeTermsKey{eventTime: md.EventTime, sessionDate: md.SessionDate}
+	k.year, k.month, k.day = created.UTC().Date()
+	if t, ok := m[k]; ok {
+		return t
+	}
+	t := recordTimeTerms(md, created)
+	t = t[:len(t):len(t)] // an append to a shared slice must copy
+	if len(m) < maxTimeTerms {
+		m[k] = t
+	}
+	return t
 }
 
 // rawDoc is the index document of a raw journal entry; its attributes

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -305,4 +306,43 @@ func countKeys(t *testing.T, db *store.DB, prefix []byte) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestCuratedDocTimeTermsMemo: documents built with a time-terms memo,
+// as a start builds them, equal those built one by one, whatever order
+// of days, zones, metadata times and speakers the records come in, and
+// a speaker's terms appended to one document never reach another's.
+func TestCuratedDocTimeTermsMemo(t *testing.T) {
+	east := time.FixedZone("", 9*3600)
+	base := time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
+	var recs []*memory.MemoryRecord
+	for i := range 40 {
+		rec := &memory.MemoryRecord{ID: memory.ID{byte(i + 1)}, Store: memory.StoreEpisodic,
+			CreatedAt: base.Add(time.Duration(i%5) * 7 * time.Hour), Content: memory.TextContent(fmt.Sprintf("record %d", i))}
+		if i%3 == 0 {
+			rec.CreatedAt = rec.CreatedAt.In(east) // same instant, another day on its clock
+		}
+		switch i % 4 {
+		case 1:
+			rec.Metadata = memory.JSON(fmt.Sprintf(`{"speaker":%q}`, []string{"Ada Lovelace", "Alan Turing"}[i/4%2]))
+		case 2:
+			rec.Metadata = memory.JSON(`{"event_time":"2025-12-31T23:00:00-05:00"}`)
+		case 3:
+			rec.Metadata = memory.JSON(`{"session_date":"2024-02-29","speaker":"Grace"}`)
+		}
+		recs = append(recs, rec)
+	}
+	memo := timeTermsMemo{}
+	var got []*searchindex.Document
+	for _, rec := range recs {
+		got = append(got, curatedDocWith(rec, memo))
+	}
+	for i, rec := range recs {
+		if want := curatedDoc(rec); !reflect.DeepEqual(got[i], want) {
+			t.Errorf("record %d: %+v with the memo, want %+v", i, got[i].Fields, want.Fields)
+		}
+	}
+	if len(memo) == 0 || len(memo) >= len(recs) {
+		t.Errorf("%d memo entries for %d records", len(memo), len(recs))
+	}
 }

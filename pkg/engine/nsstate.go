@@ -298,6 +298,7 @@ func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool) ([]*se
 // loadStore reads and decodes the records of one curated store into l.
 func (e *Engine) loadStore(ctx context.Context, ns *nsState, st memory.StoreType, docs bool, l *storeLoad) error {
 	l.vectors = map[int]*rowSet{}
+	memo := timeTermsMemo{}
 	return e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -313,7 +314,7 @@ func (e *Engine) loadStore(ctx context.Context, ns *nsState, st memory.StoreType
 			rs.add(rec.ID, v)
 		}
 		if docs {
-			l.docs = append(l.docs, curatedDoc(rec))
+			l.docs = append(l.docs, curatedDocWith(rec, memo))
 		}
 		return nil
 	})

@@ -133,12 +133,18 @@ func (e *Engine) loadChangeCounter(ns *nsState) error {
 }
 
 // openSnapshot opens the namespace's index snapshot, or returns nil when
-// there is none or it cannot be opened (then it is deleted).
+// there is none, when it is sealed and the store has no passphrase, or
+// when it cannot be opened (then it is deleted).
 func (e *Engine) openSnapshot(ns *nsState) io.ReadCloser {
 	name := snapshotName(ns.id)
 	r, err := e.db.OpenDerived(name)
 	switch {
 	case errors.Is(err, store.ErrNoDerived):
+		return nil
+	case errors.Is(err, store.ErrEncrypted):
+		// Sealed, and this start has no passphrase: it cannot read the
+		// snapshot, but the next one with the passphrase can. Deleting
+		// it would make that start build the indexes.
 		return nil
 	case err != nil:
 		e.dropSnapshot(ns, err)

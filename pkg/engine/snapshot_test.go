@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -294,6 +295,48 @@ func TestIndexSnapshotSealed(t *testing.T) {
 		t.Fatalf("the sealed snapshot was not loaded; log:\n%s", s.logs)
 	}
 	s.checkIndexes(append(snapQueries, "zyxquux")...)
+}
+
+// TestIndexSnapshotSealedKeptWhenLocked: a start without the passphrase
+// (a CLI command run without it, say) cannot read the sealed snapshot and
+// fails on the encrypted records, but leaves the snapshot alone, so the
+// next start with the passphrase still loads it instead of building the
+// indexes.
+func TestIndexSnapshotSealedKeptWhenLocked(t *testing.T) {
+	s := newSnapEnv(t, store.Options{Passphrase: []byte("snapshot passphrase")}, false)
+	s.open()
+	s.fill(0, 5)
+	s.close()
+	before, err := os.ReadFile(s.snapshotPath())
+	if err != nil {
+		t.Fatalf("no sealed snapshot: %v", err)
+	}
+
+	db, err := store.Open(s.dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1, Logger: log})
+	if err == nil {
+		_ = e.Close()
+		t.Fatal("opened the encrypted records without the passphrase")
+	}
+	if !errors.Is(err, store.ErrEncrypted) {
+		t.Errorf("open without the passphrase: %v, want ErrEncrypted", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(s.snapshotPath())
+	if err != nil || !bytes.Equal(after, before) {
+		t.Fatalf("the sealed snapshot did not survive a start without the passphrase (%v); log:\n%s", err, logs)
+	}
+	if !s.open() {
+		t.Fatalf("the sealed snapshot was not loaded; log:\n%s", s.logs)
+	}
+	s.checkIndexes(snapQueries...)
 }
 
 // TestIndexSnapshotForbiddenEvenSealed: with NoIndexSnapshots (the

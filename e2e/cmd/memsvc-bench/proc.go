@@ -212,16 +212,17 @@ type server struct {
 var listenRE = regexp.MustCompile(`HTTP +listening on (\S+)`)
 
 // startServer runs `memsvc serve` over dir on a free loopback port with
-// the rate limit lifted, and returns once /readiness answers 200.
-func startServer(ctx context.Context, kids *children, bin, dir, home string) (*server, error) {
+// the rate limit lifted, and returns once /readiness answers 200. env
+// adds NAME=value settings to its environment.
+func startServer(ctx context.Context, kids *children, bin, dir, home string, env ...string) (*server, error) {
 	cmd := exec.Command(bin, "serve", "--data-dir", dir, "--port", "0")
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"HOME=" + home,
 		"PATH=" + os.Getenv("PATH"),
 		"MEMSVC_HTTP__BIND_ADDRESS=127.0.0.1",
 		"MEMSVC_RATE_LIMIT__REQUESTS_PER_SECOND=1000000000",
 		"MEMSVC_RATE_LIMIT__BURST=1000000000",
-	}
+	}, env...)
 	found := make(chan string, 1)
 	start := time.Now()
 	p, err := startProcess(kids, cmd, func(line string) {

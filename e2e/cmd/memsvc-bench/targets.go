@@ -31,7 +31,9 @@ import (
 //	               records: single stores at the smallest and largest
 //	               size; text recall (with and without reconsolidation)
 //	               and recall without a query at 20,000 and 100,000; cold
-//	               starts at 100,000
+//	               starts at 100,000, first with the search indexes
+//	               persisted, then with security.persist_search_indexes =
+//	               false (every start builds them from the records)
 //	hybrid         one server of 20,000 records per embedding size (64
 //	               and 384 dimensions): recall by text and embedding
 //	concurrent     48 clients recalling at once over 40,000 episodic
@@ -40,6 +42,10 @@ import (
 //	               client keeps recalling
 //	stores         single synced stores over 2,000 records from one client,
 //	               then from 16 clients at once
+//	encrypted      two data directories of the same 20,000 text records,
+//	               one plaintext and one under store encryption, built by
+//	               a server that is then stopped; embedded CLI commands
+//	               (stats, recall) alternate between them
 //	mcp            memsvc-mcp and @modelcontextprotocol/server-memory
 //	               searching 2,000 and then 10,000 notes
 //
@@ -67,7 +73,9 @@ type targetScale struct {
 	// storeClients store storesPerClient records each at once, and one
 	// client stores as many alone.
 	storeClients, storesPerClient int
-	restarts                      int // cold starts
+	restarts                      int // cold starts of each kind
+	encrypted                     int // records of each directory of the encrypted section
+	cliRuns                       int // runs of each embedded command on each of them
 	// consolidateBound is how long the consolidation may take before the
 	// run gives up on it (and kills that server).
 	consolidateBound time.Duration
@@ -76,13 +84,15 @@ type targetScale struct {
 func fullScale() targetScale {
 	return targetScale{storeSmall: 2000, textMid: 20_000, textBig: 100_000, hybrid: 20_000, dims: []int{64, 384},
 		crowd: 40_000, clients: 48, perClient: 25, mcpNotes: []int{2000, 10_000}, mcpSearches: 200,
-		rounds: 200, stores: 200, storeClients: 16, storesPerClient: 25, restarts: 3, consolidateBound: 5 * time.Minute}
+		rounds: 200, stores: 200, storeClients: 16, storesPerClient: 25, restarts: 3, encrypted: 20_000, cliRuns: 7,
+		consolidateBound: 5 * time.Minute}
 }
 
 func quickScale() targetScale {
 	return targetScale{storeSmall: 200, textMid: 500, textBig: 1000, hybrid: 500, dims: []int{64, 384},
 		crowd: 1000, clients: 48, perClient: 2, mcpNotes: []int{100, 300}, mcpSearches: 20,
-		rounds: 20, stores: 20, storeClients: 16, storesPerClient: 2, restarts: 1, consolidateBound: time.Minute}
+		rounds: 20, stores: 20, storeClients: 16, storesPerClient: 2, restarts: 1, encrypted: 500, cliRuns: 2,
+		consolidateBound: time.Minute}
 }
 
 // Sections of the targets run, in the order they run.
@@ -92,10 +102,11 @@ const (
 	secConcurrent    = "concurrent"
 	secConsolidation = "consolidation"
 	secStores        = "stores"
+	secEncrypted     = "encrypted"
 	secMCP           = "mcp"
 )
 
-var targetSections = []string{secText, secHybrid, secConcurrent, secConsolidation, secStores, secMCP}
+var targetSections = []string{secText, secHybrid, secConcurrent, secConsolidation, secStores, secEncrypted, secMCP}
 
 // Bounds of the targets run.
 const (
@@ -106,10 +117,15 @@ const (
 
 func parseTargetsFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := newFlagSet("memsvc-bench targets", "Usage: memsvc-bench targets [flags]\n\n"+
-		"Measure recall, store, concurrency, consolidation, cold start and MCP search against\n"+
-		"their targets in one run, on fresh `memsvc serve` processes over temporary data\n"+
-		"directories, and print the measurements and a verdict per target as Markdown.\n"+
-		"Sections: "+strings.Join(targetSections, ", ")+".\n\nFlags:\n", stderr)
+		"Measure recall, store, concurrency, consolidation, cold start (search indexes persisted\n"+
+		"or not), embedded CLI commands with store encryption and MCP search against their\n"+
+		"targets in one run, on fresh `memsvc serve` processes over temporary data directories,\n"+
+		"and print the measurements and a verdict per target as Markdown.\n"+
+		"Sections: "+strings.Join(targetSections, ", ")+".\n"+
+		"The text section ends with cold starts at its largest size, first with the search\n"+
+		"indexes persisted, then with security.persist_search_indexes = false. The encrypted\n"+
+		"section builds a plaintext and an encrypted data directory of the same records and\n"+
+		"times embedded `memsvc stats` and `memsvc recall` on each (no server), alternating.\n\nFlags:\n", stderr)
 	var (
 		cfg      = config{args: append([]string{"targets"}, args...)}
 		sections = fs.String("sections", strings.Join(targetSections, ","), "comma-separated sections to run")
@@ -186,6 +202,7 @@ func (b *bench) runTargets(ctx context.Context) error {
 		{sec[secHybrid], b.targetHybrid},
 		{sec[secConcurrent] || sec[secConsolidation], b.targetCrowd},
 		{sec[secStores], b.targetStores},
+		{sec[secEncrypted], b.targetEncrypted},
 		{sec[secMCP], b.targetMCP},
 	}
 	for _, s := range steps {
@@ -210,8 +227,9 @@ type targetServer struct {
 }
 
 // newTargetServer starts a server over a new data directory; conns is the
-// number of idle connections its client keeps.
-func (b *bench) newTargetServer(ctx context.Context, conns int) (*targetServer, error) {
+// number of idle connections its client keeps; env adds NAME=value
+// settings to the server's environment.
+func (b *bench) newTargetServer(ctx context.Context, conns int, env ...string) (*targetServer, error) {
 	t := &targetServer{b: b}
 	var err error
 	if t.dir, err = b.scratch("data"); err != nil {
@@ -220,7 +238,7 @@ func (b *bench) newTargetServer(ctx context.Context, conns int) (*targetServer, 
 	if t.home, err = b.scratch("home"); err != nil {
 		return nil, err
 	}
-	if t.srv, err = startServer(ctx, b.kids, b.cfg.memsvcBin, t.dir, t.home); err != nil {
+	if t.srv, err = startServer(ctx, b.kids, b.cfg.memsvcBin, t.dir, t.home, env...); err != nil {
 		t.close()
 		return nil, err
 	}
@@ -405,29 +423,62 @@ func (b *bench) targetText(ctx context.Context) error {
 	return b.targetColdStarts(ctx, t)
 }
 
+// envNoIndexSnapshots keeps every search index off the disk: each start
+// builds them from the records (and the first one deletes the snapshot
+// an earlier start left).
+const envNoIndexSnapshots = "MEMSVC_SECURITY__PERSIST_SEARCH_INDEXES=false"
+
 // targetColdStarts stops t's server and starts it again on the same
-// directory, timing exec to the first /readiness 200.
+// directory, timing exec to the first /readiness 200: first as
+// configured by default (search indexes persisted), then with
+// envNoIndexSnapshots. The server left running has the latter.
 func (b *bench) targetColdStarts(ctx context.Context, t *targetServer) error {
-	b.logf("cold starts at %s records", group(t.records))
-	var starts timings
-	for range b.cfg.targets.restarts {
-		if _, err := b.settle(ctx, t.srv.process); err != nil {
-			return err
-		}
-		if err := t.srv.stop(); err != nil {
-			return fmt.Errorf("stop for a cold start: %w", err)
-		}
-		t.srv = nil
-		srv, err := startServer(ctx, b.kids, b.cfg.memsvcBin, t.dir, t.home)
-		if err != nil {
-			return fmt.Errorf("cold start: %w", err)
-		}
-		t.srv = srv
-		starts.d = append(starts.d, srv.ready)
+	b.logf("cold starts at %s records, search indexes persisted", group(t.records))
+	starts, cpu, err := b.coldStarts(ctx, t)
+	if err != nil {
+		return err
 	}
 	r := starts.row(opColdStart, t.records, "", "exec to the first /readiness 200")
-	b.targets.ColdStart = &r
+	b.targets.ColdStart, b.targets.ColdStartCPUms = &r, cpu
+	b.logf("cold start: p50 %s ms (CPU %s ms)", msf(r.P50ms), msf(cpu))
+
+	b.logf("cold starts at %s records, search indexes not persisted", group(t.records))
+	if starts, cpu, err = b.coldStarts(ctx, t, envNoIndexSnapshots); err != nil {
+		return fmt.Errorf("search indexes not persisted: %w", err)
+	}
+	rb := starts.row(opColdStart, t.records, "", "exec to the first /readiness 200, security.persist_search_indexes = false")
+	b.targets.ColdStartRebuilt, b.targets.ColdStartRebuiltCPUms = &rb, cpu
+	b.logf("cold start, search indexes not persisted: p50 %s ms (CPU %s ms)", msf(rb.P50ms), msf(cpu))
 	return nil
+}
+
+// coldStarts restarts t's server sc.restarts times with env added to its
+// environment and returns the times from exec to readiness, and the p50
+// of the CPU time the server had used by then (which a busy machine
+// inflates less than the wall time).
+func (b *bench) coldStarts(ctx context.Context, t *targetServer, env ...string) (*timings, float64, error) {
+	var starts, cpu timings
+	for range b.cfg.targets.restarts {
+		if _, err := b.settle(ctx, t.srv.process); err != nil {
+			return nil, 0, err
+		}
+		if err := t.srv.stop(); err != nil {
+			return nil, 0, fmt.Errorf("stop for a cold start: %w", err)
+		}
+		t.srv = nil
+		srv, err := startServer(ctx, b.kids, b.cfg.memsvcBin, t.dir, t.home, env...)
+		if err != nil {
+			return nil, 0, fmt.Errorf("cold start: %w", err)
+		}
+		t.srv = srv
+		used, err := srv.cpuTime()
+		if err != nil {
+			return nil, 0, err
+		}
+		starts.d = append(starts.d, srv.ready)
+		cpu.d = append(cpu.d, used)
+	}
+	return &starts, cpu.row("", 0, "", "").P50ms, nil
 }
 
 // targetHybrid recalls by text and embedding over one corpus per
