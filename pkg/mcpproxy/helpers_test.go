@@ -38,6 +38,10 @@ func newHTTP(t testing.TB, opts httpapi.Options) string {
 // wires it.
 func newProxy(t testing.TB, url string, copts client.Options, opts Options) *Proxy {
 	t.Helper()
+	if copts.HTTPClient == nil {
+		// The transport Run gives the client.
+		copts.HTTPClient = &http.Client{Transport: serverTransport(url, http.ProxyFromEnvironment)}
+	}
 	c, err := client.New(url, copts)
 	if err != nil {
 		t.Fatal(err)

@@ -44,6 +44,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -208,8 +209,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr := serverTransport(opts.ServerURL, http.ProxyFromEnvironment)
 	ua := "memsvc-mcp"
 	if opts.Version != "" {
 		ua += "/" + opts.Version
@@ -230,6 +230,26 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	err = p.Serve(ctx, stdin, stdout)
 	p.log.Info("MCP proxy stopped", "err", err)
 	return err
+}
+
+// serverTransport is the HTTP transport for the server at serverURL: a
+// connTransport for plain http that proxy says to reach directly,
+// net/http's own (with proxy) for https or through a proxy.
+func serverTransport(serverURL string, proxy func(*http.Request) (*url.URL, error)) interface {
+	http.RoundTripper
+	CloseIdleConnections()
+} {
+	dial := (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	u, err := url.Parse(serverURL)
+	if err == nil && u.Scheme == "http" {
+		if p, err := proxy(&http.Request{URL: u}); err == nil && p == nil {
+			return newConnTransport(dial, maxConcurrent)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dial
+	tr.Proxy = proxy
+	return tr
 }
 
 // Serve reads JSON-RPC messages, one per line, from stdin and writes the
