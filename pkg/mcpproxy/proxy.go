@@ -124,6 +124,7 @@ type Proxy struct {
 	log    *slog.Logger
 	ids    *memory.IDSource // record ids of raw stores
 	server *server.MCPServer
+	calls  map[string]toolFunc // the tools by name, for plain calls (handle)
 	// maxMessage bounds one input line (maxMessageBytes; tests lower it).
 	maxMessage int
 }
@@ -142,8 +143,10 @@ func New(svc memory.Service, opts Options) *Proxy {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
 	)
+	p.calls = map[string]toolFunc{}
 	for _, t := range p.tools() {
 		p.server.AddTool(t.def, p.wrap(t))
+		p.calls[t.def.Name] = p.run(t)
 	}
 	return p
 }
@@ -155,10 +158,22 @@ func (p *Proxy) now() time.Time {
 	return time.Now()
 }
 
-// wrap adapts a handler to mcp-go: it reads and checks the arguments,
-// turns every error into an isError result and logs the outcome (never
-// the content).
+// wrap adapts a handler to mcp-go (see run).
 func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
+	run := p.run(t)
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return run(ctx, req.Params.Arguments), nil
+	}
+}
+
+// toolFunc runs one tool on the arguments of a call and returns its
+// result; it does not fail: failures are isError results.
+type toolFunc func(ctx context.Context, arguments any) *mcp.CallToolResult
+
+// run returns the function that calls a tool: it reads and checks the
+// arguments, turns every error into an isError result and logs the
+// outcome (never the content).
+func (p *Proxy) run(t tool) toolFunc {
 	name := t.def.Name
 	known := make([]string, 0, len(t.def.InputSchema.Properties))
 	for k := range t.def.InputSchema.Properties {
@@ -166,7 +181,7 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 	}
 	slices.Sort(known)
 	accepted := append(slices.Clone(known), t.aliases...)
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+	return func(ctx context.Context, arguments any) (res *mcp.CallToolResult) {
 		start := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
@@ -175,12 +190,12 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 			}
 		}()
 		var err error
-		m, ok := req.Params.Arguments.(map[string]any)
+		m, ok := arguments.(map[string]any)
 		switch {
-		case req.Params.Arguments == nil:
+		case arguments == nil:
 			m = map[string]any{}
 		case !ok:
-			err = badArg("arguments", "must be a JSON object of named arguments, got %s", jsonType(req.Params.Arguments))
+			err = badArg("arguments", "must be a JSON object of named arguments, got %s", jsonType(arguments))
 		}
 		if err == nil {
 			a := args{m: m}
@@ -195,10 +210,10 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 		if err != nil {
 			f := p.describe(err)
 			p.log.Log(ctx, f.level, "tool call failed", "tool", name, "kind", f.kind, "err", err, "took", took)
-			return mcp.NewToolResultError(f.text), nil
+			return mcp.NewToolResultError(f.text)
 		}
 		p.log.Debug("tool call", "tool", name, "took", took)
-		return res, nil
+		return res
 	}
 }
 
@@ -285,7 +300,18 @@ func (p *Proxy) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) er
 		case m.tooLong:
 			out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
 				fmt.Sprintf("message longer than the limit of %d bytes", p.maxMessage), nil))
-		case len(m.data) > 0 && isToolCall(m.data):
+		case len(m.data) > 0:
+			tc, isCall := p.readToolCall(m.data)
+			if !isCall {
+				// Everything but tool calls is quick and local:
+				// initialize, tools/list, ping, notifications, and
+				// malformed messages (answered with a parse error), in
+				// order.
+				if resp := p.server.HandleMessage(ctx, m.data); resp != nil {
+					out.write(resp)
+				}
+				break
+			}
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
@@ -294,17 +320,10 @@ func (p *Proxy) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) er
 			wg.Add(1)
 			go func(data []byte) {
 				defer func() { <-sem; wg.Done() }()
-				if resp := p.server.HandleMessage(ctx, data); resp != nil {
+				if resp := p.answer(ctx, tc, data); resp != nil {
 					out.write(resp)
 				}
 			}(m.data)
-		case len(m.data) > 0:
-			// Everything else is quick and local: initialize, tools/list,
-			// ping, notifications, and malformed messages (answered with
-			// a parse error), in order.
-			if resp := p.server.HandleMessage(ctx, m.data); resp != nil {
-				out.write(resp)
-			}
 		}
 		if m.err != nil {
 			if errors.Is(m.err, io.EOF) {
@@ -364,19 +383,6 @@ func trimSpace(b []byte) []byte {
 		b = b[1:]
 	}
 	return b
-}
-
-// isToolCall reports whether data is a tools/call request (a method and
-// a non-null id): the only messages that wait for the server.
-func isToolCall(data []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	return m.Method == string(mcp.MethodToolsCall) && len(m.ID) > 0 && string(m.ID) != "null"
 }
 
 // messageWriter writes whole messages, one per line, from any goroutine.
