@@ -275,63 +275,124 @@ func serverTransport(serverURL string, proxy func(*http.Request) (*url.URL, erro
 func (p *Proxy) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := &messageWriter{w: stdout, cancel: cancel}
-
-	msgs := make(chan message)
-	go readMessages(ctx, stdin, p.maxMessage, msgs)
-
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxConcurrent)
-	finish := func(err error) error {
-		wg.Wait()
-		if werr := out.failure(); werr != nil {
-			return werr
-		}
-		return err
+	s := &session{
+		p: p, ctx: ctx,
+		in:    &lineReader{br: bufio.NewReaderSize(stdin, 64<<10), limit: p.maxMessage},
+		out:   &messageWriter{w: stdout, cancel: cancel},
+		sem:   make(chan struct{}, maxConcurrent),
+		ended: make(chan error, 1),
 	}
+	go s.read()
+	var err error
+	select {
+	case err = <-s.ended:
+	case <-ctx.Done():
+	}
+	s.close()
+	s.wg.Wait()
+	if werr := s.out.failure(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// session is one run of Serve. One goroutine at a time reads stdin: it
+// answers the messages other than tool calls itself, in order, and on a
+// tool call hands the reading on to a new goroutine and answers the call.
+// The call's answer so follows its request without a hand-off between
+// goroutines, which on a loaded machine costs a search more than the
+// proxy's own work does.
+type session struct {
+	p     *Proxy
+	ctx   context.Context
+	in    *lineReader
+	out   *messageWriter
+	sem   chan struct{} // tool calls being answered
+	ended chan error    // the end of stdin: nil at EOF
+
+	mu     sync.Mutex
+	closed bool           // Serve is returning: no new work
+	wg     sync.WaitGroup // work begun
+}
+
+// read reads and answers messages until stdin ends, or until a tool call,
+// which it answers after starting the next reader.
+func (s *session) read() {
 	for {
-		var m message
-		select {
-		case <-ctx.Done():
-			return finish(nil)
-		case m = <-msgs:
+		m := s.in.next()
+		if !s.begin() {
+			return
 		}
 		switch {
 		case m.tooLong:
-			out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
-				fmt.Sprintf("message longer than the limit of %d bytes", p.maxMessage), nil))
+			s.out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
+				fmt.Sprintf("message longer than the limit of %d bytes", s.in.limit), nil))
 		case len(m.data) > 0:
-			tc, isCall := p.readToolCall(m.data)
-			if !isCall {
-				// Everything but tool calls is quick and local:
-				// initialize, tools/list, ping, notifications, and
-				// malformed messages (answered with a parse error), in
-				// order.
-				if resp := p.server.HandleMessage(ctx, m.data); resp != nil {
-					out.write(resp)
-				}
-				break
+			tc, isCall := s.p.readToolCall(m.data)
+			if isCall {
+				s.call(tc, m)
+				return
 			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return finish(nil)
+			// Everything but tool calls is quick and local: initialize,
+			// tools/list, ping, notifications, and malformed messages
+			// (answered with a parse error), in order.
+			if resp := s.p.server.HandleMessage(s.ctx, m.data); resp != nil {
+				s.out.write(resp)
 			}
-			wg.Add(1)
-			go func(data []byte) {
-				defer func() { <-sem; wg.Done() }()
-				if resp := p.answer(ctx, tc, data); resp != nil {
-					out.write(resp)
-				}
-			}(m.data)
 		}
+		s.wg.Done()
 		if m.err != nil {
-			if errors.Is(m.err, io.EOF) {
-				return finish(nil)
-			}
-			return finish(fmt.Errorf("read stdin: %w", m.err))
+			s.end(m.err)
+			return
 		}
 	}
+}
+
+// call answers the tool call tc, read from m, once there is room for it,
+// with the next message read by a new goroutine.
+func (s *session) call(tc toolCall, m message) {
+	defer s.wg.Done()
+	select {
+	case s.sem <- struct{}{}:
+	case <-s.ctx.Done():
+		return
+	}
+	defer func() { <-s.sem }()
+	if m.err != nil {
+		s.end(m.err)
+	} else {
+		go s.read()
+	}
+	if resp := s.p.answer(s.ctx, tc, m.data); resp != nil {
+		s.out.write(resp)
+	}
+}
+
+// begin counts a message as work Serve waits for, unless it is returning.
+func (s *session) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *session) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// end reports the end of stdin, err, to Serve.
+func (s *session) end(err error) {
+	if !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("read stdin: %w", err)
+	} else {
+		err = nil
+	}
+	s.ended <- err
 }
 
 // message is one line of input; err ends the input.
@@ -341,38 +402,34 @@ type message struct {
 	err     error
 }
 
-// readMessages sends the lines of r to msgs until r fails or ends (the
-// last message carries the error) or ctx is done. Lines longer than limit,
-// not counting their "\n", are skipped and reported as tooLong.
-func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- message) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// lineReader reads the lines of stdin. Lines longer than limit, not
+// counting their "\n", are skipped and reported as tooLong.
+type lineReader struct {
+	br    *bufio.Reader
+	limit int
+}
+
+// next returns the next line; the last one carries the error that ended
+// the input.
+func (r *lineReader) next() message {
+	var m message
 	for {
-		var m message
-		for {
-			frag, err := br.ReadSlice('\n')
-			if !m.tooLong {
-				if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > limit {
-					m.tooLong, m.data = true, nil
-				} else {
-					m.data = append(m.data, frag...)
-				}
+		frag, err := r.br.ReadSlice('\n')
+		if !m.tooLong {
+			if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > r.limit {
+				m.tooLong, m.data = true, nil
+			} else {
+				m.data = append(m.data, frag...)
 			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			m.err = err
-			break
 		}
-		m.data = trimSpace(m.data)
-		select {
-		case msgs <- m:
-		case <-ctx.Done():
-			return
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
 		}
-		if m.err != nil {
-			return
-		}
+		m.err = err
+		break
 	}
+	m.data = trimSpace(m.data)
+	return m
 }
 
 func trimSpace(b []byte) []byte {
