@@ -255,15 +255,15 @@ func serverTransport(serverURL string, proxy func(*http.Request) (*url.URL, erro
 	CloseIdleConnections()
 } {
 	dial := (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	u, err := url.Parse(serverURL)
-	if err == nil && u.Scheme == "http" {
-		if p, err := proxy(&http.Request{URL: u}); err == nil && p == nil {
-			return newConnTransport(dial, maxConcurrent)
-		}
-	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = dial
 	tr.Proxy = proxy
+	u, err := url.Parse(serverURL)
+	if err == nil && u.Scheme == "http" {
+		if p, err := proxy(&http.Request{URL: u}); err == nil && p == nil {
+			return newConnTransport(dial, maxConcurrent, tr)
+		}
+	}
 	return tr
 }
 

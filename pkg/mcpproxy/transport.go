@@ -21,6 +21,11 @@ import (
 // machine those hand-offs cost the proxy more than a search takes the
 // server. Run uses connTransport for http URLs reached without a proxy.
 //
+// A request with a body over directBodyBytes, or of unknown length, goes
+// through big, net/http's transport, which reads an answer while it
+// writes: a server refusing a huge body answers (413) before it has read
+// it all, and then closes the connection under the writer.
+//
 // A connection is reused once its answer has been read to the end and
 // neither side asked to close it. Before reuse it is checked for a close
 // by the server (idleClosed); should the server close it anyway before
@@ -29,13 +34,22 @@ import (
 type connTransport struct {
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 	maxIdle int
+	big     interface {
+		http.RoundTripper
+		CloseIdleConnections()
+	}
 
 	mu   sync.Mutex
 	idle []*persistConn
 }
 
-func newConnTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxIdle int) *connTransport {
-	return &connTransport{dial: dial, maxIdle: maxIdle}
+// directBodyBytes bounds the request bodies connTransport writes itself.
+const directBodyBytes = 1 << 20
+
+// newConnTransport returns a transport that dials with dial, keeps up to
+// maxIdle connections and sends big bodies through big.
+func newConnTransport(dial func(ctx context.Context, network, addr string) (net.Conn, error), maxIdle int, big *http.Transport) *connTransport {
+	return &connTransport{dial: dial, maxIdle: maxIdle, big: big}
 }
 
 // persistConn is one connection to the server.
@@ -52,6 +66,10 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.URL.Scheme != "http" {
 		closeBody(req)
 		return nil, fmt.Errorf("connTransport serves http only, not %q", req.URL.Scheme)
+	}
+	unknown := req.ContentLength < 0 || (req.ContentLength == 0 && req.Body != nil && req.Body != http.NoBody)
+	if unknown || req.ContentLength > directBodyBytes {
+		return t.big.RoundTrip(req)
 	}
 	for attempt := 0; ; attempt++ {
 		pc, err := t.get(req.Context(), hostPort(req.URL))
@@ -193,6 +211,7 @@ func (t *connTransport) put(pc *persistConn) {
 
 // CloseIdleConnections closes the connections kept for reuse.
 func (t *connTransport) CloseIdleConnections() {
+	t.big.CloseIdleConnections()
 	t.mu.Lock()
 	idle := t.idle
 	t.idle = nil
@@ -210,7 +229,11 @@ type connBody struct {
 	pc   *persistConn // nil once released or closed
 	keep bool         // the connection may carry another exchange
 	stop func() bool  // ends the request's cancellation watch
+	err  error        // what reads return once pc is released
 }
+
+// errBodyClosed is what reads of an answer body return after Close.
+var errBodyClosed = errors.New("read on a closed answer body")
 
 // drainLimit bounds what Close reads of an unread rest to keep the
 // connection.
@@ -218,16 +241,18 @@ const drainLimit = 4 << 10
 
 func (b *connBody) Read(p []byte) (int, error) {
 	if b.pc == nil {
-		return 0, errors.New("read on a closed answer body")
+		return 0, b.err
 	}
 	n, err := b.rc.Read(p)
 	if err != nil {
+		b.err = err
 		b.finish(err == io.EOF)
 	}
 	return n, err
 }
 
 func (b *connBody) Close() error {
+	b.err = errBodyClosed
 	if b.pc == nil {
 		return nil
 	}

@@ -37,7 +37,7 @@ func countingServer(t *testing.T, handler http.HandlerFunc) (*httptest.Server, f
 }
 
 func directClient() (*http.Client, *connTransport) {
-	tr := newConnTransport((&net.Dialer{Timeout: 5 * time.Second}).DialContext, maxConcurrent)
+	tr := newConnTransport((&net.Dialer{Timeout: 5 * time.Second}).DialContext, maxConcurrent, http.DefaultTransport.(*http.Transport).Clone())
 	return &http.Client{Transport: tr}, tr
 }
 
@@ -102,6 +102,9 @@ func TestConnTransportReuse(t *testing.T) {
 			t.Fatalf("read %q: %v", buf, err)
 		}
 		_ = resp.Body.Close()
+		if _, err := resp.Body.Read(buf); !errors.Is(err, errBodyClosed) {
+			t.Errorf("read after Close: %v", err)
+		}
 	}
 	if n := conns(); n != 1 {
 		t.Errorf("%d connections for sequential requests, want 1", n)
@@ -210,6 +213,7 @@ func TestConnTransportResend(t *testing.T) {
 	}
 	<-bodies
 	req, _ := http.NewRequest(http.MethodPost, url, io.NopCloser(strings.NewReader("four")))
+	req.ContentLength = 4
 	if resp, err := hc.Do(req); err == nil || !errors.Is(err, errClosedBeforeAnswer) {
 		if resp != nil {
 			_ = resp.Body.Close()
@@ -286,5 +290,47 @@ func TestServerTransport(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "https://127.0.0.1:1/", bytes.NewReader(nil))
 	if _, err := tr.RoundTrip(req); err == nil {
 		t.Error("https through connTransport: no error")
+	}
+}
+
+// TestConnTransportBigBody: a request body too big to write in one go,
+// or of unknown length, goes through net/http's transport, so that a
+// server refusing it before reading it all is heard; the refusal comes
+// back as the answer, not as a broken connection.
+func TestConnTransportBigBody(t *testing.T) {
+	ts, conns := countingServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > directBodyBytes || r.ContentLength < 0 {
+			_, _ = io.CopyN(io.Discard, r.Body, 1024)
+			w.Header().Set("Connection", "close")
+			w.WriteHeader(http.StatusRequestEntityTooLarge)
+			_, _ = io.WriteString(w, "too large")
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		_, _ = io.WriteString(w, "ok")
+	})
+	hc, tr := directClient()
+	defer tr.CloseIdleConnections()
+	big := strings.Repeat("x", 32*directBodyBytes)
+	for range 3 {
+		status, got, err := post(context.Background(), hc, ts.URL, big)
+		if err != nil || status != http.StatusRequestEntityTooLarge || got != "too large" {
+			t.Fatalf("big body: %d %q, %v", status, got, err)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, io.NopCloser(strings.NewReader("unknown length")))
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("body of unknown length: %d", resp.StatusCode)
+	}
+	if status, got, err := post(context.Background(), hc, ts.URL, "small"); err != nil || got != "ok" {
+		t.Fatalf("small body: %d %q, %v", status, got, err)
+	}
+	if n := conns(); n != 5 {
+		t.Errorf("%d connections, want 5 (one per refusal, one for the small body)", n)
 	}
 }
