@@ -18,8 +18,8 @@ import (
 // over kept-alive TCP connections, each exchange written and read in the
 // calling goroutine. net/http's Transport hands every request to a writer
 // goroutine and every answer back from a reader goroutine; on a loaded
-// machine those hand-offs cost the proxy more than a search takes the
-// server. Run uses connTransport for http URLs reached without a proxy.
+// machine those hand-offs are a visible part of a search through the
+// proxy. Run uses connTransport for http URLs reached without a proxy.
 //
 // A request with a body over directBodyBytes, or of unknown length, goes
 // through big, net/http's transport, which reads an answer while it
