@@ -89,7 +89,7 @@ func (s *Server) operation(path string) apiFunc {
 	case wire.PathEncodeUpdate:
 		return s.encodeUpdate
 	case wire.PathRecallQuery:
-		return jsonOp(s, svc.RecallQuery)
+		return s.recallQuery
 	case wire.PathRecallRaw:
 		return jsonOp(s, svc.RecallRaw)
 	case wire.PathRecallAssociate:
@@ -375,6 +375,8 @@ func marshal(v any) ([]byte, error) {
 		if a != nil {
 			return a.MarshalJSON()
 		}
+	case memory.RecallBrief:
+		return a.MarshalJSON()
 	}
 	return json.Marshal(v)
 }

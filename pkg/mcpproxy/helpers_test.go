@@ -38,6 +38,10 @@ func newHTTP(t testing.TB, opts httpapi.Options) string {
 // wires it.
 func newProxy(t testing.TB, url string, copts client.Options, opts Options) *Proxy {
 	t.Helper()
+	if copts.HTTPClient == nil {
+		// The transport Run gives the client.
+		copts.HTTPClient = &http.Client{Transport: serverTransport(url, http.ProxyFromEnvironment)}
+	}
 	c, err := client.New(url, copts)
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +82,7 @@ type rpcAnswer struct {
 	} `json:"error"`
 }
 
-// callTool sends tools/call through the MCP server and returns the text of
+// callTool answers tools/call as Serve does and returns the text of
 // the result and whether it is an error result. A JSON-RPC error fails the
 // test: tool failures must be results. A successful result must carry
 // structuredContent that validates against the tool's outputSchema, and
@@ -93,7 +97,11 @@ func callTool(t testing.TB, p *Proxy, name string, arguments any) (string, bool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp := p.server.HandleMessage(context.Background(), msg)
+	tc, ok := p.readToolCall(msg)
+	if !ok || tc.run == nil {
+		t.Fatalf("%s: not read as a plain tool call: %s", name, msg)
+	}
+	resp := p.answer(context.Background(), tc, msg) // as Serve answers it
 	b, err := json.Marshal(resp)
 	if err != nil {
 		t.Fatal(err)

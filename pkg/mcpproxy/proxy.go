@@ -44,6 +44,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -123,6 +124,7 @@ type Proxy struct {
 	log    *slog.Logger
 	ids    *memory.IDSource // record ids of raw stores
 	server *server.MCPServer
+	calls  map[string]toolFunc // the tools by name, for plain calls (handle)
 	// maxMessage bounds one input line (maxMessageBytes; tests lower it).
 	maxMessage int
 }
@@ -141,8 +143,10 @@ func New(svc memory.Service, opts Options) *Proxy {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(instructions),
 	)
+	p.calls = map[string]toolFunc{}
 	for _, t := range p.tools() {
 		p.server.AddTool(t.def, p.wrap(t))
+		p.calls[t.def.Name] = p.run(t)
 	}
 	return p
 }
@@ -154,10 +158,22 @@ func (p *Proxy) now() time.Time {
 	return time.Now()
 }
 
-// wrap adapts a handler to mcp-go: it reads and checks the arguments,
-// turns every error into an isError result and logs the outcome (never
-// the content).
+// wrap adapts a handler to mcp-go (see run).
 func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
+	run := p.run(t)
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return run(ctx, req.Params.Arguments), nil
+	}
+}
+
+// toolFunc runs one tool on the arguments of a call and returns its
+// result; it does not fail: failures are isError results.
+type toolFunc func(ctx context.Context, arguments any) *mcp.CallToolResult
+
+// run returns the function that calls a tool: it reads and checks the
+// arguments, turns every error into an isError result and logs the
+// outcome (never the content).
+func (p *Proxy) run(t tool) toolFunc {
 	name := t.def.Name
 	known := make([]string, 0, len(t.def.InputSchema.Properties))
 	for k := range t.def.InputSchema.Properties {
@@ -165,7 +181,7 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 	}
 	slices.Sort(known)
 	accepted := append(slices.Clone(known), t.aliases...)
-	return func(ctx context.Context, req mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+	return func(ctx context.Context, arguments any) (res *mcp.CallToolResult) {
 		start := time.Now()
 		defer func() {
 			if r := recover(); r != nil {
@@ -174,12 +190,12 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 			}
 		}()
 		var err error
-		m, ok := req.Params.Arguments.(map[string]any)
+		m, ok := arguments.(map[string]any)
 		switch {
-		case req.Params.Arguments == nil:
+		case arguments == nil:
 			m = map[string]any{}
 		case !ok:
-			err = badArg("arguments", "must be a JSON object of named arguments, got %s", jsonType(req.Params.Arguments))
+			err = badArg("arguments", "must be a JSON object of named arguments, got %s", jsonType(arguments))
 		}
 		if err == nil {
 			a := args{m: m}
@@ -194,10 +210,10 @@ func (p *Proxy) wrap(t tool) server.ToolHandlerFunc {
 		if err != nil {
 			f := p.describe(err)
 			p.log.Log(ctx, f.level, "tool call failed", "tool", name, "kind", f.kind, "err", err, "took", took)
-			return mcp.NewToolResultError(f.text), nil
+			return mcp.NewToolResultError(f.text)
 		}
 		p.log.Debug("tool call", "tool", name, "took", took)
-		return res, nil
+		return res
 	}
 }
 
@@ -208,8 +224,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr := serverTransport(opts.ServerURL, http.ProxyFromEnvironment)
 	ua := "memsvc-mcp"
 	if opts.Version != "" {
 		ua += "/" + opts.Version
@@ -232,6 +247,26 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	return err
 }
 
+// serverTransport is the HTTP transport for the server at serverURL: a
+// connTransport for plain http that proxy says to reach directly,
+// net/http's own (with proxy) for https or through a proxy.
+func serverTransport(serverURL string, proxy func(*http.Request) (*url.URL, error)) interface {
+	http.RoundTripper
+	CloseIdleConnections()
+} {
+	dial := (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = dial
+	tr.Proxy = proxy
+	u, err := url.Parse(serverURL)
+	if err == nil && u.Scheme == "http" {
+		if p, err := proxy(&http.Request{URL: u}); err == nil && p == nil {
+			return newConnTransport(dial, maxConcurrent, tr)
+		}
+	}
+	return tr
+}
+
 // Serve reads JSON-RPC messages, one per line, from stdin and writes the
 // answers to stdout. Tool calls are served concurrently (a few at a time),
 // everything else in order. It returns nil when stdin ends (after writing
@@ -240,59 +275,124 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 func (p *Proxy) Serve(ctx context.Context, stdin io.Reader, stdout io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	out := &messageWriter{w: stdout, cancel: cancel}
-
-	msgs := make(chan message)
-	go readMessages(ctx, stdin, p.maxMessage, msgs)
-
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, maxConcurrent)
-	finish := func(err error) error {
-		wg.Wait()
-		if werr := out.failure(); werr != nil {
-			return werr
-		}
-		return err
+	s := &session{
+		p: p, ctx: ctx,
+		in:    &lineReader{br: bufio.NewReaderSize(stdin, 64<<10), limit: p.maxMessage},
+		out:   &messageWriter{w: stdout, cancel: cancel},
+		sem:   make(chan struct{}, maxConcurrent),
+		ended: make(chan error, 1),
 	}
+	go s.read()
+	var err error
+	select {
+	case err = <-s.ended:
+	case <-ctx.Done():
+	}
+	s.close()
+	s.wg.Wait()
+	if werr := s.out.failure(); werr != nil {
+		return werr
+	}
+	return err
+}
+
+// session is one run of Serve. One goroutine at a time reads stdin: it
+// answers the messages other than tool calls itself, in order, and on a
+// tool call hands the reading on to a new goroutine and answers the call.
+// The call's answer so follows its request without a hand-off between
+// goroutines, which on a loaded machine costs a search more than the
+// proxy's own work does.
+type session struct {
+	p     *Proxy
+	ctx   context.Context
+	in    *lineReader
+	out   *messageWriter
+	sem   chan struct{} // tool calls being answered
+	ended chan error    // the end of stdin: nil at EOF
+
+	mu     sync.Mutex
+	closed bool           // Serve is returning: no new work
+	wg     sync.WaitGroup // work begun
+}
+
+// read reads and answers messages until stdin ends, or until a tool call,
+// which it answers after starting the next reader.
+func (s *session) read() {
 	for {
-		var m message
-		select {
-		case <-ctx.Done():
-			return finish(nil)
-		case m = <-msgs:
+		m := s.in.next()
+		if !s.begin() {
+			return
 		}
 		switch {
 		case m.tooLong:
-			out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
-				fmt.Sprintf("message longer than the limit of %d bytes", p.maxMessage), nil))
-		case len(m.data) > 0 && isToolCall(m.data):
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return finish(nil)
-			}
-			wg.Add(1)
-			go func(data []byte) {
-				defer func() { <-sem; wg.Done() }()
-				if resp := p.server.HandleMessage(ctx, data); resp != nil {
-					out.write(resp)
-				}
-			}(m.data)
+			s.out.write(mcp.NewJSONRPCError(mcp.NewRequestId(nil), mcp.INVALID_REQUEST,
+				fmt.Sprintf("message longer than the limit of %d bytes", s.in.limit), nil))
 		case len(m.data) > 0:
-			// Everything else is quick and local: initialize, tools/list,
-			// ping, notifications, and malformed messages (answered with
-			// a parse error), in order.
-			if resp := p.server.HandleMessage(ctx, m.data); resp != nil {
-				out.write(resp)
+			tc, isCall := s.p.readToolCall(m.data)
+			if isCall {
+				s.call(tc, m)
+				return
+			}
+			// Everything but tool calls is quick and local: initialize,
+			// tools/list, ping, notifications, and malformed messages
+			// (answered with a parse error), in order.
+			if resp := s.p.server.HandleMessage(s.ctx, m.data); resp != nil {
+				s.out.write(resp)
 			}
 		}
+		s.wg.Done()
 		if m.err != nil {
-			if errors.Is(m.err, io.EOF) {
-				return finish(nil)
-			}
-			return finish(fmt.Errorf("read stdin: %w", m.err))
+			s.end(m.err)
+			return
 		}
 	}
+}
+
+// call answers the tool call tc, read from m, once there is room for it,
+// with the next message read by a new goroutine.
+func (s *session) call(tc toolCall, m message) {
+	defer s.wg.Done()
+	select {
+	case s.sem <- struct{}{}:
+	case <-s.ctx.Done():
+		return
+	}
+	defer func() { <-s.sem }()
+	if m.err != nil {
+		s.end(m.err)
+	} else {
+		go s.read()
+	}
+	if resp := s.p.answer(s.ctx, tc, m.data); resp != nil {
+		s.out.write(resp)
+	}
+}
+
+// begin counts a message as work Serve waits for, unless it is returning.
+func (s *session) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *session) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}
+
+// end reports the end of stdin, err, to Serve.
+func (s *session) end(err error) {
+	if !errors.Is(err, io.EOF) {
+		err = fmt.Errorf("read stdin: %w", err)
+	} else {
+		err = nil
+	}
+	s.ended <- err
 }
 
 // message is one line of input; err ends the input.
@@ -302,38 +402,34 @@ type message struct {
 	err     error
 }
 
-// readMessages sends the lines of r to msgs until r fails or ends (the
-// last message carries the error) or ctx is done. Lines longer than limit,
-// not counting their "\n", are skipped and reported as tooLong.
-func readMessages(ctx context.Context, r io.Reader, limit int, msgs chan<- message) {
-	br := bufio.NewReaderSize(r, 64<<10)
+// lineReader reads the lines of stdin. Lines longer than limit, not
+// counting their "\n", are skipped and reported as tooLong.
+type lineReader struct {
+	br    *bufio.Reader
+	limit int
+}
+
+// next returns the next line; the last one carries the error that ended
+// the input.
+func (r *lineReader) next() message {
+	var m message
 	for {
-		var m message
-		for {
-			frag, err := br.ReadSlice('\n')
-			if !m.tooLong {
-				if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > limit {
-					m.tooLong, m.data = true, nil
-				} else {
-					m.data = append(m.data, frag...)
-				}
+		frag, err := r.br.ReadSlice('\n')
+		if !m.tooLong {
+			if len(m.data)+len(bytes.TrimSuffix(frag, []byte("\n"))) > r.limit {
+				m.tooLong, m.data = true, nil
+			} else {
+				m.data = append(m.data, frag...)
 			}
-			if errors.Is(err, bufio.ErrBufferFull) {
-				continue
-			}
-			m.err = err
-			break
 		}
-		m.data = trimSpace(m.data)
-		select {
-		case msgs <- m:
-		case <-ctx.Done():
-			return
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
 		}
-		if m.err != nil {
-			return
-		}
+		m.err = err
+		break
 	}
+	m.data = trimSpace(m.data)
+	return m
 }
 
 func trimSpace(b []byte) []byte {
@@ -344,19 +440,6 @@ func trimSpace(b []byte) []byte {
 		b = b[1:]
 	}
 	return b
-}
-
-// isToolCall reports whether data is a tools/call request (a method and
-// a non-null id): the only messages that wait for the server.
-func isToolCall(data []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	if json.Unmarshal(data, &m) != nil {
-		return false
-	}
-	return m.Method == string(mcp.MethodToolsCall) && len(m.ID) > 0 && string(m.ID) != "null"
 }
 
 // messageWriter writes whole messages, one per line, from any goroutine.

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"encoding/json"
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -20,11 +21,24 @@ import (
 // integer array, a number out of range) makes it give up, and the caller
 // decodes the answer in full: such answers get exactly the result, or the
 // error, they always got.
-func parseRecall(data []byte) (*recallResult, bool) {
+//
+// The brief answer (memory.RecallBrief, which begins with "view":"brief")
+// is read by the same parser, the blocks' text given as strings; brief
+// reports that data declared itself one. The full decoder cannot stand in
+// for the parser on a brief answer (it would read no content), so such an
+// answer the parser gives up on is an error (recall).
+func parseRecall(data []byte) (_ *recallResult, ok, brief bool) {
 	p := recallParser{Scanner: jsonscan.Scanner{Data: data}}
 	out := &recallResult{Memories: []recallItem{}}
-	ok := p.Object(func(key []byte) bool {
+	first := true
+	ok = p.Object(func(key []byte) bool {
+		isFirst := first
+		first = false
 		switch string(key) {
+		case "view":
+			view, ok := p.PlainString()
+			p.brief = ok && isFirst && string(view) == memory.ViewBrief
+			return p.brief
 		case "memories":
 			return p.Array(nil, func() bool {
 				it, ok := p.recalled()
@@ -45,9 +59,9 @@ func parseRecall(data []byte) (*recallResult, bool) {
 		return false
 	})
 	if !ok || !p.End() {
-		return nil, false
+		return nil, false, p.brief
 	}
-	return out, true
+	return out, true, p.brief
 }
 
 // recallParser is a strict JSON parser over one recall answer. Its
@@ -55,7 +69,8 @@ func parseRecall(data []byte) (*recallResult, bool) {
 // parse.
 type recallParser struct {
 	jsonscan.Scanner
-	data []byte // scratch for content data
+	data  []byte // scratch for content data
+	brief bool   // the answer is a brief one
 }
 
 func (p *recallParser) recalled() (recallItem, bool) {
@@ -113,6 +128,8 @@ func (p *recallParser) content(f *recallFields) bool {
 			return p.Array(nil, func() bool {
 				var modality memory.Modality
 				var data []byte
+				var text string
+				hasText := false
 				ok := p.Object(func(key []byte) bool {
 					switch string(key) {
 					case "modality":
@@ -120,13 +137,22 @@ func (p *recallParser) content(f *recallFields) bool {
 					case "data":
 						var ok bool
 						data, ok = p.bytes()
-						return ok
+						return ok && !p.brief
+					case "text":
+						hasText = true
+						return p.brief && p.str(&text)
 					case "format", "embedding":
-						return p.Skip()
+						return p.Skip() && !p.brief
 					}
 					return false
 				})
-				if ok && !f.isText && modality == memory.ModalityText && utf8.Valid(data) {
+				if !ok || f.isText || modality != memory.ModalityText {
+					return ok
+				}
+				switch {
+				case p.brief && hasText:
+					f.text, f.isText = text, true
+				case !p.brief && utf8.Valid(data):
 					f.text, f.isText = string(data), true
 				}
 				return ok
@@ -136,6 +162,20 @@ func (p *recallParser) content(f *recallFields) bool {
 		}
 		return false
 	})
+}
+
+// str reads the next string, escapes included, as encoding/json does;
+// invalid UTF-8 (which encoding/json would replace) makes it give up.
+func (p *recallParser) str(out *string) bool {
+	tok, escaped, ok := p.StrToken()
+	if !ok || !utf8.Valid(tok) {
+		return false
+	}
+	if !escaped {
+		*out = string(tok[1 : len(tok)-1])
+		return true
+	}
+	return json.Unmarshal(tok, out) == nil
 }
 
 // bytes reads content data written as an integer array, as

@@ -118,6 +118,15 @@ func (g answerGen) record() memory.MemoryRecord {
 // answer returns a random recall answer as the server writes it.
 func (g answerGen) answer(t testing.TB) []byte {
 	t.Helper()
+	b, err := json.Marshal(g.response())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// response returns a random recall answer.
+func (g answerGen) response() *memory.RecallQueryResponse {
 	var r memory.RecallQueryResponse
 	if g.pick(5) > 0 {
 		r.Memories = []memory.RecalledMemory{}
@@ -139,11 +148,7 @@ func (g answerGen) answer(t testing.TB) []byte {
 	case 1:
 		r.QueryMetadata = &memory.QueryMetadata{StoresSearched: []memory.StoreType{}}
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return &r
 }
 
 // decodedRecall is the recall tool's result from the full decoder, or its
@@ -162,9 +167,11 @@ func decodedRecall(data []byte) (*recallResult, error) {
 // show holds a well-formed value of the wrong type).
 func sameResult(t *testing.T, data []byte) (taken, lenient bool) {
 	t.Helper()
-	got, ok := parseRecall(data)
-	if !ok {
-		return false, false
+	got, ok, brief := parseRecall(data)
+	if !ok || brief {
+		// A brief answer has no full decoding to compare with
+		// (TestParseRecallBrief compares it with its source).
+		return ok, false
 	}
 	want, err := decodedRecall(data)
 	if err != nil {
@@ -249,7 +256,7 @@ func TestParseRecallLeavesTheUnexpected(t *testing.T) {
 		{"null fidelity", strings.Replace(record(`{"blocks":[{"modality":"text","data":[104,105]}]}`), `{"score":0.5}`, `null`, 1), "hi"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, ok := parseRecall([]byte(tc.body)); ok {
+			if _, ok, _ := parseRecall([]byte(tc.body)); ok {
 				t.Fatalf("the parser took %s", tc.body)
 			}
 			want, err := decodedRecall([]byte(tc.body))
@@ -275,6 +282,60 @@ func TestParseRecallLeavesTheUnexpected(t *testing.T) {
 	got, isErr := callTool(t, p, "recall", map[string]any{"query": "x"})
 	if !isErr || !strings.Contains(got, "decode answer of POST /v1/recall/query") {
 		t.Errorf("recall of an unreadable answer: error %v, %s", isErr, got)
+	}
+}
+
+// TestParseRecallBrief: the brief answer of a recall (random ones, and
+// the same indented) reads to the result the full answer gives, and a
+// brief answer the parser gives up on is an error of the recall tool,
+// never a result of the full decoder.
+func TestParseRecallBrief(t *testing.T) {
+	g := answerGen{rand.New(rand.NewPCG(7, 8))}
+	for i := range 300 {
+		r := g.response()
+		brief, err := memory.RecallBrief{Response: r}.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, brief, "", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		want := flattenRecall(r)
+		for _, d := range [][]byte{brief, indented.Bytes()} {
+			got, ok, isBrief := parseRecall(d)
+			if !ok || !isBrief || !reflect.DeepEqual(got, want) {
+				gb, _ := json.Marshal(got)
+				wb, _ := json.Marshal(want)
+				t.Fatalf("answer %d: parsed (%v, brief %v)\n%s\nwant\n%s\nfrom\n%s", i, ok, isBrief, gb, wb, d)
+			}
+		}
+	}
+	for _, body := range []string{
+		`{"view":"brief","memories":[{"record":{"content":{"blocks":[{"modality":"text","data":[104]}]}}}]}`,
+		`{"view":"brief","memories":[{"record":{"content":{"blocks":[{"modality":"text","text":1}]}}}]}`,
+		`{"view":"brief","memories":[{"bogus":1}]}`,
+		`{"view":"brief","view":"brief","memories":[]}`,
+	} {
+		if _, ok, brief := parseRecall([]byte(body)); ok || !brief {
+			t.Errorf("%s: parsed %v, brief %v", body, ok, brief)
+		}
+		p := newProxy(t, fakeHTTP(t, 200, body), client.Options{}, Options{})
+		got, isErr := callTool(t, p, "recall", map[string]any{"query": "x"})
+		if !isErr || !strings.Contains(got, "decode answer of POST /v1/recall/query") {
+			t.Errorf("recall of %s: error %v, %s", body, isErr, got)
+		}
+	}
+	// "text" blocks belong to brief answers only; another view, or a view
+	// after other keys, is no brief answer.
+	for _, body := range []string{
+		`{"memories":[{"record":{"content":{"blocks":[{"modality":"text","text":"hi"}]}}}]}`,
+		`{"view":"full","memories":[]}`,
+		`{"memories":[],"view":"brief"}`,
+	} {
+		if _, ok, brief := parseRecall([]byte(body)); ok || brief {
+			t.Errorf("%s: parsed %v, brief %v", body, ok, brief)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package mcpproxy
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -162,13 +163,12 @@ func TestServeStdoutFails(t *testing.T) {
 	}
 }
 
-// TestReadMessagesLimit: an over-long line is skipped and reported; the
+// TestLineReaderLimit: an over-long line is skipped and reported; the
 // next line is read normally; a line of exactly the limit is not too long
 // because of its "\n".
-func TestReadMessagesLimit(t *testing.T) {
+func TestLineReaderLimit(t *testing.T) {
 	in := strings.Repeat("x", 100) + "\n" + `{"a":1}` + "\r\n" + strings.Repeat("y", 50) + "\n"
-	msgs := make(chan message)
-	go readMessages(t.Context(), strings.NewReader(in), 50, msgs)
+	r := &lineReader{br: bufio.NewReaderSize(strings.NewReader(in), 16), limit: 50}
 	tests := []message{
 		{tooLong: true},
 		{data: []byte(`{"a":1}`)},
@@ -176,7 +176,7 @@ func TestReadMessagesLimit(t *testing.T) {
 		{err: io.EOF},
 	}
 	for i, want := range tests {
-		got := <-msgs
+		got := r.next()
 		if got.tooLong != want.tooLong || string(got.data) != string(want.data) || !errors.Is(got.err, want.err) {
 			t.Fatalf("message %d = %+v, want %+v", i, got, want)
 		}

@@ -3,6 +3,7 @@ package mcpproxy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -633,10 +634,14 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	req.RecallMode = &perfect
 	if rd, ok := p.svc.(recallDecoder); ok {
 		var out *recallResult
-		err := rd.RecallQueryDecode(ctx, &req, func(data []byte) error {
-			var ok bool
-			if out, ok = parseRecall(data); ok {
+		err := rd.RecallQueryBriefDecode(ctx, &req, func(data []byte) error {
+			parsed, ok, brief := parseRecall(data)
+			switch {
+			case ok:
+				out = parsed
 				return nil
+			case brief:
+				return errBriefRecall
 			}
 			var resp memory.RecallQueryResponse
 			if err := memory.UnmarshalRecallQueryResponse(data, &resp); err != nil {
@@ -654,12 +659,16 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	return converted(resp, err, flattenRecall)
 }
 
-// recallDecoder is a service that hands over a recall answer's JSON
-// undecoded (pkg/client's Client), so that recall reads only the fields
-// it shows (parseRecall).
+// recallDecoder is a service that asks for the brief recall answer and
+// hands over its JSON undecoded (pkg/client's Client), so that recall
+// reads only the fields it shows (parseRecall). A server without the
+// brief view answers in full, which parseRecall reads as well.
 type recallDecoder interface {
-	RecallQueryDecode(ctx context.Context, req *memory.RecallQueryRequest, decode func(data []byte) error) error
+	RecallQueryBriefDecode(ctx context.Context, req *memory.RecallQueryRequest, decode func(data []byte) error) error
 }
+
+// errBriefRecall is the failure to read a brief recall answer.
+var errBriefRecall = errors.New("brief recall answer not understood")
 
 func (p *Proxy) recallRaw(ctx context.Context, a args) (*rawResult, error) {
 	req := memory.DefaultRecallRawQueryRequest()

@@ -131,6 +131,10 @@ const (
 	// QueryPreserveNamespaces "true" is ImportRequest.PreserveNamespaces.
 	QueryPreserveNamespaces = "preserve_namespaces"
 
+	// POST /v1/recall/query: "brief" asks for the brief answer
+	// (memory.RecallBrief), "full" (or absent) for the full one.
+	QueryView = "view"
+
 	// GET /v1/introspect/stats: "true" totals the statistics of every
 	// namespace, for an API key that may see them all; "false" (or
 	// absent) reports the namespace of the request.
