@@ -277,3 +277,46 @@ func BenchmarkConsolidateWhileRecalling(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkLinkRecord measures the similarity linking of one record (the
+// background linker's work for each stored record) over 2,000 generated
+// documents, with every link already in place, so an iteration is the
+// search for similar records and nothing is written. It reports the
+// process's CPU time per link too, which a busy machine disturbs less
+// than the wall time.
+func BenchmarkLinkRecord(b *testing.B) {
+	e := benchAuditedEngine(b)
+	e.opts.SimilarLinks = 3 // benchAuditedEngine turns the background linker off
+	ctx := context.Background()
+	docs := textindex.NewCorpusGen(7)
+	var ids []memory.ID
+	for range 4 {
+		reqs := make([]memory.EncodeStoreRequest, 500)
+		for i := range reqs {
+			reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())}
+		}
+		resp, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range resp.Results {
+			ids = append(ids, r.RecordID)
+		}
+	}
+	ns := e.space(ctx)
+	for _, id := range ids {
+		if err := e.linkRecord(ns, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	b.ReportAllocs()
+	cpu := processCPU()
+	for b.Loop() {
+		if err := e.linkRecord(ns, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-us/op")
+}

@@ -1,27 +1,104 @@
 package engine
 
 import (
+	"context"
 	"maps"
+	"slices"
 	"testing"
+
+	"memsvc.dev/memsvc/pkg/engine/textindex"
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// TestNamespaceTermSet: the term sets similarity linking compares, taken
-// through the namespace's analyzer and its stem cache, are the sets
-// textindex.Tokenize gives, for the same words seen again too.
-func TestNamespaceTermSet(t *testing.T) {
-	ns := (&Engine{}).newNS(0, "")
-	texts := []string{
-		"The deploy pipeline failed; deploying again fixed the deployments.",
-		"connection connected connecting connections, running runner runs",
-		"Rotate the API key before Friday: rotated keys expire after 90 days.",
-		"中文分词测试 and ümlauts über naïve café",
-		"",
+// TestIndexTermsAreRecordTerms: the term sets similarity linking compares,
+// read from the namespace's text index (indexTerms), are the sets
+// textindex.Tokenize gives for the record's texts (recordTermSet): for
+// several blocks, structured data, a summary and meta-memory, texts that
+// end or start mid-token, and words stored a second time (then the
+// analyzer takes them from its stem cache).
+func TestIndexTermsAreRecordTerms(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1})
+	ctx := context.Background()
+	summary := "Summary: rotating deploy-keys"
+	intent := "rotate the API key before Friday"
+	reqs := []memory.EncodeStoreRequest{
+		{Content: memory.TextContent("The deploy pipeline failed; deploying again fixed the deployments.")},
+		{Content: memory.TextContent("connection connected connecting connections, running runner runs")},
+		{Content: memory.TextContent("中文分词测试 and ümlauts über naïve café")},
+		{Content: memory.MemoryContent{Blocks: []memory.ContentBlock{
+			memory.TextBlock("the first block ends mid-"),
+			memory.TextBlock("word and the second starts: v1.2.3"),
+			{Modality: memory.ModalityStructured, Format: "application/json", Data: memory.Bytes(`{"owner":"ops team","ports":[8080,443]}`)},
+		}, Summary: &summary}},
+		{Content: memory.TextContent("rotated keys expire after 90 days"),
+			Meta: &memory.MetaMemory{CaptureStatus: memory.CaptureProvided, Intent: &intent, Tags: []string{"security", "key-rotation"}}},
 	}
-	for range 2 { // the second round reads the words from the cache
-		for _, text := range texts {
-			if got, want := ns.termSet(text), termSet(text); !maps.Equal(got, want) {
-				t.Errorf("%q: namespace terms %v, Tokenize's %v", text, got, want)
+	gen := textindex.NewCorpusGen(3)
+	for range 20 {
+		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(gen.Document())})
+	}
+	ns := h.e.defaultSpace()
+	for round := range 2 { // the second round finds the words in the stem cache
+		for i := range reqs {
+			resp, err := h.e.EncodeStore(ctx, &reqs[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := slices.Sorted(maps.Keys(recordTermSet(h.record(resp.RecordID))))
+			if got := ns.indexTerms(resp.RecordID); !slices.Equal(got, want) {
+				t.Errorf("round %d, record %d: index terms %q, record terms %q", round, i, got, want)
 			}
 		}
+	}
+	if got := ns.indexTerms(memory.MustParseID("0196a9e2-5c1d-7f00-8a00-0000000000aa")); got != nil {
+		t.Errorf("terms of a record never stored: %q", got)
+	}
+}
+
+// TestJaccardSorted: jaccardSorted over sorted sets is jaccard over the
+// same sets as maps.
+func TestJaccardSorted(t *testing.T) {
+	sets := [][]string{nil, {"a"}, {"a", "b"}, {"b", "c", "d"}, {"a", "b", "c", "d", "e"}, {"x", "y"}}
+	for _, a := range sets {
+		for _, b := range sets {
+			ma, mb := map[string]bool{}, map[string]bool{}
+			for _, t := range a {
+				ma[t] = true
+			}
+			for _, t := range b {
+				mb[t] = true
+			}
+			gj, gn := jaccardSorted(a, b)
+			wj, wn := jaccard(ma, mb)
+			if gj != wj || gn != wn {
+				t.Errorf("jaccardSorted(%q, %q) = %v, %d; jaccard %v, %d", a, b, gj, gn, wj, wn)
+			}
+		}
+	}
+}
+
+// TestSimilarityLinksStemsThatStemAgain: the linker searches with index
+// terms as they are. Stemming is not idempotent ("releases" is indexed as
+// "releas", which stems again to "relea"), so analysing the chosen terms
+// again as query text searched for terms no record holds: two records
+// that share only such words were never linked. They are now, with the
+// Jaccard overlap of their terms (4 shared of 5).
+func TestSimilarityLinksStemsThatStemAgain(t *testing.T) {
+	h := newHarness(t, Options{})
+	words := "releases databases purchases licenses"
+	for _, term := range textindex.Tokenize(words) {
+		if again := textindex.Tokenize(term); slices.Equal(again, []string{term}) {
+			t.Fatalf("term %q stems to itself: the test needs terms that change when analysed again", term)
+		}
+	}
+	a := h.store(words, memory.StoreEpisodic)
+	h.store("lunch menu has soup today", memory.StoreEpisodic)
+	b := h.store(words+" pending", memory.StoreEpisodic)
+	if err := h.e.syncLinks(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	as := h.record(b).Associations
+	if len(as) != 1 || as[0].TargetID != a || as[0].Weight != 0.8 || as[0].Origin != memory.OriginSimilarity {
+		t.Fatalf("links of the second record %+v, want one to the first with weight 0.8", as)
 	}
 }
