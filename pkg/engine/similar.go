@@ -66,8 +66,13 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		return nil
 	}
 	var out []link
+	shares := newTermOverlap(mine)
 	for _, h := range hits {
-		j, shared := jaccardSorted(mine, ns.indexTerms(h.ID))
+		fields, ok := ns.text.TermsOf(h.ID)
+		if !ok || !shares.canLink(fields[fieldText]) {
+			continue
+		}
+		j, shared := jaccardSorted(mine, sortedSet(fields[fieldText]))
 		if j >= similarJaccard && shared >= similarShared {
 			out = append(out, link{h.ID, j})
 			if len(out) == n {
@@ -182,9 +187,48 @@ func (ns *nsState) indexTerms(id memory.ID) []string {
 	if !ok {
 		return nil
 	}
-	terms := fields[fieldText]
+	return sortedSet(fields[fieldText])
+}
+
+// sortedSet sorts terms and removes repeats, in place.
+func sortedSet(terms []string) []string {
 	slices.Sort(terms)
 	return slices.Compact(terms)
+}
+
+// termOverlap tells cheaply whether a record could be linked to one with
+// the given terms, before their Jaccard overlap is computed exactly (which
+// needs the other record's distinct terms, a sort).
+type termOverlap struct {
+	at   map[string]int // index in the record's terms
+	seen []bool
+}
+
+func newTermOverlap(mine []string) *termOverlap {
+	o := &termOverlap{at: make(map[string]int, len(mine)), seen: make([]bool, len(mine))}
+	for i, t := range mine {
+		o.at[t] = i
+	}
+	return o
+}
+
+// canLink reports whether a record with terms (in any order, with
+// repeats) shares enough with the record to pass the thresholds of
+// similar. A Jaccard overlap of at least similarJaccard needs at least
+// that share of the record's own terms in common, since the union is no
+// smaller than the record's terms: shared/|union| >= x implies
+// shared >= x*|mine|. (The slack keeps rounding from refusing a pair the
+// exact computation would accept.)
+func (o *termOverlap) canLink(terms []string) bool {
+	clear(o.seen)
+	shared := 0
+	for _, t := range terms {
+		if i, ok := o.at[t]; ok && !o.seen[i] {
+			o.seen[i] = true
+			shared++
+		}
+	}
+	return shared >= similarShared && float64(shared) >= similarJaccard*float64(len(o.seen))-1e-9
 }
 
 // termSet is the set of index terms of text, by the default analysis

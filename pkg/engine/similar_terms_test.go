@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"slices"
@@ -189,5 +190,46 @@ func TestSimilarityFindsNearDuplicates(t *testing.T) {
 	t.Logf("found %d of %d links", found, want)
 	if want < 300 || found*100 < want*99 {
 		t.Fatalf("linked %d of the %d best pairs an exhaustive comparison finds; want at least 99%%", found, want)
+	}
+}
+
+// TestTermOverlapNeverRefusesALink: canLink, the linker's cheap first
+// check, refuses only pairs the exact thresholds refuse too (random sets
+// over a small vocabulary, with repeats and in any order, and the pair
+// exactly at the Jaccard threshold); it refuses most unrelated pairs,
+// which is what makes it worth having.
+func TestTermOverlapNeverRefusesALink(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	vocab := make([]string, 40)
+	for i := range vocab {
+		vocab[i] = fmt.Sprintf("t%02d", i)
+	}
+	draw := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = vocab[r.IntN(len(vocab))]
+		}
+		return out
+	}
+	refused := 0
+	for range 20000 {
+		mine := sortedSet(draw(1 + r.IntN(30)))
+		other := draw(1 + r.IntN(40))
+		ok := newTermOverlap(mine).canLink(other)
+		j, shared := jaccardSorted(mine, sortedSet(slices.Clone(other)))
+		if pass := j >= similarJaccard && shared >= similarShared; pass && !ok {
+			t.Fatalf("canLink refused %q for %q: Jaccard %v, %d shared", other, mine, j, shared)
+		}
+		if !ok {
+			refused++
+		}
+	}
+	// At the threshold: 3 of 10 terms shared, nothing else (Jaccard 0.3).
+	mine := sortedSet(slices.Clone(vocab[:10]))
+	if !newTermOverlap(mine).canLink([]string{"t02", "t05", "t02", "t09"}) {
+		t.Fatal("canLink refused a pair at the Jaccard threshold")
+	}
+	if refused < 5000 {
+		t.Fatalf("canLink refused %d of 20,000 random pairs; it should refuse most unrelated ones", refused)
 	}
 }
