@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/cputime"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/textindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -276,4 +277,117 @@ func BenchmarkConsolidateWhileRecalling(b *testing.B) {
 			lat = append(lat, time.Since(s))
 		}
 	}
+}
+
+// BenchmarkLinkRecord measures the similarity linking of one record (the
+// background linker's work for each stored record) over 2,000 generated
+// documents, with every link already in place, so an iteration is the
+// search for similar records and nothing is written. It reports the
+// process's CPU time per link too, which a busy machine disturbs less
+// than the wall time.
+func BenchmarkLinkRecord(b *testing.B) {
+	e := benchAuditedEngine(b)
+	e.opts.SimilarLinks = 3 // benchAuditedEngine turns the background linker off
+	ctx := context.Background()
+	docs := textindex.NewCorpusGen(7)
+	var ids []memory.ID
+	for range 4 {
+		reqs := make([]memory.EncodeStoreRequest, 500)
+		for i := range reqs {
+			reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())}
+		}
+		resp, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range resp.Results {
+			ids = append(ids, r.RecordID)
+		}
+	}
+	ns := e.space(ctx)
+	for _, id := range ids {
+		if err := e.linkRecord(ns, id); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	b.ReportAllocs()
+	cpu := cputime.Process()
+	for b.Loop() {
+		if err := e.linkRecord(ns, ids[i%len(ids)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-us/op")
+}
+
+// BenchmarkLinkedStores measures what a server spends on synced stores
+// from 16 clients at once with the audit log and the similarity linker
+// on, as it runs by default, over 2,000 generated documents: each
+// iteration stores 400 more and waits for the linker to link them. It
+// reports the process's CPU time per store (the bound when the clients
+// share two cores with the server) as well as the rate.
+func BenchmarkLinkedStores(b *testing.B) {
+	dir := b.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := store.Open(filepath.Join(dir, "data"), store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	e, err := Open(context.Background(), db, Options{Audit: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close(); _ = db.Close(); _ = log.Close() })
+	ctx := context.Background()
+	docs := textindex.NewCorpusGen(9)
+	next := func(n int) []memory.EncodeStoreRequest {
+		reqs := make([]memory.EncodeStoreRequest, n)
+		for i := range reqs {
+			reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())}
+		}
+		return reqs
+	}
+	for range 4 {
+		if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: next(500)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := e.syncLinks(ctx); err != nil {
+		b.Fatal(err)
+	}
+	const clients, each = 16, 25
+	var cpu, wall time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		reqs := next(clients * each)
+		b.StartTimer()
+		c0, t0 := cputime.Process(), time.Now()
+		var wg sync.WaitGroup
+		for c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					if _, err := e.EncodeStore(ctx, &reqs[c*each+i]); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if err := e.syncLinks(ctx); err != nil {
+			b.Fatal(err)
+		}
+		cpu += cputime.Process() - c0
+		wall += time.Since(t0)
+	}
+	n := float64(b.N * clients * each)
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/store")
+	b.ReportMetric(n/wall.Seconds(), "stores/s")
 }

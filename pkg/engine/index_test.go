@@ -6,9 +6,11 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -278,7 +280,14 @@ func TestSimilarityQueryPrefersRareTerms(t *testing.T) {
 	for term := range df {
 		terms[term] = true
 	}
-	got := similarityQuery(terms, func(term string) int { return df[term] })
+	query := func() string {
+		var words []string
+		for _, q := range similarityQuery(slices.Collect(maps.Keys(terms)), func(term string) int { return df[term] }) {
+			words = append(words, q.Term)
+		}
+		return strings.Join(words, " ")
+	}
+	got := query()
 	// Seven terms fit in similarQueryTerms: all come, rarest first.
 	if want := "ab kite ox considerations extraordinarily lonely unique"; got != want {
 		t.Fatalf("query %q, want %q", got, want)
@@ -289,7 +298,7 @@ func TestSimilarityQueryPrefersRareTerms(t *testing.T) {
 		term := fmt.Sprintf("r%02d", i)
 		terms[term], df[term] = true, 2
 	}
-	got = similarityQuery(terms, func(term string) int { return df[term] })
+	got = query()
 	if strings.Contains(got, "extraordinarily") || strings.Contains(got, "considerations") || strings.Count(got, " ")+1 != similarQueryTerms {
 		t.Fatalf("query %q: want the %d rarest terms only", got, similarQueryTerms)
 	}

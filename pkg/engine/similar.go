@@ -28,7 +28,7 @@ const (
 	similarJaccard      = 0.3
 	similarShared       = 2
 	similarTextSearched = 8
-	similarQueryTerms   = 12
+	similarQueryTerms   = 8
 	similarVectorText   = 64
 	similarRecent       = 256
 )
@@ -40,15 +40,16 @@ type link struct {
 
 // similar finds the records of namespace ns that rec, a record of ns,
 // should be linked to.
+//
+// Text similarity compares the terms the text index holds for each
+// record (indexTerms), so a candidate is neither read from the store nor
+// analysed again: the index has its terms from when it was added.
 func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
-	persistentOnly := func(id memory.ID) bool {
-		ent, ok := ns.st.entries[id]
-		return ok && ent.store.Persistent() && id != rec.ID
-	}
 	n := e.opts.SimilarLinks
+	mine := ns.indexTerms(rec.ID)
 	if v := rec.Content.Embedding(); v != nil {
 		// A bounded candidate set, whatever the size of the store.
-		ids := e.similarCandidates(ns, rec, persistentOnly)
+		ids := e.similarCandidates(ns, rec.ID, mine)
 		hits := ns.vectors.Rank(vecindex.Query{Vector: v, K: n, MinScore: similarCosine}, ids)
 		out := make([]link, len(hits))
 		for i, h := range hits {
@@ -56,25 +57,22 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 		}
 		return out
 	}
-	mine := ns.recordTerms(rec)
 	if len(mine) == 0 {
 		return nil
 	}
-	query := similarityQuery(mine, ns.text.DocFreq)
-	e.mu.RLock()
-	hits, err := ns.similarText(query, similarTextSearched, persistentOnly)
-	e.mu.RUnlock()
+	hits, err := ns.similarText(rec.ID, mine, similarTextSearched)
 	if err != nil {
 		e.log.Warn("similarity search", "err", err)
 		return nil
 	}
 	var out []link
+	shares := newTermOverlap(mine)
 	for _, h := range hits {
-		other, err := e.get(ns, h.ID)
-		if err != nil {
+		fields, ok := ns.text.TermsOf(h.ID)
+		if !ok || !shares.canLink(fields[fieldText]) {
 			continue
 		}
-		j, shared := jaccard(mine, ns.recordTerms(other))
+		j, shared := jaccardSorted(mine, sortedSet(fields[fieldText]))
 		if j >= similarJaccard && shared >= similarShared {
 			out = append(out, link{h.ID, j})
 			if len(out) == n {
@@ -90,13 +88,11 @@ func (e *Engine) similar(ns *nsState, rec *memory.MemoryRecord) []link {
 // (similarVectorText) and the newest records of the namespace
 // (similarRecent), so linking costs the same at any store size. A record
 // whose embedding is close but which shares no term and is not recent is
-// not linked.
-func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persistentOnly func(memory.ID) bool) []memory.ID {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
+// not linked. mine are the record's index terms (indexTerms).
+func (e *Engine) similarCandidates(ns *nsState, self memory.ID, mine []string) []memory.ID {
 	ids := make([]memory.ID, 0, similarVectorText+similarRecent)
-	if mine := ns.recordTerms(rec); len(mine) > 0 {
-		hits, err := ns.similarText(similarityQuery(mine, ns.text.DocFreq), similarVectorText, persistentOnly)
+	if len(mine) > 0 {
+		hits, err := ns.similarText(self, mine, similarVectorText)
 		if err != nil {
 			e.log.Warn("similarity search", "err", err)
 		}
@@ -104,9 +100,11 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 			ids = append(ids, h.ID)
 		}
 	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
 	text, walked := len(ids), 0
 	ns.st.recent.newest(ns.st, func(id memory.ID) bool {
-		if !persistentOnly(id) {
+		if ent, ok := ns.st.entries[id]; !ok || !ent.store.Persistent() || id == self {
 			return true
 		}
 		if walked++; !slices.Contains(ids[:text], id) {
@@ -117,14 +115,18 @@ func (e *Engine) similarCandidates(ns *nsState, rec *memory.MemoryRecord, persis
 	return ids
 }
 
-// similarText searches namespace ns's text index with query, a record's
-// most distinctive terms (similarityQuery), for the best limit records
-// keep accepts. Callers hold e.mu (shared is enough).
-func (ns *nsState) similarText(query string, limit int, keep func(memory.ID) bool) ([]searchindex.Hit, error) {
+// similarText searches namespace ns's text index with the most
+// distinctive of terms (similarityQuery), the index terms of record
+// self, for the best limit persistent records other than self. The
+// index keeps each record's store in its attributes (curatedDoc), so the
+// filter reads nothing else.
+func (ns *nsState) similarText(self memory.ID, terms []string, limit int) ([]searchindex.Hit, error) {
 	return ns.text.Search(searchindex.Query{
-		Terms:  ns.text.QueryTerms(query),
-		Limit:  limit,
-		Filter: func(id memory.ID, _ searchindex.Attrs) bool { return keep(id) },
+		Terms: similarityQuery(terms, ns.text.DocFreq),
+		Limit: limit,
+		Filter: func(id memory.ID, a searchindex.Attrs) bool {
+			return id != self && memory.StoreType(a.Tag).Persistent()
+		},
 	})
 }
 
@@ -136,14 +138,20 @@ func (ns *nsState) similarText(query string, limit int, keep func(memory.ID) boo
 // nothing and goes last. Rare terms have short posting lists, so the
 // search walks few postings at any store size; choosing by length alone
 // (long words are often rare) walked the long lists of common long words
-// and cost the linker more the larger the store.
-func similarityQuery(terms map[string]bool, df func(string) int) string {
+// and cost the linker more the larger the store. Eight terms find the
+// near-duplicates twelve did (TestSimilarityFindsNearDuplicates) for
+// three quarters of the search's CPU.
+//
+// The terms are index terms already, so they are searched as they are:
+// analysing them again as query text could stem a stem into a term the
+// index does not hold.
+func similarityQuery(terms []string, df func(string) int) []searchindex.QueryTerm {
 	type term struct {
 		t  string
 		df int
 	}
 	list := make([]term, 0, len(terms))
-	for t := range terms {
+	for _, t := range terms {
 		n := df(t)
 		if n <= 1 {
 			n = math.MaxInt
@@ -162,28 +170,65 @@ func similarityQuery(terms map[string]bool, df func(string) int) string {
 	if len(list) > similarQueryTerms {
 		list = list[:similarQueryTerms]
 	}
-	words := make([]string, len(list))
+	out := make([]searchindex.QueryTerm, len(list))
 	for i, t := range list {
-		words[i] = t.t
+		out[i] = searchindex.QueryTerm{Term: t.t, Weight: 1}
 	}
-	return strings.Join(words, " ")
+	return out
 }
 
-// termSet is the set of index terms of text. The namespace's analyzer
-// gives the terms textindex.Tokenize gives, through its stem cache:
-// linking a record tokenizes it and its best matches, and the Snowball
-// stemmer was most of a store's CPU when every word went through it.
-func (ns *nsState) termSet(text string) map[string]bool {
-	set := map[string]bool{}
-	for _, t := range ns.indexConfig.Analyzer.AppendTerms(nil, text) {
-		set[t] = true
+// indexTerms returns the distinct terms of record id's texts as namespace
+// ns's text index holds them, sorted, or nil when the record is not
+// indexed. They are the terms recordTerms gives: the index analysed the
+// same texts (recordTexts) with the same analyzer when it added the
+// record.
+func (ns *nsState) indexTerms(id memory.ID) []string {
+	fields, ok := ns.text.TermsOf(id)
+	if !ok {
+		return nil
 	}
-	return set
+	return sortedSet(fields[fieldText])
 }
 
-// recordTerms is the set of index terms of record rec's texts.
-func (ns *nsState) recordTerms(rec *memory.MemoryRecord) map[string]bool {
-	return ns.termSet(strings.Join(recordTexts(rec), "\n"))
+// sortedSet sorts terms and removes repeats, in place.
+func sortedSet(terms []string) []string {
+	slices.Sort(terms)
+	return slices.Compact(terms)
+}
+
+// termOverlap tells cheaply whether a record could be linked to one with
+// the given terms, before their Jaccard overlap is computed exactly (which
+// needs the other record's distinct terms, a sort).
+type termOverlap struct {
+	at   map[string]int // index in the record's terms
+	seen []bool
+}
+
+func newTermOverlap(mine []string) *termOverlap {
+	o := &termOverlap{at: make(map[string]int, len(mine)), seen: make([]bool, len(mine))}
+	for i, t := range mine {
+		o.at[t] = i
+	}
+	return o
+}
+
+// canLink reports whether a record with terms (in any order, with
+// repeats) shares enough with the record to pass the thresholds of
+// similar. A Jaccard overlap of at least similarJaccard needs at least
+// that share of the record's own terms in common, since the union is no
+// smaller than the record's terms: shared/|union| >= x implies
+// shared >= x*|mine|. (The slack keeps rounding from refusing a pair the
+// exact computation would accept.)
+func (o *termOverlap) canLink(terms []string) bool {
+	clear(o.seen)
+	shared := 0
+	for _, t := range terms {
+		if i, ok := o.at[t]; ok && !o.seen[i] {
+			o.seen[i] = true
+			shared++
+		}
+	}
+	return shared >= similarShared && float64(shared) >= similarJaccard*float64(len(o.seen))-1e-9
 }
 
 // termSet is the set of index terms of text, by the default analysis
@@ -211,6 +256,27 @@ func jaccard(a, b map[string]bool) (float64, int) {
 	for t := range a {
 		if b[t] {
 			inter++
+		}
+	}
+	return float64(inter) / float64(len(a)+len(b)-inter), inter
+}
+
+// jaccardSorted is jaccard of two sorted sets of terms.
+func jaccardSorted(a, b []string) (float64, int) {
+	if len(a) == 0 || len(b) == 0 {
+		return 0, 0
+	}
+	inter := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch c := strings.Compare(a[i], b[j]); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			inter++
+			i++
+			j++
 		}
 	}
 	return float64(inter) / float64(len(a)+len(b)-inter), inter

@@ -352,6 +352,10 @@ func (cu *cursor) setBlock(p *prepared, b int) {
 	cu.bb = p.boundOf(cu.w, cu.te.bx[b*nf:b*nf+nf])
 }
 
+// pbcMinPostings is the shortest posting list whose cursor caches its
+// posting bounds (2 KiB, which a short list does not repay).
+const pbcMinPostings = 256
+
 // postingBound bounds the term's score in the document at the cursor
 // from the posting's impact level, without reading the document.
 func (cu *cursor) postingBound(p *prepared) float64 {
@@ -360,6 +364,10 @@ func (cu *cursor) postingBound(p *prepared) float64 {
 		return cu.bb
 	}
 	if cu.pbc == nil {
+		if len(cu.te.docs) < pbcMinPostings {
+			// A short list: computing costs less than the cache.
+			return min(cu.bb, p.termScore(cu.w, p.scale*impactBound[q])*boundSlack)
+		}
 		cu.pbc = make([]float64, 256)
 	}
 	b := cu.pbc[q]
