@@ -1,17 +1,14 @@
 package memory
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Hand-written encoders of the records and their content. A recall answer
 // is mostly record content: text as integer arrays and embeddings as
 // float arrays. Through encoding/json every record went through reflection
 // and every Bytes value through a MarshalJSON whose output was scanned
 // again; these write the same bytes directly (recordjson_test.go compares
-// them with encoding/json on random records). The meta-memory, small and
-// rarely large, still goes through json.Marshal.
+// them with encoding/json on random records). The meta-memory has its own
+// in metajson.go.
 
 // appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
 func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
@@ -61,11 +58,9 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 	dst = append(dst, `,"version":`...)
 	dst = appendJSONUint(dst, r.Version)
 	dst = append(dst, `,"meta":`...)
-	meta, err := json.Marshal(r.Meta)
-	if err != nil {
+	if dst, err = appendMetaJSON(dst, &r.Meta); err != nil {
 		return dst, err
 	}
-	dst = append(dst, meta...)
 	return append(dst, '}'), nil
 }
 

@@ -132,7 +132,7 @@ func (c jsonCorpus) record() MemoryRecord {
 			ReinforcementCount: c.rng.Uint32(), Stability: c.float(), LastDecayTick: c.time(), ClockBase: c.float()},
 		Emotion: EmotionVector{Joy: c.float(), Trust: c.float(), Fear: c.float(), Surprise: c.float(), Sadness: c.float(),
 			Disgust: c.float(), Anger: c.float(), Anticipation: c.float(), Intensity: c.float(), Valence: c.float()},
-		Meta: UnavailableMeta(TriggerEncodeStore, c.time()),
+		Meta: c.recordMeta(),
 	}
 	if c.pick(3) > 0 {
 		r.Associations = []Association{}
@@ -216,4 +216,13 @@ func TestRecordJSONErrors(t *testing.T) {
 			t.Errorf("%s: encoded as %s, want an error", name, out)
 		}
 	}
+}
+
+// recordMeta is the engine's preset half the time, a random meta-memory
+// otherwise.
+func (c jsonCorpus) recordMeta() MetaMemory {
+	if c.pick(2) == 0 {
+		return UnavailableMeta(TriggerEncodeStore, c.time())
+	}
+	return c.meta()
 }
