@@ -125,11 +125,14 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "associations":
 			return sliceOf(d, &r.Associations, d.association)
 		case "metadata":
-			return d.delegate(&r.Metadata)
+			// What json.Unmarshal does for it, without its own scan of
+			// the value first: UnmarshalJSON's compaction checks it.
+			raw, ok := d.Raw()
+			return ok && r.Metadata.UnmarshalJSON(raw) == nil
 		case "version":
 			return d.Uint32(&r.Version)
 		case "meta":
-			return d.delegate(&r.Meta)
+			return d.meta(&r.Meta)
 		}
 		return false
 	})

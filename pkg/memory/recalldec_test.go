@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"memsvc.dev/memsvc/internal/jsonscan"
@@ -59,10 +60,14 @@ func sameAsUnmarshal(t *testing.T, data []byte) bool {
 	return d.response(&r) && d.End()
 }
 
+// metaFieldRE matches the meta-memory fields whose absence has a default.
+var metaFieldRE = regexp.MustCompile(`"(schema_version|capture_status|relation)":("[a-z_]+"|[0-9]+),`)
+
 // TestUnmarshalRecallAnswerMatchesJSON: on the answers the server writes
 // (random memories full of edge cases) the strict parser decodes alone
 // and exactly as json.Unmarshal; on those answers altered (bytes changed,
-// dropped or inserted, keys in capitals, white space, repeated keys) the result and the
+// dropped or inserted, keys in capitals, white space, repeated keys,
+// meta-memory fields left out or out of range) the result and the
 // error are still json.Unmarshal's.
 func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 	c := jsonCorpus{rand.New(rand.NewPCG(7, 8))}
@@ -76,7 +81,7 @@ func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 		for range 20 {
 			m := bytes.Clone(data)
 			k := c.pick(len(m))
-			switch c.pick(7) {
+			switch c.pick(12) {
 			case 0:
 				m[k] = "{}[],:\"0-1.e x\\nul"[c.pick(18)]
 			case 1:
@@ -92,6 +97,17 @@ func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 			case 6:
 				// json.Unmarshal merges a repeated list into the first.
 				m = bytes.Replace(m, []byte(`],"summary":`), []byte(`],"blocks":[{"format":"again"}],"summary":`), 1)
+			case 7:
+				// Meta-memory fields left out take UnmarshalJSON's defaults.
+				m = metaFieldRE.ReplaceAll(m, nil)
+			case 8:
+				m = bytes.Replace(m, []byte(`"chosen":false`), []byte(`"chosen":null`), 1)
+			case 9:
+				m = bytes.Replace(m, []byte(`"confidence":null`), []byte(`"confidence":1e400`), 1)
+			case 10:
+				m = bytes.Replace(m, []byte(`"intent":null`), []byte(`"intent":"a\u00e9"`), 1)
+			case 11:
+				m = bytes.Replace(m, []byte(`"metadata":{`), []byte(`"metadata":[1, {"x" : "\u2028"}],"x_metadata":{`), 1)
 			}
 			sameAsUnmarshal(t, m)
 			mutants++
