@@ -126,7 +126,13 @@ func (m RecalledMemory) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes an empty memory list as [] and leaves query_metadata
 // out when it is absent.
 func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
-	w := newJSONWriter(jsonSizeHint(r.Memories))
+	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst, so that a server can
+// reuse its answer buffers; on an error dst's contents are undefined.
+func (r *RecallQueryResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"activation_trace":`)
@@ -143,7 +149,13 @@ func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes an empty memory list as [].
 func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
-	w := newJSONWriter(jsonSizeHint(r.Memories))
+	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// contents are undefined.
+func (r *RecallAssociateResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"total_candidates":`)
@@ -165,7 +177,13 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 	for _, t := range r.Buckets {
 		n += 128 + jsonSizeHint(t.Memories)
 	}
-	w := newJSONWriter(n)
+	return r.AppendJSON(make([]byte, 0, n))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// contents are undefined.
+func (r *RecallTimelineResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"buckets":[`)
 	for i := range r.Buckets {
 		if i > 0 {
