@@ -368,7 +368,7 @@ func (s *Server) writeStatus(w http.ResponseWriter, r *http.Request, status int,
 
 // writeJSON writes v as the JSON body with the given status.
 func (s *Server) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	b, _, err := appendAnswer(nil, v)
+	b, err := marshal(v)
 	if err != nil {
 		s.log.Error("encode response", "method", r.Method, "path", r.URL.Path, "request_id", requestID(r), "err", err)
 		status = http.StatusInternalServerError
@@ -389,40 +389,43 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 // encode encodes an answer, in a buffer of s.answers when it reports
 // true: the buffer goes back with s.answers.put once written.
 func (s *Server) encode(v any) ([]byte, bool, error) {
-	b, appended, err := appendAnswer(s.answers.get(), v)
-	return b, appended, err
+	app := appenderOf(v)
+	if app == nil {
+		b, err := json.Marshal(v)
+		return b, false, err
+	}
+	b, err := app(s.answers.get())
+	return b, true, err
 }
 
-// appendAnswer encodes a response body. The answers that carry recalled
-// memories (recall, associate, timeline) are appended to dst, and it
-// reports true: they assemble their JSON compact and escaped, and
-// json.Marshal would scan all of it once more (for a recall answer, a
-// third of its encoding time), so their AppendJSON is called directly.
-// Everything else goes through json.Marshal, which checks and escapes
-// what a Marshaler returns, into a new slice.
-func appendAnswer(dst []byte, v any) ([]byte, bool, error) {
-	var b []byte
-	var err error
+// marshal encodes a response body in a new slice.
+func marshal(v any) ([]byte, error) {
+	if app := appenderOf(v); app != nil {
+		return app(nil)
+	}
+	return json.Marshal(v)
+}
+
+// appenderOf returns the AppendJSON of the answers that carry recalled
+// memories (recall, associate, timeline), nil for anything else. Those
+// assemble their JSON compact and escaped, and json.Marshal would scan all
+// of it once more (for a recall answer, a third of its encoding time), so
+// it is called directly. Everything else goes through json.Marshal, which
+// checks and escapes what a Marshaler returns.
+func appenderOf(v any) func([]byte) ([]byte, error) {
 	switch a := v.(type) {
 	case *memory.RecallQueryResponse:
-		if a == nil {
-			break
+		if a != nil {
+			return a.AppendJSON
 		}
-		b, err = a.AppendJSON(dst)
-		return b, true, err
 	case *memory.RecallAssociateResponse:
-		if a == nil {
-			break
+		if a != nil {
+			return a.AppendJSON
 		}
-		b, err = a.AppendJSON(dst)
-		return b, true, err
 	case *memory.RecallTimelineResponse:
-		if a == nil {
-			break
+		if a != nil {
+			return a.AppendJSON
 		}
-		b, err = a.AppendJSON(dst)
-		return b, true, err
 	}
-	b, err = json.Marshal(v)
-	return b, false, err
+	return nil
 }

@@ -42,6 +42,9 @@ func TestMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if got, err := marshal(tc.v); err != nil || string(got) != string(want) {
+			t.Errorf("%T: marshal %s %v, want %s", tc.v, got, err, want)
+		}
 		for range 2 {
 			got, pooled, err := srv.encode(tc.v)
 			if err != nil {
