@@ -23,6 +23,10 @@ func randomAnswer(t *testing.T, c jsonCorpus) []byte {
 	for range c.pick(4) {
 		m := RecalledMemory{Record: c.record(), RelevanceScore: c.float(), RenderedContent: c.content()}
 		if c.pick(2) == 0 {
+			// As most answers have it: rendered as stored.
+			m.RenderedContent = m.Record.Content
+		}
+		if c.pick(2) == 0 {
 			m.ActivationPath = []ID{c.id()}
 		}
 		r.Memories = append(r.Memories, m)
@@ -55,7 +59,7 @@ func sameAsUnmarshal(t *testing.T, data []byte) bool {
 	if wantErr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded\n%+v\njson.Unmarshal:\n%+v\nfrom\n%s", got, want, data)
 	}
-	d := recallDecoder{jsonscan.Scanner{Data: data}}
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
 	return d.response(&r) && d.End()
 }
@@ -114,4 +118,35 @@ func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 		}
 	}
 	t.Logf("%d answers decoded by the strict parser alone, %d altered ones compared", alone, mutants)
+}
+
+// TestRenderedContentCopied: a rendered content whose text is the
+// record's content is decoded as a copy of it, sharing nothing: changing
+// one leaves the other as it was.
+func TestRenderedContentCopied(t *testing.T) {
+	content := TextContent("remember the deploy")
+	summary := "deploy"
+	content.Summary = &summary
+	content.Blocks[0].Embedding = []float32{0.5, -1}
+	rec := MemoryRecord{Store: StoreEpisodic, Content: content, Meta: LegacyMeta()}
+	data, err := json.Marshal(RecallQueryResponse{Memories: []RecalledMemory{{Record: rec, RenderedContent: content}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameAsUnmarshal(t, data) {
+		t.Fatalf("the strict parser gave up on %s", data)
+	}
+	var r RecallQueryResponse
+	if err := UnmarshalRecallQueryResponse(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := &r.Memories[0]
+	rc := &got.RenderedContent
+	rc.Blocks[0].Data[0] = 'X'
+	rc.Blocks[0].Embedding[0] = 9
+	*rc.Summary = "changed"
+	rc.Blocks[0].Format = "changed"
+	if !reflect.DeepEqual(got.Record.Content, content) {
+		t.Fatalf("changing the rendered content changed the record's: %+v", got.Record.Content)
+	}
 }
