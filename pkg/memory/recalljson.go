@@ -44,7 +44,8 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		return
 	}
 	w.raw(`{"record":`)
-	if w.b, w.err = appendRecordJSON(w.b, &m.Record); w.err != nil {
+	var at [2]int
+	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record); w.err != nil {
 		return
 	}
 	w.raw(`,"relevance_score":`)
@@ -65,7 +66,12 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		w.raw(`]`)
 	}
 	w.raw(`,"rendered_content":`)
-	w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+	if sameContent(&m.RenderedContent, &m.Record.Content) {
+		// Rendered as stored: the record's content once more.
+		w.b = append(w.b, w.b[at[0]:at[1]]...)
+	} else {
+		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+	}
 	w.raw(`}`)
 }
 

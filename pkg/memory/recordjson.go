@@ -12,6 +12,30 @@ import "time"
 
 // appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
 func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
+	dst, _, err := appendRecordContentAt(dst, r)
+	return dst, err
+}
+
+// appendRecordContentAt is appendRecordJSON that also returns where r's
+// content is in the output, dst[at[0]:at[1]].
+func appendRecordContentAt(dst []byte, r *MemoryRecord) (_ []byte, at [2]int, err error) {
+	dst, err = appendRecordHead(dst, r)
+	if err != nil {
+		return dst, at, err
+	}
+	dst = append(dst, `,"content":`...)
+	at[0] = len(dst)
+	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
+		return dst, at, err
+	}
+	at[1] = len(dst)
+	dst, err = appendRecordTail(dst, r)
+	return dst, at, err
+}
+
+// appendRecordHead appends r's fields before its content, the opening
+// brace included.
+func appendRecordHead(dst []byte, r *MemoryRecord) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONID(dst, r.ID)
@@ -29,11 +53,13 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 		}
 	}
 	dst = append(dst, `,"access_count":`...)
-	dst = appendJSONUint(dst, r.AccessCount)
-	dst = append(dst, `,"content":`...)
-	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
-		return dst, err
-	}
+	return appendJSONUint(dst, r.AccessCount), nil
+}
+
+// appendRecordTail appends r's fields after its content, the closing
+// brace included.
+func appendRecordTail(dst []byte, r *MemoryRecord) ([]byte, error) {
+	var err error
 	dst = append(dst, `,"fidelity":`...)
 	if dst, err = appendFidelityJSON(dst, &r.Fidelity); err != nil {
 		return dst, err
@@ -62,6 +88,13 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, '}'), nil
+}
+
+// sameContent reports whether a and b are one value: the same blocks
+// (one array) and the same summary, as a memory rendered as stored
+// shares its record's. Such values encode to the same bytes.
+func sameContent(a, b *MemoryContent) bool {
+	return len(a.Blocks) == len(b.Blocks) && (len(a.Blocks) == 0 || &a.Blocks[0] == &b.Blocks[0]) && a.Summary == b.Summary
 }
 
 // appendContentJSON appends c with a nil block list as [].

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,14 @@ func TestRecordJSONMatchesReflection(t *testing.T) {
 			t.Fatalf("record %d (err %v):\n got %s\nwant %s", i, err, got, want)
 		}
 		m := RecalledMemory{Record: r, RelevanceScore: c.float(), RenderedContent: c.content()}
+		switch c.pick(3) {
+		case 0:
+			m.RenderedContent = r.Content // rendered as stored: written once, copied
+		case 1:
+			// Equal but not the same value: written twice.
+			m.RenderedContent = r.Content
+			m.RenderedContent.Blocks = slices.Clone(r.Content.Blocks)
+		}
 		if c.pick(2) == 0 {
 			m.ActivationPath = []ID{c.id(), c.id()}
 		}
