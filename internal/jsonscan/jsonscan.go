@@ -64,6 +64,19 @@ func (s *Scanner) word(w string) bool {
 	return false
 }
 
+// Bool reads true or false; anything else, null included, is refused.
+func (s *Scanner) Bool(out *bool) bool {
+	switch {
+	case s.word("true"):
+		*out = true
+	case s.word("false"):
+		*out = false
+	default:
+		return false
+	}
+	return true
+}
+
 // End reports whether only white space is left.
 func (s *Scanner) End() bool {
 	s.WS()

@@ -41,6 +41,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -88,6 +89,7 @@ type Client struct {
 	retries      int
 	maxRetryWait time.Duration
 	sleep        func(ctx context.Context, d time.Duration) error
+	answers      sync.Pool // *[]byte: read buffers of recall answers, see readAnswer
 }
 
 var _ memory.Service = (*Client)(nil)
@@ -359,14 +361,50 @@ func (c *Client) callOnce(ctx, ctx2 context.Context, method, path string, query 
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
 		return nil
 	}
-	data, err := readAnswer(resp)
+	// A recall answer's decoder copies what it keeps, so its buffer can
+	// serve the next answer.
+	_, reuse := out.(*memory.RecallQueryResponse)
+	var buf []byte
+	if reuse {
+		buf = c.answerBuffer()
+	}
+	data, err := readAnswer(resp, buf)
 	if err != nil {
 		return c.transportError(ctx, err)
 	}
-	if err := decodeAnswer(data, out); err != nil {
+	err = decodeAnswer(data, out)
+	if reuse {
+		c.keepBuffer(data)
+	}
+	if err != nil {
 		return &memory.Error{Code: memory.CodeInternal, Message: fmt.Sprintf("decode answer of %s %s: %v", method, path, err)}
 	}
 	return nil
+}
+
+// maxKeptAnswer bounds the read buffers kept for reuse: a rare huge answer
+// is not worth holding on to.
+const maxKeptAnswer = 1 << 20
+
+// answerBuffer returns an empty buffer for an answer, with room from an
+// earlier one when one is free. Recall answers are tens of kilobytes, and
+// a new buffer for each made the garbage collector a visible part of a
+// recall's cost.
+func (c *Client) answerBuffer() []byte {
+	if b, ok := c.answers.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// keepBuffer gives back a buffer answerBuffer lent, once nothing refers
+// to its contents.
+func (c *Client) keepBuffer(b []byte) {
+	if cap(b) == 0 || cap(b) > maxKeptAnswer {
+		return
+	}
+	b = b[:0]
+	c.answers.Put(&b)
 }
 
 // maxPresize bounds the buffer allocated up front for an answer from its
@@ -378,14 +416,20 @@ const maxPresize = 16 << 20
 // Content-Length when the server sent one: a recall answer is tens to
 // hundreds of kilobytes, and growing a buffer to that size copies it
 // about ten times.
-func readAnswer(resp *http.Response) ([]byte, error) {
+//
+// buf, when it has room, holds the answer instead of a new buffer.
+func readAnswer(resp *http.Response, buf []byte) ([]byte, error) {
 	n := resp.ContentLength
 	if n <= 0 || n > maxPresize {
 		return io.ReadAll(resp.Body)
 	}
 	// net/http ends such a body after exactly n bytes, and reports a
 	// shorter one as io.ErrUnexpectedEOF.
-	buf := make([]byte, n)
+	if int64(cap(buf)) >= n {
+		buf = buf[:n]
+	} else {
+		buf = make([]byte, n)
+	}
 	_, err := io.ReadFull(resp.Body, buf)
 	return buf, err
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
+	"sync"
 
 	"github.com/gorilla/mux"
 
@@ -39,10 +40,13 @@ func (s *Server) api(status int, f apiFunc) http.Handler {
 			s.writeError(w, r, errors.New("service returned neither a result nor an error"))
 			return
 		}
-		b, err := marshal(res)
+		b, pooled, err := s.encode(res)
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("encode response: %w", err))
 			return
+		}
+		if pooled {
+			defer s.answers.put(b)
 		}
 		if err := memory.AnswerBudgetOf(r.Context()).Check(len(b)); err != nil {
 			s.writeError(w, r, err)
@@ -50,6 +54,34 @@ func (s *Server) api(status int, f apiFunc) http.Handler {
 		}
 		writeBody(w, status, b)
 	})
+}
+
+// maxPooledAnswer bounds the answer buffers kept for reuse: a rare huge
+// answer is not worth holding on to.
+const maxPooledAnswer = 1 << 20
+
+// answerPool reuses the buffers answers are written into. A recall answer
+// is tens of kilobytes; allocating it afresh for every request made the
+// garbage collector a visible share of a recall's cost.
+type answerPool struct{ p sync.Pool }
+
+// get returns an empty buffer, with room from an earlier answer when one
+// is free.
+func (a *answerPool) get() []byte {
+	if b, ok := a.p.Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return nil
+}
+
+// put gives back b once the answer it holds has been written; nothing
+// may use b afterwards.
+func (a *answerPool) put(b []byte) {
+	if cap(b) == 0 || cap(b) > maxPooledAnswer {
+		return
+	}
+	b = b[:0]
+	a.p.Put(&b)
 }
 
 // serviceError keeps 401 for this server's own authentication: a service
@@ -354,29 +386,48 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// marshal encodes a response body. The answers that carry recalled
-// memories (recall, associate, timeline) assemble their JSON from
-// encoding/json output and return it compact and escaped; json.Marshal
-// would scan all of it once more (for a recall answer, a third of its
-// encoding time), so their MarshalJSON is called directly. Everything else
-// goes through json.Marshal, which checks and escapes what a Marshaler
-// returns.
+// encode encodes an answer, in a buffer of s.answers when it reports
+// true: the buffer goes back with s.answers.put once written.
+func (s *Server) encode(v any) ([]byte, bool, error) {
+	app := appenderOf(v)
+	if app == nil {
+		b, err := json.Marshal(v)
+		return b, false, err
+	}
+	b, err := app(s.answers.get())
+	return b, true, err
+}
+
+// marshal encodes a response body in a new slice.
 func marshal(v any) ([]byte, error) {
+	if app := appenderOf(v); app != nil {
+		return app(nil)
+	}
+	return json.Marshal(v)
+}
+
+// appenderOf returns the AppendJSON of the answers that carry recalled
+// memories (recall, associate, timeline), nil for anything else. Those
+// assemble their JSON compact and escaped, and json.Marshal would scan all
+// of it once more (for a recall answer, a third of its encoding time), so
+// it is called directly. Everything else goes through json.Marshal, which
+// checks and escapes what a Marshaler returns.
+func appenderOf(v any) func([]byte) ([]byte, error) {
 	switch a := v.(type) {
 	case *memory.RecallQueryResponse:
 		if a != nil {
-			return a.MarshalJSON()
+			return a.AppendJSON
 		}
 	case *memory.RecallAssociateResponse:
 		if a != nil {
-			return a.MarshalJSON()
+			return a.AppendJSON
 		}
 	case *memory.RecallTimelineResponse:
 		if a != nil {
-			return a.MarshalJSON()
+			return a.AppendJSON
 		}
 	case memory.RecallBrief:
-		return a.MarshalJSON()
+		return a.AppendJSON
 	}
-	return json.Marshal(v)
+	return nil
 }

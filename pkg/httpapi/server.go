@@ -209,6 +209,7 @@ type Server struct {
 	readyDetail  func() []string
 	newID        func() string
 	router       *mux.Router
+	answers      answerPool
 }
 
 var _ http.Handler = (*Server)(nil)

@@ -25,11 +25,21 @@ const ViewBrief = "brief"
 // MarshalJSON writes the brief answer, with an empty memory list as []
 // and query_metadata left out when it is absent.
 func (b RecallBrief) MarshalJSON() ([]byte, error) {
+	var ms []RecalledMemory
+	if b.Response != nil {
+		ms = b.Response.Memories
+	}
+	return b.AppendJSON(make([]byte, 0, briefSizeHint(ms)))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// contents are undefined.
+func (b RecallBrief) AppendJSON(dst []byte) ([]byte, error) {
 	r := b.Response
 	if r == nil {
 		r = &RecallQueryResponse{}
 	}
-	w := newJSONWriter(briefSizeHint(r.Memories))
+	w := &jsonWriter{b: dst}
 	w.raw(`{"view":"` + ViewBrief + `","memories":[`)
 	for i := range r.Memories {
 		if i > 0 {

@@ -3,6 +3,7 @@ package memory
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 
 	"memsvc.dev/memsvc/internal/jsonscan"
@@ -17,7 +18,7 @@ import (
 // of the wrong type, invalid JSON) sends the whole answer through
 // json.Unmarshal, so results and errors are json.Unmarshal's.
 func UnmarshalRecallQueryResponse(data []byte, out *RecallQueryResponse) error {
-	d := recallDecoder{jsonscan.Scanner{Data: data}}
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
 	if d.response(&r) && d.End() {
 		*out = r
@@ -31,6 +32,12 @@ func UnmarshalRecallQueryResponse(data []byte, out *RecallQueryResponse) error {
 // reports whether it parsed what it expects; false abandons the parse.
 type recallDecoder struct {
 	jsonscan.Scanner
+	// lastText and last are the text and the value of the content parsed
+	// last: a memory's rendered content is most often its record's
+	// content, and the same text decodes to the same value, so it is
+	// copied rather than parsed again.
+	lastText []byte
+	last     *MemoryContent
 }
 
 // str decodes the next string, escapes included.
@@ -125,17 +132,55 @@ func (d *recallDecoder) record(r *MemoryRecord) bool {
 		case "associations":
 			return sliceOf(d, &r.Associations, d.association)
 		case "metadata":
-			return d.delegate(&r.Metadata)
+			// What json.Unmarshal does for it, without its own scan of
+			// the value first: UnmarshalJSON's compaction checks it.
+			raw, ok := d.Raw()
+			return ok && r.Metadata.UnmarshalJSON(raw) == nil
 		case "version":
 			return d.Uint32(&r.Version)
 		case "meta":
-			return d.delegate(&r.Meta)
+			return d.meta(&r.Meta)
 		}
 		return false
 	})
 }
 
+// content parses a content value, or copies the one parsed last when the
+// text is the same.
 func (d *recallDecoder) content(c *MemoryContent) bool {
+	d.WS()
+	start := d.Pos
+	if n := len(d.lastText); n > 0 && bytes.HasPrefix(d.Data[start:], d.lastText) {
+		// An object ends at its closing brace: the same bytes up to it
+		// are the same value.
+		d.Pos += n
+		*c = cloneContent(d.last)
+		return true
+	}
+	if !d.parseContent(c) {
+		return false
+	}
+	d.lastText, d.last = d.Data[start:d.Pos], c
+	return true
+}
+
+// cloneContent copies c deeply, nil and empty lists kept apart as
+// json.Unmarshal makes them.
+func cloneContent(c *MemoryContent) MemoryContent {
+	out := MemoryContent{Blocks: slices.Clone(c.Blocks)}
+	for i := range out.Blocks {
+		b := &out.Blocks[i]
+		b.Data = bytes.Clone(b.Data)
+		b.Embedding = slices.Clone(b.Embedding)
+	}
+	if c.Summary != nil {
+		s := *c.Summary
+		out.Summary = &s
+	}
+	return out
+}
+
+func (d *recallDecoder) parseContent(c *MemoryContent) bool {
 	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "blocks":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"testing"
 
 	"memsvc.dev/memsvc/internal/jsonscan"
@@ -21,6 +22,10 @@ func randomAnswer(t *testing.T, c jsonCorpus) []byte {
 	}
 	for range c.pick(4) {
 		m := RecalledMemory{Record: c.record(), RelevanceScore: c.float(), RenderedContent: c.content()}
+		if c.pick(2) == 0 {
+			// As most answers have it: rendered as stored.
+			m.RenderedContent = m.Record.Content
+		}
 		if c.pick(2) == 0 {
 			m.ActivationPath = []ID{c.id()}
 		}
@@ -54,15 +59,19 @@ func sameAsUnmarshal(t *testing.T, data []byte) bool {
 	if wantErr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded\n%+v\njson.Unmarshal:\n%+v\nfrom\n%s", got, want, data)
 	}
-	d := recallDecoder{jsonscan.Scanner{Data: data}}
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
 	return d.response(&r) && d.End()
 }
 
+// metaFieldRE matches the meta-memory fields whose absence has a default.
+var metaFieldRE = regexp.MustCompile(`"(schema_version|capture_status|relation)":("[a-z_]+"|[0-9]+),`)
+
 // TestUnmarshalRecallAnswerMatchesJSON: on the answers the server writes
 // (random memories full of edge cases) the strict parser decodes alone
 // and exactly as json.Unmarshal; on those answers altered (bytes changed,
-// dropped or inserted, keys in capitals, white space, repeated keys) the result and the
+// dropped or inserted, keys in capitals, white space, repeated keys,
+// meta-memory fields left out or out of range) the result and the
 // error are still json.Unmarshal's.
 func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 	c := jsonCorpus{rand.New(rand.NewPCG(7, 8))}
@@ -76,7 +85,7 @@ func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 		for range 20 {
 			m := bytes.Clone(data)
 			k := c.pick(len(m))
-			switch c.pick(7) {
+			switch c.pick(12) {
 			case 0:
 				m[k] = "{}[],:\"0-1.e x\\nul"[c.pick(18)]
 			case 1:
@@ -92,10 +101,52 @@ func TestUnmarshalRecallAnswerMatchesJSON(t *testing.T) {
 			case 6:
 				// json.Unmarshal merges a repeated list into the first.
 				m = bytes.Replace(m, []byte(`],"summary":`), []byte(`],"blocks":[{"format":"again"}],"summary":`), 1)
+			case 7:
+				// Meta-memory fields left out take UnmarshalJSON's defaults.
+				m = metaFieldRE.ReplaceAll(m, nil)
+			case 8:
+				m = bytes.Replace(m, []byte(`"chosen":false`), []byte(`"chosen":null`), 1)
+			case 9:
+				m = bytes.Replace(m, []byte(`"confidence":null`), []byte(`"confidence":1e400`), 1)
+			case 10:
+				m = bytes.Replace(m, []byte(`"intent":null`), []byte(`"intent":"a\u00e9"`), 1)
+			case 11:
+				m = bytes.Replace(m, []byte(`"metadata":{`), []byte(`"metadata":[1, {"x" : "\u2028"}],"x_metadata":{`), 1)
 			}
 			sameAsUnmarshal(t, m)
 			mutants++
 		}
 	}
 	t.Logf("%d answers decoded by the strict parser alone, %d altered ones compared", alone, mutants)
+}
+
+// TestRenderedContentCopied: a rendered content whose text is the
+// record's content is decoded as a copy of it, sharing nothing: changing
+// one leaves the other as it was.
+func TestRenderedContentCopied(t *testing.T) {
+	content := TextContent("remember the deploy")
+	summary := "deploy"
+	content.Summary = &summary
+	content.Blocks[0].Embedding = []float32{0.5, -1}
+	rec := MemoryRecord{Store: StoreEpisodic, Content: content, Meta: LegacyMeta()}
+	data, err := json.Marshal(RecallQueryResponse{Memories: []RecalledMemory{{Record: rec, RenderedContent: content}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameAsUnmarshal(t, data) {
+		t.Fatalf("the strict parser gave up on %s", data)
+	}
+	var r RecallQueryResponse
+	if err := UnmarshalRecallQueryResponse(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	got := &r.Memories[0]
+	rc := &got.RenderedContent
+	rc.Blocks[0].Data[0] = 'X'
+	rc.Blocks[0].Embedding[0] = 9
+	*rc.Summary = "changed"
+	rc.Blocks[0].Format = "changed"
+	if !reflect.DeepEqual(got.Record.Content, content) {
+		t.Fatalf("changing the rendered content changed the record's: %+v", got.Record.Content)
+	}
 }

@@ -44,7 +44,8 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		return
 	}
 	w.raw(`{"record":`)
-	if w.b, w.err = appendRecordJSON(w.b, &m.Record); w.err != nil {
+	var at [2]int
+	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record); w.err != nil {
 		return
 	}
 	w.raw(`,"relevance_score":`)
@@ -65,7 +66,12 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		w.raw(`]`)
 	}
 	w.raw(`,"rendered_content":`)
-	w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+	if sameContent(&m.RenderedContent, &m.Record.Content) {
+		// Rendered as stored: the record's content once more.
+		w.b = append(w.b, w.b[at[0]:at[1]]...)
+	} else {
+		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+	}
 	w.raw(`}`)
 }
 
@@ -126,7 +132,13 @@ func (m RecalledMemory) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes an empty memory list as [] and leaves query_metadata
 // out when it is absent.
 func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
-	w := newJSONWriter(jsonSizeHint(r.Memories))
+	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst, so that a server can
+// reuse its answer buffers; on an error dst's contents are undefined.
+func (r *RecallQueryResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"activation_trace":`)
@@ -143,7 +155,13 @@ func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes an empty memory list as [].
 func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
-	w := newJSONWriter(jsonSizeHint(r.Memories))
+	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// contents are undefined.
+func (r *RecallAssociateResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"total_candidates":`)
@@ -165,7 +183,13 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 	for _, t := range r.Buckets {
 		n += 128 + jsonSizeHint(t.Memories)
 	}
-	w := newJSONWriter(n)
+	return r.AppendJSON(make([]byte, 0, n))
+}
+
+// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// contents are undefined.
+func (r *RecallTimelineResponse) AppendJSON(dst []byte) ([]byte, error) {
+	w := &jsonWriter{b: dst}
 	w.raw(`{"buckets":[`)
 	for i := range r.Buckets {
 		if i > 0 {

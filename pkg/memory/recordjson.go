@@ -1,20 +1,41 @@
 package memory
 
-import (
-	"encoding/json"
-	"time"
-)
+import "time"
 
 // Hand-written encoders of the records and their content. A recall answer
 // is mostly record content: text as integer arrays and embeddings as
 // float arrays. Through encoding/json every record went through reflection
 // and every Bytes value through a MarshalJSON whose output was scanned
 // again; these write the same bytes directly (recordjson_test.go compares
-// them with encoding/json on random records). The meta-memory, small and
-// rarely large, still goes through json.Marshal.
+// them with encoding/json on random records). The meta-memory has its own
+// in metajson.go.
 
 // appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
 func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
+	dst, _, err := appendRecordContentAt(dst, r)
+	return dst, err
+}
+
+// appendRecordContentAt is appendRecordJSON that also returns where r's
+// content is in the output, dst[at[0]:at[1]].
+func appendRecordContentAt(dst []byte, r *MemoryRecord) (_ []byte, at [2]int, err error) {
+	dst, err = appendRecordHead(dst, r)
+	if err != nil {
+		return dst, at, err
+	}
+	dst = append(dst, `,"content":`...)
+	at[0] = len(dst)
+	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
+		return dst, at, err
+	}
+	at[1] = len(dst)
+	dst, err = appendRecordTail(dst, r)
+	return dst, at, err
+}
+
+// appendRecordHead appends r's fields before its content, the opening
+// brace included.
+func appendRecordHead(dst []byte, r *MemoryRecord) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONID(dst, r.ID)
@@ -32,11 +53,13 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 		}
 	}
 	dst = append(dst, `,"access_count":`...)
-	dst = appendJSONUint(dst, r.AccessCount)
-	dst = append(dst, `,"content":`...)
-	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
-		return dst, err
-	}
+	return appendJSONUint(dst, r.AccessCount), nil
+}
+
+// appendRecordTail appends r's fields after its content, the closing
+// brace included.
+func appendRecordTail(dst []byte, r *MemoryRecord) ([]byte, error) {
+	var err error
 	dst = append(dst, `,"fidelity":`...)
 	if dst, err = appendFidelityJSON(dst, &r.Fidelity); err != nil {
 		return dst, err
@@ -61,12 +84,17 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 	dst = append(dst, `,"version":`...)
 	dst = appendJSONUint(dst, r.Version)
 	dst = append(dst, `,"meta":`...)
-	meta, err := json.Marshal(r.Meta)
-	if err != nil {
+	if dst, err = appendMetaJSON(dst, &r.Meta); err != nil {
 		return dst, err
 	}
-	dst = append(dst, meta...)
 	return append(dst, '}'), nil
+}
+
+// sameContent reports whether a and b are one value: the same blocks
+// (one array) and the same summary, as a memory rendered as stored
+// shares its record's. Such values encode to the same bytes.
+func sameContent(a, b *MemoryContent) bool {
+	return len(a.Blocks) == len(b.Blocks) && (len(a.Blocks) == 0 || &a.Blocks[0] == &b.Blocks[0]) && a.Summary == b.Summary
 }
 
 // appendContentJSON appends c with a nil block list as [].

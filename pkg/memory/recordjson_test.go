@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -132,7 +133,7 @@ func (c jsonCorpus) record() MemoryRecord {
 			ReinforcementCount: c.rng.Uint32(), Stability: c.float(), LastDecayTick: c.time(), ClockBase: c.float()},
 		Emotion: EmotionVector{Joy: c.float(), Trust: c.float(), Fear: c.float(), Surprise: c.float(), Sadness: c.float(),
 			Disgust: c.float(), Anger: c.float(), Anticipation: c.float(), Intensity: c.float(), Valence: c.float()},
-		Meta: UnavailableMeta(TriggerEncodeStore, c.time()),
+		Meta: c.recordMeta(),
 	}
 	if c.pick(3) > 0 {
 		r.Associations = []Association{}
@@ -170,6 +171,14 @@ func TestRecordJSONMatchesReflection(t *testing.T) {
 			t.Fatalf("record %d (err %v):\n got %s\nwant %s", i, err, got, want)
 		}
 		m := RecalledMemory{Record: r, RelevanceScore: c.float(), RenderedContent: c.content()}
+		switch c.pick(3) {
+		case 0:
+			m.RenderedContent = r.Content // rendered as stored: written once, copied
+		case 1:
+			// Equal but not the same value: written twice.
+			m.RenderedContent = r.Content
+			m.RenderedContent.Blocks = slices.Clone(r.Content.Blocks)
+		}
 		if c.pick(2) == 0 {
 			m.ActivationPath = []ID{c.id(), c.id()}
 		}
@@ -216,4 +225,13 @@ func TestRecordJSONErrors(t *testing.T) {
 			t.Errorf("%s: encoded as %s, want an error", name, out)
 		}
 	}
+}
+
+// recordMeta is the engine's preset half the time, a random meta-memory
+// otherwise.
+func (c jsonCorpus) recordMeta() MetaMemory {
+	if c.pick(2) == 0 {
+		return UnavailableMeta(TriggerEncodeStore, c.time())
+	}
+	return c.meta()
 }
