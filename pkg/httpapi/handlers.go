@@ -407,7 +407,7 @@ func marshal(v any) ([]byte, error) {
 }
 
 // appenderOf returns the AppendJSON of the answers that carry recalled
-// memories (recall, associate, timeline), nil for anything else. Those
+// memories (recall, brief recall, associate, timeline), nil for anything else. Those
 // assemble their JSON compact and escaped, and json.Marshal would scan all
 // of it once more (for a recall answer, a third of its encoding time), so
 // it is called directly. Everything else goes through json.Marshal, which
