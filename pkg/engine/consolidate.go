@@ -75,7 +75,9 @@ func consolidatedOf(rec *memory.MemoryRecord) (consolidatedFrom, bool) {
 // under the engine's exclusive lock, held for that chunk only, and
 // re-reads the chunk's records under it: a record forgotten, moved or (for
 // a merge) no longer a near-duplicate since the plan is skipped and left to
-// the next run. Recalls and stores run between the chunks.
+// the next run. Recalls and stores run between the chunks, and through
+// each chunk's disk sync, which comes after the engine is free again
+// (consolidationStep).
 //
 // Before the first chunk the run writes a journal (the request and the
 // merges it planned) in one commit; every merge chunk records its progress
@@ -124,7 +126,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 		j.Merges = append(j.Merges, [2]memory.ID{m.keep.ID, m.drop.ID})
 	}
 	ok, err := e.consolidationStep(ns, "journal", func() error {
-		t := e.begin(ns)
+		t := e.beginLazy(ns)
 		defer t.close()
 		t.b.PutNSMeta(ns.id, consolidationKey, mustJSON(j))
 		t.b.PutNSMeta(ns.id, consolidationDoneKey, uint64Bytes(0))
@@ -322,8 +324,28 @@ const (
 
 // consolidationStep runs fn, the step named step, holding the engine
 // exclusively, unless namespace ns was dropped meanwhile (then it reports
-// false).
+// false), then makes what it committed durable.
+//
+// fn commits lazily (beginLazy): holding the engine through a disk sync
+// (tens of milliseconds on a loaded disk, more than a chunk's work) would
+// keep every recall and store waiting through it. The sync comes once the
+// engine is free, before the next step. Until then a recall may see the
+// step's changes, which a crash would undo: the journal, written in the
+// same commits, has the next run redo them (with fresh ids for the new
+// copies). A client's own write made meanwhile syncs the same sequential
+// log, so nothing acknowledged ever depends on a change that is lost.
 func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (bool, error) {
+	ok, err := e.consolidationStepLocked(ns, step, fn)
+	if !ok {
+		return false, err
+	}
+	if serr := e.syncWAL(); err == nil {
+		err = serr
+	}
+	return true, err
+}
+
+func (e *Engine) consolidationStepLocked(ns *nsState, step string, fn func() error) (bool, error) {
 	e.big.Lock()
 	defer e.big.Unlock()
 	if e.isDropped(ns) {
@@ -386,7 +408,7 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 		return err
 	}
 	_, err = e.consolidationStep(ns, "done", func() error {
-		t := e.begin(ns)
+		t := e.beginLazy(ns)
 		defer t.close()
 		t.b.DeleteNSMeta(ns.id, consolidationKey)
 		t.b.DeleteNSMeta(ns.id, consolidationDoneKey)
@@ -492,7 +514,7 @@ func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.
 			touch(rec)
 		}
 	}
-	t := e.begin(ns)
+	t := e.beginLazy(ns)
 	defer t.close()
 	for _, rec := range changed {
 		rec.UpdatedAt = now
@@ -525,7 +547,7 @@ const copyChunk = 128
 // Callers hold big exclusively.
 func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) error {
 	now := e.now()
-	t := e.begin(ns)
+	t := e.beginLazy(ns)
 	defer t.close()
 	out := make([]memory.ID, 0, 2*len(ids))
 	made, refreshed, keptRefreshed := 0, 0, 0
@@ -603,7 +625,9 @@ func (e *Engine) applyPrunes(ns *nsState, ids []memory.ID, c *consolidation) err
 	if len(doomed) == 0 {
 		return nil
 	}
-	if err := e.deleteLocked(ns, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": c.req.Strategy.String()}); err != nil {
+	t := e.beginLazy(ns)
+	defer t.close()
+	if err := e.deleteIn(t, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": c.req.Strategy.String()}); err != nil {
 		return err
 	}
 	c.resp.RecordsPruned += uint32(len(doomed))

@@ -205,3 +205,63 @@ func TestConsolidateResumesJournal(t *testing.T) {
 		t.Fatalf("journal after a replacing import: %v", err)
 	}
 }
+
+// TestConsolidateSyncsOutsideTheEngine: a consolidation's chunks commit
+// without a sync while they hold the engine; each chunk is made durable
+// once the engine is free, before the next one, and the run answers only
+// when everything it did is durable.
+func TestConsolidateSyncsOutsideTheEngine(t *testing.T) {
+	h, path := auditHarness(t)
+	ctx := context.Background()
+	const n = 2*copyChunk + 10
+	var reqs []memory.EncodeStoreRequest
+	for i := range n {
+		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("synced note %d about %s", i, crashWord(i%400)))})
+	}
+	if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	a := h.e.aud
+	var syncs atomic.Int32
+	a.beforeSync = func() { syncs.Add(1) }
+	var steps []string
+	var behind []uint64 // per step: events written but not yet durable, in the step
+	h.e.opts.consolidationStepped = func(step string) {
+		steps = append(steps, step)
+		behind = append(behind, a.written.Load()-a.durable.Load())
+	}
+	resp, err := h.e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.SemanticNodesCreated != n {
+		t.Fatalf("%+v: want %d copies", resp, n)
+	}
+	if got := syncs.Load(); got != 0 {
+		t.Fatalf("%d commits synced while holding the engine, want none", got)
+	}
+	// The journal and done steps write no audit event; each copy step
+	// writes one, which is the only one not yet durable in its step.
+	want := []string{"journal", "copy", "copy", "copy", "done"}
+	if !slices.Equal(steps, want) {
+		t.Fatalf("steps %v, want %v", steps, want)
+	}
+	if !slices.Equal(behind, []uint64{0, 1, 1, 1, 0}) {
+		t.Fatalf("events not yet durable in each step: %v, want the step's own only", behind)
+	}
+	if w, d := a.written.Load(), a.durable.Load(); w != d {
+		t.Fatalf("consolidation answered with events up to %d written but only up to %d durable", w, d)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for _, l := range readAudit(t, path) {
+		if l.Operation == audit.OpConsolidate && bytes.Contains(l.Summary, []byte(`"step":"copy"`)) {
+			copies++
+		}
+	}
+	if copies != 3 {
+		t.Fatalf("%d copy entries in the audit log, want 3", copies)
+	}
+}

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"memsvc.dev/memsvc/pkg/memory"
+)
+
+// recallDuring runs a recall with reconsolidation of text from another
+// goroutine and reports whether it answered within a bound: called from a
+// hook that runs while the engine syncs, it tells whether the sync keeps
+// recalls waiting.
+func recallDuring(e *Engine, text string) error {
+	done := make(chan error, 1)
+	go func() {
+		req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text}, Stores: memory.PersistentStores(),
+			Limit: 10, IncludeDecayed: true, Reconsolidate: true}
+		_, err := e.RecallQuery(context.Background(), req)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		return fmt.Errorf("a recall of %q waited for the sync", text)
+	}
+}
+
+// TestConsolidationSyncsWithEngineFree: a consolidation syncs each chunk
+// after letting go of the engine, so a recall answers during the sync.
+func TestConsolidationSyncsWithEngineFree(t *testing.T) {
+	h, _ := auditHarness(t)
+	var armed atomic.Bool
+	var syncs atomic.Int32
+	var during error
+	h.opts.beforeWALSync = func() {
+		if armed.Load() && syncs.Add(1) == 1 {
+			during = recallDuring(h.e, "consolidated note")
+		}
+	}
+	h.opts.consolidationStepped = func(step string) {
+		if step == "copy" {
+			armed.Store(true)
+		}
+	}
+	h.reopen()
+	for i := range 2 * copyChunk {
+		h.store(fmt.Sprintf("consolidated note %d about %s", i, crashWord(i%400)), memory.StoreEpisodic)
+	}
+	resp, err := h.e.Consolidate(context.Background(), &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.SemanticNodesCreated != 2*copyChunk {
+		t.Fatalf("%+v: want %d copies", resp, 2*copyChunk)
+	}
+	if syncs.Load() == 0 {
+		t.Fatal("the consolidation did not sync after its first copy chunk")
+	}
+	if during != nil {
+		t.Fatal(during)
+	}
+}
