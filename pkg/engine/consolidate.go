@@ -109,8 +109,11 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	// The plan reads the records from disk: write the recalls' effects
 	// first, so eligibility sees the access counts they left.
 	e.big.RLock()
-	err := e.flushRecalls()
+	wrote, err := e.writeRecalls()
 	e.big.RUnlock()
+	if wrote && err == nil {
+		err = e.syncWAL()
+	}
 	if err != nil {
 		return nil, err
 	}

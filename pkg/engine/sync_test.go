@@ -30,6 +30,44 @@ func recallDuring(e *Engine, text string) error {
 	}
 }
 
+// TestRecallFlushSyncsWithRecordsFree: the write-behind flush of recall
+// effects syncs after letting go of the records' locks, so a recall of the
+// same records answers during the sync.
+func TestRecallFlushSyncsWithRecordsFree(t *testing.T) {
+	h, _ := auditHarness(t)
+	var armed atomic.Bool
+	var syncs atomic.Int32
+	var during error
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	h.opts.beforeWALSync = func() {
+		if armed.Load() && syncs.Add(1) == 1 {
+			during = recallDuring(h.e, "flushed note")
+		}
+	}
+	h.reopen()
+	for i := range 20 {
+		h.store(fmt.Sprintf("flushed note %d", i), memory.StoreEpisodic)
+	}
+	if got := len(h.recallOne("flushed note", 20)); got != 20 {
+		t.Fatalf("recalled %d records, want 20", got)
+	}
+	armed.Store(true)
+	h.flushRecalls()
+	if syncs.Load() == 0 {
+		t.Fatal("the flush did not sync after writing")
+	}
+	if during != nil {
+		t.Fatal(during)
+	}
+	if a := h.e.aud; a.written.Load() != a.durable.Load() {
+		t.Fatalf("after the flush, events up to %d written but only up to %d durable", a.written.Load(), a.durable.Load())
+	}
+	rec, err := h.onDisk(h.recallOne("flushed note 7", 1)[0], memory.StoreEpisodic)
+	if err != nil || rec.AccessCount < 1 {
+		t.Fatalf("on disk after a recall and a flush: %+v, %v", rec, err)
+	}
+}
+
 // TestConsolidationSyncsWithEngineFree: a consolidation syncs each chunk
 // after letting go of the engine, so a recall answers during the sync.
 func TestConsolidationSyncsWithEngineFree(t *testing.T) {
