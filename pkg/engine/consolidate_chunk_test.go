@@ -21,7 +21,7 @@ import (
 func TestConsolidateCopiesInChunks(t *testing.T) {
 	h, path := auditHarness(t)
 	ctx := context.Background()
-	const n = copyChunk + 44
+	const n = copyChunk + copyChunk/2 + 1 // two chunks, the second short
 	var reqs []memory.EncodeStoreRequest
 	for i := range n {
 		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("chunked note %d about %s", i, crashWord(i%400)))})
