@@ -103,3 +103,38 @@ func TestConsolidationSyncsWithEngineFree(t *testing.T) {
 		t.Fatal(during)
 	}
 }
+
+// TestPruneSyncsWithEngineFree: a decay tick's prune syncs after letting go
+// of the engine, so a recall answers during the sync, and the prune is
+// durable when the tick answers.
+func TestPruneSyncsWithEngineFree(t *testing.T) {
+	h, _ := auditHarness(t)
+	var armed atomic.Bool
+	var syncs atomic.Int32
+	var during error
+	h.opts.Decay = DecayConfig{PruneBelow: 0.2}
+	h.opts.beforeWALSync = func() {
+		if armed.Load() && syncs.Add(1) == 1 {
+			during = recallDuring(h.e, "fades")
+		}
+	}
+	h.reopen()
+	h.store("fades", memory.StoreEpisodic)
+	h.store("fades too", memory.StoreSemantic)
+	if r := tick(t, h, 20*day); r.RecordsPruned != 0 {
+		t.Fatalf("pruned too early: %+v", r)
+	}
+	armed.Store(true)
+	if r := tick(t, h, 10*day); r.RecordsPruned != 1 {
+		t.Fatalf("not pruned: %+v", r)
+	}
+	if syncs.Load() == 0 {
+		t.Fatal("the prune did not sync after letting go of the engine")
+	}
+	if during != nil {
+		t.Fatal(during)
+	}
+	if a := h.e.aud; a.written.Load() != a.durable.Load() {
+		t.Fatalf("the tick answered with events up to %d written but only up to %d durable", a.written.Load(), a.durable.Load())
+	}
+}
