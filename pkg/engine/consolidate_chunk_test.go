@@ -207,13 +207,14 @@ func TestConsolidateResumesJournal(t *testing.T) {
 }
 
 // TestConsolidateSyncsOutsideTheEngine: a consolidation's chunks commit
-// without a sync while they hold the engine; each chunk is made durable
-// once the engine is free, before the next one, and the run answers only
-// when everything it did is durable.
+// without a sync while they hold the engine; they are made durable once
+// the engine is free, every chunksPerSync chunks and after the last of a
+// kind, and the run answers only when everything it did is durable.
 func TestConsolidateSyncsOutsideTheEngine(t *testing.T) {
 	h, path := auditHarness(t)
 	ctx := context.Background()
-	const n = 2*copyChunk + 10
+	const chunks = chunksPerSync + 2
+	const n = (chunks-1)*copyChunk + 10
 	var reqs []memory.EncodeStoreRequest
 	for i := range n {
 		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("synced note %d about %s", i, crashWord(i%400)))})
@@ -241,13 +242,21 @@ func TestConsolidateSyncsOutsideTheEngine(t *testing.T) {
 		t.Fatalf("%d commits synced while holding the engine, want none", got)
 	}
 	// The journal and done steps write no audit event; each copy step
-	// writes one, which is the only one not yet durable in its step.
-	want := []string{"journal", "copy", "copy", "copy", "done"}
+	// writes one, durable with the sync after every chunksPerSync-th copy
+	// chunk and after the last.
+	want := []string{"journal"}
+	wantBehind := []uint64{0}
+	for i := range chunks {
+		want = append(want, "copy")
+		wantBehind = append(wantBehind, uint64(i%chunksPerSync+1))
+	}
+	want = append(want, "done")
+	wantBehind = append(wantBehind, 0)
 	if !slices.Equal(steps, want) {
 		t.Fatalf("steps %v, want %v", steps, want)
 	}
-	if !slices.Equal(behind, []uint64{0, 1, 1, 1, 0}) {
-		t.Fatalf("events not yet durable in each step: %v, want the step's own only", behind)
+	if !slices.Equal(behind, wantBehind) {
+		t.Fatalf("events not yet durable in each step: %v, want %v", behind, wantBehind)
 	}
 	if w, d := a.written.Load(), a.durable.Load(); w != d {
 		t.Fatalf("consolidation answered with events up to %d written but only up to %d durable", w, d)
@@ -261,7 +270,7 @@ func TestConsolidateSyncsOutsideTheEngine(t *testing.T) {
 			copies++
 		}
 	}
-	if copies != 3 {
-		t.Fatalf("%d copy entries in the audit log, want 3", copies)
+	if copies != chunks {
+		t.Fatalf("%d copy entries in the audit log, want %d", copies, chunks)
 	}
 }
