@@ -57,6 +57,9 @@ type auditState struct {
 	// appender must not take an event it can already see: the change could
 	// still be lost, leaving a log entry for something that never happened.
 	durable atomic.Uint64
+	// written is the last sequence committed, with or without a sync
+	// (commit.go: lazy groups).
+	written atomic.Uint64
 
 	flushMu lockorder.Mutex // one flush of the outbox at a time
 
@@ -112,6 +115,7 @@ func (e *Engine) openAudit() error {
 	last, _ = a.log.Last()
 	a.next = last + 1
 	a.durable.Store(last)
+	a.written.Store(last)
 	go e.runAppender()
 	return nil
 }

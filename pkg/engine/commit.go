@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Group commit of audited changes.
@@ -123,10 +124,19 @@ func (e *Engine) commitLocked(group []*commitReq) {
 	if len(members) == 0 {
 		return
 	}
-	if a.beforeSync != nil {
-		a.beforeSync()
+	// A group of lazy changes only (beginLazy) is written without a sync;
+	// its events stay out of the log's reach until syncWAL makes them
+	// durable.
+	lazy := !slices.ContainsFunc(members, func(r *commitReq) bool { return !r.t.lazy })
+	var err error
+	if lazy {
+		err = b.CommitNoSync()
+	} else {
+		if a.beforeSync != nil {
+			a.beforeSync()
+		}
+		err = b.Commit()
 	}
-	err := b.Commit()
 	a.groups.Add(1)
 	a.grouped.Add(uint64(len(members)))
 	for _, r := range members {
@@ -136,9 +146,46 @@ func (e *Engine) commitLocked(group []*commitReq) {
 		return
 	}
 	a.next = seq
-	a.durable.Store(seq - 1)
+	a.written.Store(seq - 1)
+	if !lazy {
+		// The sync covers every earlier group, lazy ones included.
+		a.markDurable(seq - 1)
+	}
+}
+
+// markDurable records that the events up to seq are on disk and wakes the
+// outbox appender.
+func (a *auditState) markDurable(seq uint64) {
+	for {
+		d := a.durable.Load()
+		if d >= seq || a.durable.CompareAndSwap(d, seq) {
+			break
+		}
+	}
 	select {
 	case a.wake <- struct{}{}:
 	default:
 	}
+}
+
+// syncWAL makes every change committed so far durable, lazy ones
+// (beginLazy) included, and lets the audit log take their events. Callers
+// hold no lock of the engine above rank operation: the sync may take long.
+func (e *Engine) syncWAL() error {
+	var seq uint64
+	if e.aud != nil {
+		// Read before the sync: every event numbered up to here was
+		// written to the log that the sync covers.
+		seq = e.aud.written.Load()
+	}
+	if e.opts.beforeWALSync != nil {
+		e.opts.beforeWALSync()
+	}
+	if err := e.db.SyncWAL(); err != nil {
+		return fmt.Errorf("sync: %w", err)
+	}
+	if e.aud != nil {
+		e.aud.markDurable(seq)
+	}
+	return nil
 }

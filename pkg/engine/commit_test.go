@@ -205,3 +205,59 @@ func groupCommitCrash(t *testing.T, seed uint64) {
 	checkStoresAudited(t, logPath2, records)
 	t.Logf("%d acknowledged, %d records and audit entries after the crash", len(durable), len(records))
 }
+
+// TestLazyCommitWaitsForSyncWAL: an audited change committed lazily is
+// visible at once, but its event stays out of the audit log's reach until
+// syncWAL has made it durable.
+func TestLazyCommitWaitsForSyncWAL(t *testing.T) {
+	h, path := auditHarness(t)
+	h.store("a note before the lazy change", memory.StoreEpisodic)
+	a := h.e.aud
+	var syncs atomic.Int32
+	a.beforeSync = func() { syncs.Add(1) }
+	durable := a.durable.Load()
+	ns := h.e.defaultSpace()
+
+	h.e.big.Lock()
+	tx := h.e.beginLazy(ns)
+	tx.b.PutNSMeta(ns.id, "lazy_test", []byte("written"))
+	tx.audit(audit.OpConsolidate, nil, nil, map[string]any{"step": "lazy test"})
+	err := tx.commit()
+	tx.close()
+	h.e.big.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := h.db.GetNSMeta(ns.id, "lazy_test"); err != nil || string(v) != "written" {
+		t.Fatalf("the lazy change is not visible: %q, %v", v, err)
+	}
+	if n := syncs.Load(); n != 0 {
+		t.Fatalf("the lazy commit synced %d times", n)
+	}
+	if got, want := a.written.Load(), durable+1; got != want {
+		t.Fatalf("written sequence %d, want %d", got, want)
+	}
+	if got := a.durable.Load(); got != durable {
+		t.Fatalf("durable sequence moved to %d before the sync, want %d", got, durable)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	if lines := readAudit(t, path); len(lines) != int(durable) {
+		t.Fatalf("%d audit lines before the sync, want %d", len(lines), durable)
+	}
+
+	if err := h.e.syncWAL(); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.durable.Load(); got != durable+1 {
+		t.Fatalf("durable sequence %d after the sync, want %d", got, durable+1)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	lines := readAudit(t, path)
+	if len(lines) != int(durable)+1 || lines[len(lines)-1].Operation != audit.OpConsolidate {
+		t.Fatalf("audit log after the sync: %+v, want %d lines ending with the lazy change", lines, durable+1)
+	}
+}

@@ -75,7 +75,9 @@ func consolidatedOf(rec *memory.MemoryRecord) (consolidatedFrom, bool) {
 // under the engine's exclusive lock, held for that chunk only, and
 // re-reads the chunk's records under it: a record forgotten, moved or (for
 // a merge) no longer a near-duplicate since the plan is skipped and left to
-// the next run. Recalls and stores run between the chunks.
+// the next run. Recalls and stores run between the chunks, and through
+// each chunk's disk sync, which comes after the engine is free again
+// (consolidationStep).
 //
 // Before the first chunk the run writes a journal (the request and the
 // merges it planned) in one commit; every merge chunk records its progress
@@ -107,8 +109,11 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	// The plan reads the records from disk: write the recalls' effects
 	// first, so eligibility sees the access counts they left.
 	e.big.RLock()
-	err := e.flushRecalls()
+	wrote, err := e.writeRecalls()
 	e.big.RUnlock()
+	if wrote && err == nil {
+		err = e.syncWAL()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -123,8 +128,8 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	for _, m := range c.merges {
 		j.Merges = append(j.Merges, [2]memory.ID{m.keep.ID, m.drop.ID})
 	}
-	ok, err := e.consolidationStep(ns, "journal", func() error {
-		t := e.begin(ns)
+	ok, err := e.consolidationStep(ns, "journal", true, func() error {
+		t := e.beginLazy(ns)
 		defer t.close()
 		t.b.PutNSMeta(ns.id, consolidationKey, mustJSON(j))
 		t.b.PutNSMeta(ns.id, consolidationDoneKey, uint64Bytes(0))
@@ -322,8 +327,36 @@ const (
 
 // consolidationStep runs fn, the step named step, holding the engine
 // exclusively, unless namespace ns was dropped meanwhile (then it reports
-// false).
-func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (bool, error) {
+// false), then, when sync is set, makes what it and the steps before it
+// committed durable.
+//
+// fn commits lazily (beginLazy): holding the engine through a disk sync
+// (tens of milliseconds on a loaded disk, more than a chunk's work) would
+// keep every recall and store waiting through it. The sync comes once the
+// engine is free, every chunksPerSync chunks and at the end. Until then a
+// recall may see the steps' changes, which a crash would undo: the
+// journal, written in the same commits, has the next run redo them (with
+// fresh ids for the new copies). A client's own write made meanwhile
+// syncs the same sequential log, so nothing acknowledged ever depends on
+// a change that is lost.
+func (e *Engine) consolidationStep(ns *nsState, step string, sync bool, fn func() error) (bool, error) {
+	ok, err := e.consolidationStepLocked(ns, step, fn)
+	if !ok || !sync {
+		return ok, err
+	}
+	if serr := e.syncWAL(); err == nil {
+		err = serr
+	}
+	return true, err
+}
+
+// chunksPerSync is how many chunks of one kind a consolidation commits
+// between two syncs: the chunks are small so that each holds the engine
+// briefly, and syncing each would make the run wait for a sync per few
+// dozen records.
+const chunksPerSync = 4
+
+func (e *Engine) consolidationStepLocked(ns *nsState, step string, fn func() error) (bool, error) {
 	e.big.Lock()
 	defer e.big.Unlock()
 	if e.isDropped(ns) {
@@ -342,19 +375,28 @@ func (e *Engine) consolidationStep(ns *nsState, step string, fn func() error) (b
 // then its copies and prunes (c, or planned anew from the journaled
 // request when c is nil), chunk by chunk, then removes the journal. The
 // figures of c.resp become what was done.
-func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consolidation, j *consolidationJournal, done int) error {
+func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consolidation, j *consolidationJournal, done int) (err error) {
+	defer func() {
+		if err != nil {
+			// What the chunks committed before the failure is
+			// durable when the run answers, and so are their audit
+			// entries.
+			_ = e.syncWAL()
+		}
+	}()
 	gone := map[memory.ID]bool{}
 	for _, m := range j.Merges {
 		gone[m[1]] = true
 	}
 	merged := 0
-	for done < len(j.Merges) {
+	for chunk := 1; done < len(j.Merges); chunk++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n := min(len(j.Merges)-done, mergeChunk)
 		var k int
-		ok, err := e.consolidationStep(ns, "merge", func() (err error) {
+		sync := chunk%chunksPerSync == 0 || done+n == len(j.Merges)
+		ok, err := e.consolidationStep(ns, "merge", sync, func() (err error) {
 			k, err = e.applyMerges(ns, j.Merges[done:done+n], gone, done+n)
 			return err
 		})
@@ -385,8 +427,8 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 	if err != nil || !ok {
 		return err
 	}
-	_, err = e.consolidationStep(ns, "done", func() error {
-		t := e.begin(ns)
+	_, err = e.consolidationStep(ns, "done", true, func() error {
+		t := e.beginLazy(ns)
 		defer t.close()
 		t.b.DeleteNSMeta(ns.id, consolidationKey)
 		t.b.DeleteNSMeta(ns.id, consolidationDoneKey)
@@ -396,15 +438,17 @@ func (e *Engine) finishConsolidation(ctx context.Context, ns *nsState, c *consol
 }
 
 // consolidationChunks applies apply to ids in chunks of at most size, each
-// in a step named step (consolidationStep). It stops at the first error,
-// when ctx ends, or when namespace ns was dropped (then it reports false).
+// in a step named step (consolidationStep), syncing every chunksPerSync
+// chunks and after the last. It stops at the first error, when ctx ends,
+// or when namespace ns was dropped (then it reports false).
 func (e *Engine) consolidationChunks(ctx context.Context, ns *nsState, step string, ids []memory.ID, size int, apply func([]memory.ID) error) (bool, error) {
-	for len(ids) > 0 {
+	for chunk := 1; len(ids) > 0; chunk++ {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
 		n := min(len(ids), size)
-		ok, err := e.consolidationStep(ns, step, func() error { return apply(ids[:n]) })
+		sync := chunk%chunksPerSync == 0 || n == len(ids)
+		ok, err := e.consolidationStep(ns, step, sync, func() error { return apply(ids[:n]) })
 		if err != nil || !ok {
 			return ok, err
 		}
@@ -492,7 +536,7 @@ func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.
 			touch(rec)
 		}
 	}
-	t := e.begin(ns)
+	t := e.beginLazy(ns)
 	defer t.close()
 	for _, rec := range changed {
 		rec.UpdatedAt = now
@@ -516,8 +560,13 @@ func (e *Engine) applyMerges(ns *nsState, pairs [][2]memory.ID, gone map[memory.
 }
 
 // copyChunk is how many records one commit of a consolidation copies: one
-// sync and one audit entry per chunk, not per record.
-const copyChunk = 128
+// audit entry per chunk, not per record, and a sync every chunksPerSync
+// chunks. Most of a chunk's
+// time under the engine is indexing the copies' text (about 40 µs a copy
+// on one idle core): 32 copies keep a recall issued during a chunk
+// waiting a millisecond or two, and the syncs, which come after the
+// engine is let go, cost the consolidation itself, not the recalls.
+const copyChunk = 32
 
 // applyCopies writes (or refreshes) the semantic copies of sources ids of
 // namespace ns in one commit, counting them in c.resp. A source gone or
@@ -525,7 +574,7 @@ const copyChunk = 128
 // Callers hold big exclusively.
 func (e *Engine) applyCopies(ns *nsState, ids []memory.ID, c *consolidation) error {
 	now := e.now()
-	t := e.begin(ns)
+	t := e.beginLazy(ns)
 	defer t.close()
 	out := make([]memory.ID, 0, 2*len(ids))
 	made, refreshed, keptRefreshed := 0, 0, 0
@@ -603,7 +652,9 @@ func (e *Engine) applyPrunes(ns *nsState, ids []memory.ID, c *consolidation) err
 	if len(doomed) == 0 {
 		return nil
 	}
-	if err := e.deleteLocked(ns, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": c.req.Strategy.String()}); err != nil {
+	t := e.beginLazy(ns)
+	defer t.close()
+	if err := e.deleteIn(t, doomed, audit.OpConsolidate, map[string]any{"step": "prune", "strategy": c.req.Strategy.String()}); err != nil {
 		return err
 	}
 	c.resp.RecordsPruned += uint32(len(doomed))

@@ -21,7 +21,7 @@ import (
 func TestConsolidateCopiesInChunks(t *testing.T) {
 	h, path := auditHarness(t)
 	ctx := context.Background()
-	const n = copyChunk + 44
+	const n = copyChunk + copyChunk/2 + 1 // two chunks, the second short
 	var reqs []memory.EncodeStoreRequest
 	for i := range n {
 		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("chunked note %d about %s", i, crashWord(i%400)))})
@@ -203,5 +203,74 @@ func TestConsolidateResumesJournal(t *testing.T) {
 	}
 	if _, err := h.db.GetNSMeta(store.DefaultNS, consolidationKey); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("journal after a replacing import: %v", err)
+	}
+}
+
+// TestConsolidateSyncsOutsideTheEngine: a consolidation's chunks commit
+// without a sync while they hold the engine; they are made durable once
+// the engine is free, every chunksPerSync chunks and after the last of a
+// kind, and the run answers only when everything it did is durable.
+func TestConsolidateSyncsOutsideTheEngine(t *testing.T) {
+	h, path := auditHarness(t)
+	ctx := context.Background()
+	const chunks = chunksPerSync + 2
+	const n = (chunks-1)*copyChunk + 10
+	var reqs []memory.EncodeStoreRequest
+	for i := range n {
+		reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("synced note %d about %s", i, crashWord(i%400)))})
+	}
+	if _, err := h.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	a := h.e.aud
+	var syncs atomic.Int32
+	a.beforeSync = func() { syncs.Add(1) }
+	var steps []string
+	var behind []uint64 // per step: events written but not yet durable, in the step
+	h.e.opts.consolidationStepped = func(step string) {
+		steps = append(steps, step)
+		behind = append(behind, a.written.Load()-a.durable.Load())
+	}
+	resp, err := h.e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.SemanticNodesCreated != n {
+		t.Fatalf("%+v: want %d copies", resp, n)
+	}
+	if got := syncs.Load(); got != 0 {
+		t.Fatalf("%d commits synced while holding the engine, want none", got)
+	}
+	// The journal and done steps write no audit event; each copy step
+	// writes one, durable with the sync after every chunksPerSync-th copy
+	// chunk and after the last.
+	want := []string{"journal"}
+	wantBehind := []uint64{0}
+	for i := range chunks {
+		want = append(want, "copy")
+		wantBehind = append(wantBehind, uint64(i%chunksPerSync+1))
+	}
+	want = append(want, "done")
+	wantBehind = append(wantBehind, 0)
+	if !slices.Equal(steps, want) {
+		t.Fatalf("steps %v, want %v", steps, want)
+	}
+	if !slices.Equal(behind, wantBehind) {
+		t.Fatalf("events not yet durable in each step: %v, want %v", behind, wantBehind)
+	}
+	if w, d := a.written.Load(), a.durable.Load(); w != d {
+		t.Fatalf("consolidation answered with events up to %d written but only up to %d durable", w, d)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	copies := 0
+	for _, l := range readAudit(t, path) {
+		if l.Operation == audit.OpConsolidate && bytes.Contains(l.Summary, []byte(`"step":"copy"`)) {
+			copies++
+		}
+	}
+	if copies != chunks {
+		t.Fatalf("%d copy entries in the audit log, want %d", copies, chunks)
 	}
 }

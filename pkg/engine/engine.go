@@ -91,6 +91,9 @@ type Options struct {
 	// consolidationStepped, when set, is called after each committed
 	// step of a consolidation, still holding big (crash tests).
 	consolidationStepped func(step string)
+	// beforeWALSync, when set, is called by syncWAL before it syncs
+	// (tests).
+	beforeWALSync func()
 }
 
 // Engine implements memory.Service over a store.DB.

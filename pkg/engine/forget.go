@@ -151,6 +151,14 @@ func derivedFrom(rec, src *memory.MemoryRecord) bool {
 // deleteLocked deletes records of namespace ns and, in the same commit,
 // the edges other records hold to them. Callers hold big exclusively.
 func (e *Engine) deleteLocked(ns *nsState, doomed map[memory.ID]memory.StoreType, op string, summary map[string]any) error {
+	t := e.begin(ns)
+	defer t.close()
+	return e.deleteIn(t, doomed, op, summary)
+}
+
+// deleteIn is deleteLocked within change t, which it commits.
+func (e *Engine) deleteIn(t *txn, doomed map[memory.ID]memory.StoreType, op string, summary map[string]any) error {
+	ns := t.ns
 	now := e.now()
 	e.mu.RLock()
 	var holders []memory.ID
@@ -162,8 +170,6 @@ func (e *Engine) deleteLocked(ns *nsState, doomed map[memory.ID]memory.StoreType
 		}
 	}
 	e.mu.RUnlock()
-	t := e.begin(ns)
-	defer t.close()
 	for _, id := range holders {
 		rec, err := e.get(ns, id)
 		if err != nil {

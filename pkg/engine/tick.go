@@ -204,15 +204,34 @@ func (e *Engine) pruneAll(ctx context.Context, scored []scoredSpace, resp *memor
 
 // prune deletes records of namespace ns that are still under the prune
 // threshold at the namespace's clock reading, removing the edges other
-// records hold to them, in one commit.
+// records hold to them, in one commit. It holds the engine exclusively
+// for that commit, which does not wait for the disk, and syncs once it has
+// let go of it (as a consolidation chunk does): a crash before the sync
+// loses the prune, which the next tick does again.
 func (e *Engine) prune(ctx context.Context, ns *nsState, ids []memory.ID, clock float64) (uint32, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	n, wrote, err := e.pruneLocked(ns, ids, clock)
+	if wrote {
+		if serr := e.syncWAL(); err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// pruneLocked is prune's commit under the engine; it reports whether it
+// committed anything (the recalls' pending effects included).
+func (e *Engine) pruneLocked(ns *nsState, ids []memory.ID, clock float64) (uint32, bool, error) {
 	e.big.Lock()
 	defer e.big.Unlock()
-	if err := e.flushRecalls(); err != nil {
-		return 0, err
+	wrote, err := e.writeRecalls()
+	if err != nil {
+		return 0, wrote, err
 	}
 	doomed := map[memory.ID]memory.StoreType{}
 	e.mu.RLock()
@@ -225,12 +244,14 @@ func (e *Engine) prune(ctx context.Context, ns *nsState, ids []memory.ID, clock 
 	}
 	e.mu.RUnlock()
 	if len(doomed) == 0 {
-		return 0, nil
+		return 0, wrote, nil
 	}
-	if err := e.deleteLocked(ns, doomed, audit.OpDecayPrune, map[string]any{"prune_below": e.opts.Decay.PruneBelow, "records_pruned": len(doomed)}); err != nil {
-		return 0, fmt.Errorf("prune: %w", err)
+	t := e.beginLazy(ns)
+	defer t.close()
+	if err := e.deleteIn(t, doomed, audit.OpDecayPrune, map[string]any{"prune_below": e.opts.Decay.PruneBelow, "records_pruned": len(doomed)}); err != nil {
+		return 0, true, fmt.Errorf("prune: %w", err)
 	}
-	return uint32(len(doomed)), nil
+	return uint32(len(doomed)), true, nil
 }
 
 // DecayForecast implements memory.Service: each record's fidelity at

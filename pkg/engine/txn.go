@@ -31,6 +31,8 @@ type txn struct {
 	reset []*nsState
 	// event is the audit entry of the change, if any.
 	event *auditEvent
+	// lazy: commit does not wait for the disk (beginLazy).
+	lazy bool
 }
 
 type nsRecord struct {
@@ -82,6 +84,21 @@ func (c *indexChange) apply() error {
 // no namespace, such as an engine-wide decay tick).
 func (e *Engine) begin(ns *nsState) *txn {
 	return &txn{e: e, ns: ns, b: e.db.NewBatch()}
+}
+
+// beginLazy is begin for a change whose commit does not wait for the disk:
+// the caller holds big exclusively and must not keep every other request
+// waiting through a sync. The change is visible (in memory and to reads of
+// the store) once committed, and durable once the caller, after letting
+// go of big, calls syncWAL; it reports nothing done before that. A crash
+// in between loses the change, so it must be one that a rerun redoes
+// (consolidation's journal, consolidate.go), and anything a client writes
+// after it is durable only with it: every later synced commit syncs the
+// same sequential log.
+func (e *Engine) beginLazy(ns *nsState) *txn {
+	t := e.begin(ns)
+	t.lazy = true
+	return t
 }
 
 func (t *txn) close() {
@@ -175,12 +192,17 @@ func (t *txn) empty() {
 	t.reset = append(t.reset, ns)
 }
 
-// commit makes the change durable, then updates the in-memory state.
+// commit makes the change durable (for a lazy change: writes it, see
+// beginLazy), then updates the in-memory state.
 func (t *txn) commit() error {
 	defer t.stampIndexes()()
 	switch {
 	case t.e.aud != nil && t.event != nil:
 		if err := t.commitAudited(); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+	case t.lazy && !t.b.Empty():
+		if err := t.b.CommitNoSync(); err != nil {
 			return fmt.Errorf("commit: %w", err)
 		}
 	case !t.b.Empty():

@@ -104,8 +104,13 @@ func (e *Engine) runFlusher() {
 		case <-w.wake:
 		}
 		e.big.RLock()
-		err := e.flushRecalls()
+		wrote, err := e.writeRecalls()
 		e.big.RUnlock()
+		if wrote && err == nil {
+			// Synced with big let go: an operation waiting for big
+			// exclusively would keep every new recall waiting too.
+			err = e.syncWAL()
+		}
 		w.tries.Add(1)
 		switch {
 		case err != nil && !failing:
@@ -208,10 +213,22 @@ func (e *Engine) recalled() {
 }
 
 // flushRecalls writes the pending effects, in groups of at most
-// recallFlushGroup records of one namespace. Callers hold big, shared or
-// exclusively. Effects that arrive while it runs may wait for the next
-// flush.
+// recallFlushGroup records of one namespace, and syncs them. Callers hold
+// big, shared or exclusively. Effects that arrive while it runs may wait
+// for the next flush.
 func (e *Engine) flushRecalls() error {
+	wrote, err := e.writeRecalls()
+	if !wrote || err != nil {
+		return err
+	}
+	return e.syncWAL()
+}
+
+// writeRecalls is flushRecalls without the sync: the groups are committed
+// lazily (beginLazy), so that no group holds its records' locks through a
+// sync, which would keep every recall of those records waiting. It
+// reports whether it committed anything; the caller syncs it (syncWAL).
+func (e *Engine) writeRecalls() (bool, error) {
 	w := e.wb
 	w.mu.Lock()
 	byNS := map[*nsState][]memory.ID{}
@@ -219,21 +236,24 @@ func (e *Engine) flushRecalls() error {
 		byNS[k.ns] = append(byNS[k.ns], k.id)
 	}
 	w.mu.Unlock()
+	wrote := false
 	for ns, ids := range byNS {
 		for len(ids) > 0 {
 			n := min(len(ids), recallFlushGroup)
-			if err := e.flushGroup(ns, ids[:n]); err != nil {
-				return err
+			ok, err := e.flushGroup(ns, ids[:n])
+			wrote = wrote || ok
+			if err != nil {
+				return wrote, err
 			}
 			ids = ids[n:]
 		}
 	}
-	return nil
+	return wrote, nil
 }
 
 // flushGroup writes the pending effects on records ids of namespace ns in
-// one commit with one audit entry.
-func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) error {
+// one lazy commit with one audit entry, and reports whether it committed.
+func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) (bool, error) {
 	defer e.lockRecords(ids)()
 	w := e.wb
 	var recs []*memory.MemoryRecord
@@ -248,7 +268,7 @@ func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) error {
 		}
 		rec, err := store.DecodeRecord(p.rec)
 		if err != nil {
-			return fmt.Errorf("pending recall effects of %s: %w", id, err)
+			return false, fmt.Errorf("pending recall effects of %s: %w", id, err)
 		}
 		e.mu.RLock()
 		ent, ok := ns.st.entries[id]
@@ -266,9 +286,9 @@ func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) error {
 		reinforced += p.reinforced
 	}
 	if len(recs) == 0 {
-		return nil
+		return false, nil
 	}
-	t := e.begin(ns)
+	t := e.beginLazy(ns)
 	defer t.close()
 	for _, rec := range recs {
 		t.touchRecord(rec)
@@ -276,5 +296,5 @@ func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) error {
 	t.b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
 	t.audit(audit.OpRecallReconsolidate, written, storesOf(recs),
 		map[string]any{"records": len(recs), "recalls": recalls, "reinforced": reinforced})
-	return t.commit()
+	return true, t.commit()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"strings"
 	"time"
 
@@ -99,12 +100,13 @@ func OpenLocal(ctx context.Context, cfg *config.Config, opts LocalOptions) (_ *L
 		return nil, fmt.Errorf("open engine: %w", err)
 	}
 	l.guard = newSpaceGuard(cfg, l.db.Dir(), opts.DiskFree, log)
-	l.svc = l.guard.service(l.eng)
+	l.svc = queueRecalls(l.guard.service(l.eng), runtime.GOMAXPROCS(0))
 	return l, nil
 }
 
 // Service is the engine behind the free-space guard: writes are refused
-// with INSUFFICIENT_STORAGE while the disk is below the floor.
+// with INSUFFICIENT_STORAGE while the disk is below the floor. Recalls run
+// about one per core at a time, the others waiting their turn (admit.go).
 func (l *Local) Service() memory.Service { return l.svc }
 
 // metricsState is what the state gauges of /metrics read: the engine's

@@ -634,6 +634,15 @@ func (b *Batch) Commit() error { return b.commit(pebble.Sync) }
 // data that is rebuilt after a crash.
 func (b *Batch) CommitNoSync() error { return b.commit(pebble.NoSync) }
 
+// SyncWAL waits until every batch committed so far, with or without a
+// sync, is on disk. The write-ahead log is one sequential file, so syncing
+// it (here, with an empty log record) covers every earlier commit: a
+// caller can commit several batches with CommitNoSync, then make them all
+// durable at once.
+func (db *DB) SyncWAL() error {
+	return db.pdb.LogData(nil, pebble.Sync)
+}
+
 // Append adds the writes of o after those of b, so that both commit
 // together: a group commit of several changes shares one sync. o is left as
 // it was and still has to be closed. A batch that Commit would refuse is
