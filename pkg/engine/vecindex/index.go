@@ -2,12 +2,15 @@
 // caller-supplied embeddings, one vector per record.
 //
 // Vectors are L2-normalised and kept in one contiguous float32 matrix per
-// dimension, so a search is a straight scan of memory (with AVX2 and FMA
-// on amd64, bound by memory bandwidth). A query is compared only with
-// vectors of its own dimension; ties go to the smaller record id, so
-// answers are deterministic.
+// dimension, and again as int8 codes. A search is a straight scan of the
+// codes (with AVX2 on amd64), a quarter of the bytes of the floats, that
+// bounds every row's score; only the rows whose bound can still reach the
+// top k are scored exactly in float32 (quant.go), so the answer is the
+// one of an exact scan. A query is compared only with vectors of its own
+// dimension; ties go to the smaller record id, so answers are
+// deterministic.
 //
-// A scan of 100,000 vectors takes tens of milliseconds, so a search takes
+// A scan of 100,000 vectors takes milliseconds, so a search takes
 // its locks one chunk of rows at a time and writers wait for a chunk, not
 // for the scan. Rows therefore never move while a matrix is in use: a
 // removed row is only marked, and when enough rows are marked the live ones
@@ -47,6 +50,34 @@ type matrix struct {
 	ids  []memory.ID // NilID marks a removed row
 	row  map[memory.ID]int
 	dead int // removed rows
+	// The rows quantised (quant.go): codeStride(dim) codes per row and
+	// what the error bound needs of each.
+	codes []int8
+	quant []rowQuant
+}
+
+// newMatrix returns an empty matrix of dimension dim with room for n rows.
+func newMatrix(dim, n int) *matrix {
+	return &matrix{dim: dim, data: make([]float32, 0, n*dim), ids: make([]memory.ID, 0, n),
+		row: make(map[memory.ID]int, n), codes: make([]int8, 0, n*codeStride(dim)), quant: make([]rowQuant, 0, n)}
+}
+
+// appendRow adds the normalised row v of id.
+func (m *matrix) appendRow(id memory.ID, v []float32) {
+	m.row[id] = len(m.ids)
+	m.ids = append(m.ids, id)
+	m.data = append(m.data, v...)
+	stride := codeStride(m.dim)
+	n := len(m.codes)
+	m.codes = slices.Grow(m.codes, stride)[:n+stride]
+	m.quant = append(m.quant, quantizeRow(m.codes[n:], v))
+}
+
+// setRow replaces row r with the normalised row v.
+func (m *matrix) setRow(r int, v []float32) {
+	copy(m.data[r*m.dim:(r+1)*m.dim], v)
+	stride := codeStride(m.dim)
+	m.quant[r] = quantizeRow(m.codes[r*stride:(r+1)*stride], v)
 }
 
 // Compaction copies the live rows of a matrix once this many rows, and at
@@ -99,8 +130,7 @@ func (x *Index) Put(id memory.ID, v []float32) {
 		// Same dimension: overwrite the row in place (an update that
 		// keeps the embedding's size).
 		m := x.byDim[dim]
-		r := m.row[id]
-		copy(m.data[r*dim:(r+1)*dim], n)
+		m.setRow(m.row[id], n)
 		return
 	}
 	x.removeLocked(id)
@@ -109,12 +139,10 @@ func (x *Index) Put(id memory.ID, v []float32) {
 	}
 	m := x.byDim[len(n)]
 	if m == nil {
-		m = &matrix{dim: len(n), row: make(map[memory.ID]int)}
+		m = newMatrix(len(n), 0)
 		x.byDim[len(n)] = m
 	}
-	m.row[id] = len(m.ids)
-	m.ids = append(m.ids, id)
-	m.data = append(m.data, n...)
+	m.appendRow(id, n)
 	x.where[id] = len(n)
 }
 
@@ -144,8 +172,8 @@ func (x *Index) removeLocked(id memory.ID) {
 
 // compacted returns a new matrix holding the live rows of m.
 func (m *matrix) compacted() *matrix {
-	live := len(m.ids) - m.dead
-	c := &matrix{dim: m.dim, data: make([]float32, 0, live*m.dim), ids: make([]memory.ID, 0, live), row: make(map[memory.ID]int, live)}
+	c := newMatrix(m.dim, len(m.ids)-m.dead)
+	stride := codeStride(m.dim)
 	for r, id := range m.ids {
 		if id.IsNil() {
 			continue
@@ -153,6 +181,8 @@ func (m *matrix) compacted() *matrix {
 		c.row[id] = len(c.ids)
 		c.ids = append(c.ids, id)
 		c.data = append(c.data, m.data[r*m.dim:(r+1)*m.dim]...)
+		c.codes = append(c.codes, m.codes[r*stride:(r+1)*stride]...)
+		c.quant = append(c.quant, m.quant[r])
 	}
 	return c
 }
@@ -203,6 +233,7 @@ func (x *Index) Search(q Query) []Hit {
 	if n >= parallelRows && !q.Serial {
 		parts = min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
 	}
+	qq := quantizeQuery(v)
 	heaps := make([]vecHeap, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
@@ -210,7 +241,7 @@ func (x *Index) Search(q Query) []Hit {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			heaps[p] = x.scan(m, v, lo, hi, q)
+			heaps[p] = x.scan(m, v, &qq, lo, hi, q)
 		}()
 	}
 	wg.Wait()
@@ -231,18 +262,20 @@ func (x *Index) Search(q Query) []Hit {
 const parallelRows = 16384
 
 // scanChunk is how many rows a search reads per hold of its locks: about
-// 0.2 ms of work at 384 dimensions.
+// 0.02 ms of work at 384 dimensions.
 const scanChunk = 1024
 
 // scan keeps the top k of rows [lo, hi) of m, taking the locks per chunk.
-func (x *Index) scan(m *matrix, v []float32, lo, hi int, q Query) vecHeap {
+// v is the normalised query and qq its quantisation.
+func (x *Index) scan(m *matrix, v []float32, qq *quantQuery, lo, hi int, q Query) vecHeap {
 	h := make(vecHeap, 0, q.K)
+	dots := make([]int32, scanChunk)
 	for c := lo; c < hi; c += scanChunk {
 		if q.Lock != nil {
 			q.Lock.Lock()
 		}
 		x.mu.RLock()
-		scanRows(m, v, c, min(c+scanChunk, hi), &h, q)
+		scanRows(m, v, qq, c, min(c+scanChunk, hi), &h, q, dots)
 		x.mu.RUnlock()
 		if q.Lock != nil {
 			q.Lock.Unlock()
@@ -251,11 +284,25 @@ func (x *Index) scan(m *matrix, v []float32, lo, hi int, q Query) vecHeap {
 	return h
 }
 
-// scanRows adds the qualifying rows [lo, hi) of m to the top-k heap h.
-// The caller holds the index's read lock.
-func scanRows(m *matrix, v []float32, lo, hi int, h *vecHeap, q Query) {
-	dim := m.dim
-	for r := lo; r < hi; r++ {
+// scanRows adds the qualifying rows [lo, hi) of m to the top-k heap h:
+// it scores them all from their codes, then exactly those that can still
+// qualify (quant.go). dots is scratch space of at least hi-lo values. The
+// caller holds the index's read lock.
+func scanRows(m *matrix, v []float32, qq *quantQuery, lo, hi int, h *vecHeap, q Query, dots []int32) {
+	dim, stride := m.dim, len(qq.codes)
+	dots = dots[:hi-lo]
+	dotsI8(qq.codes, m.codes[lo*stride:hi*stride], dots)
+	quant := m.quant[lo:hi]
+	// A row is skipped when its bound is below cut: not above the minimum
+	// score, or below the worst of a full heap. One comparison a row,
+	// mostly taken once the heap is full, keeps the loop predictable.
+	minCut := math.Nextafter(q.MinScore, math.Inf(1))
+	cut := heapCut(*h, q.K, minCut)
+	for i, d := range dots {
+		if qq.bound(d, quant[i]) < cut {
+			continue // cannot qualify: its exact score is at most the bound
+		}
+		r := lo + i
 		id := m.ids[r]
 		if id.IsNil() {
 			continue
@@ -271,7 +318,18 @@ func scanRows(m *matrix, v []float32, lo, hi int, h *vecHeap, q Query) {
 			continue
 		}
 		push(h, Hit{id, s}, q.K)
+		cut = heapCut(*h, q.K, minCut)
 	}
+}
+
+// heapCut is the score below which nothing can enter the top-k heap h:
+// minCut until it holds k hits, then the larger of minCut and its worst
+// score.
+func heapCut(h vecHeap, k int, minCut float64) float64 {
+	if len(h) < k {
+		return minCut
+	}
+	return max(minCut, h[0].Score)
 }
 
 // push adds c to a top-k heap. A record already in the heap keeps its
@@ -446,19 +504,19 @@ func (x *Index) PutRows(dim int, ids []memory.ID, rows []float32) {
 func (x *Index) putRowsLocked(dim int, ids []memory.ID, rows []float32) {
 	m := x.byDim[dim]
 	if m == nil {
-		m = &matrix{dim: dim, row: make(map[memory.ID]int, len(ids))}
+		m = newMatrix(dim, len(ids))
 		x.byDim[dim] = m
 	}
 	m.data = slices.Grow(m.data, len(rows))
 	m.ids = slices.Grow(m.ids, len(ids))
+	m.codes = slices.Grow(m.codes, len(ids)*codeStride(dim))
+	m.quant = slices.Grow(m.quant, len(ids))
 	for i, id := range ids {
 		if _, ok := x.where[id]; ok {
 			x.removeLocked(id)
 			m = x.byDim[dim]
 		}
-		m.row[id] = len(m.ids)
-		m.ids = append(m.ids, id)
-		m.data = append(m.data, rows[i*dim:(i+1)*dim]...)
+		m.appendRow(id, rows[i*dim:(i+1)*dim])
 		x.where[id] = dim
 	}
 }
@@ -474,7 +532,12 @@ func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
 		x.putRowsLocked(dim, ids, rows)
 		return
 	}
-	m := &matrix{dim: dim, data: rows, ids: ids, row: make(map[memory.ID]int, len(ids))}
+	m := &matrix{dim: dim, data: rows, ids: ids, row: make(map[memory.ID]int, len(ids)),
+		codes: make([]int8, len(ids)*codeStride(dim)), quant: make([]rowQuant, len(ids))}
+	stride := codeStride(dim)
+	for i := range ids {
+		m.quant[i] = quantizeRow(m.codes[i*stride:(i+1)*stride], rows[i*dim:(i+1)*dim])
+	}
 	for i, id := range ids {
 		if _, dup := m.row[id]; dup {
 			// An id given twice keeps its last row, as PutRows would.

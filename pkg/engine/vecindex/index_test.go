@@ -1,7 +1,6 @@
 package vecindex
 
 import (
-	"container/heap"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -33,13 +32,7 @@ func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 	odd := func(id memory.ID) bool { return id[2]%2 == 1 }
 	for _, k := range []int{1, 10, 500} {
 		got := x.Search(Query{Vector: q, K: k, Filter: odd})
-		m := x.byDim[16]
-		var seq vecHeap
-		scanRows(m, Normalize(q), 0, len(m.ids), &seq, Query{K: k, Filter: odd})
-		want := make([]Hit, len(seq))
-		for i := len(seq) - 1; i >= 0; i-- {
-			want[i] = heap.Pop(&seq).(Hit)
-		}
+		want := exactScan(x.byDim[16], q, Query{K: k, Filter: odd})
 		if !slices.Equal(got, want) {
 			t.Fatalf("k=%d: parallel %v\nsequential %v", k, got[:min(5, len(got))], want[:min(5, len(want))])
 		}
