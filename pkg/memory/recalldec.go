@@ -17,7 +17,7 @@ import (
 // of the wrong type, invalid JSON) sends the whole answer through
 // json.Unmarshal, so results and errors are json.Unmarshal's.
 func UnmarshalRecallQueryResponse(data []byte, out *RecallQueryResponse) error {
-	d := recallDecoder{jsonscan.Scanner{Data: data}}
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
 	if d.response(&r) && d.End() {
 		*out = r
@@ -31,6 +31,7 @@ func UnmarshalRecallQueryResponse(data []byte, out *RecallQueryResponse) error {
 // reports whether it parsed what it expects; false abandons the parse.
 type recallDecoder struct {
 	jsonscan.Scanner
+	last lastEmbedding // float32json.go
 }
 
 // str decodes the next string, escapes included.
@@ -163,12 +164,7 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 		case "data":
 			return d.bytes(&b.Data)
 		case "embedding":
-			return sliceOf(d, &b.Embedding, func(f *float32) bool {
-				var v float64
-				ok := d.Float(&v, 32)
-				*f = float32(v)
-				return ok
-			})
+			return d.embedding(&b.Embedding)
 		}
 		return false
 	})

@@ -54,7 +54,7 @@ func sameAsUnmarshal(t *testing.T, data []byte) bool {
 	if wantErr == nil && !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded\n%+v\njson.Unmarshal:\n%+v\nfrom\n%s", got, want, data)
 	}
-	d := recallDecoder{jsonscan.Scanner{Data: data}}
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
 	var r RecallQueryResponse
 	return d.response(&r) && d.End()
 }
