@@ -159,3 +159,47 @@ func (d *recallDecoder) embedding(out *[]float32) bool {
 	d.last = lastEmbedding{text: d.Data[start:d.Pos], vals: vals}
 	return true
 }
+
+// embeddingTexts notes where the embeddings of one recalled memory were
+// written, so that the same slice written again (its rendered content
+// shares the record's embeddings) is copied from the text, not formatted
+// again: the bytes are the same.
+type embeddingTexts struct {
+	list []embeddingText
+	buf  [2]embeddingText
+}
+
+// embeddingText is the text of an embedding in the answer being written.
+type embeddingText struct {
+	first      *float32 // the slice's first element, and its length
+	n          int
+	start, end int // its bytes in the answer
+}
+
+// appendEmbedding appends v as appendJSONFloat32s does, copying the text
+// of the same slice if t holds it; a nil t only formats.
+func (t *embeddingTexts) appendEmbedding(dst []byte, v []float32) ([]byte, error) {
+	if t == nil || len(v) == 0 {
+		return appendJSONFloat32s(dst, v)
+	}
+	for _, e := range t.list {
+		if e.first == &v[0] && e.n == len(v) {
+			return append(dst, dst[e.start:e.end]...), nil
+		}
+	}
+	start := len(dst)
+	dst, err := appendJSONFloat32s(dst, v)
+	if err == nil {
+		if t.list == nil {
+			t.list = t.buf[:0]
+		}
+		t.list = append(t.list, embeddingText{first: &v[0], n: len(v), start: start, end: len(dst)})
+	}
+	return dst, err
+}
+
+// reset forgets the texts noted, for the next memory of an answer.
+func (t *embeddingTexts) reset() {
+	clear(t.list) // drop the pointers into the last memory's slices
+	t.list = t.list[:0]
+}

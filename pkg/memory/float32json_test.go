@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -156,5 +158,37 @@ func TestUnmarshalRepeatedEmbedding(t *testing.T) {
 	got.Memories[0].Record.Content.Blocks[0].Embedding[0] = 9
 	if got.Memories[0].RenderedContent.Blocks[0].Embedding[0] != 0.5 || got.Memories[1].RenderedContent.Blocks[0].Embedding[0] != 0.5 {
 		t.Fatal("decoded embeddings share memory")
+	}
+}
+
+// TestRecalledMemorySharedEmbeddingJSON: a recalled memory whose rendered
+// content shares the record's embedding slices (as recall renders it), a
+// prefix of one (same first element, shorter), or an equal copy in
+// another block is written byte for byte as encoding/json writes it.
+func TestRecalledMemorySharedEmbeddingJSON(t *testing.T) {
+	c := jsonCorpus{rand.New(rand.NewPCG(43, 44))}
+	for i := range 300 {
+		r := c.record()
+		r.Content.Blocks = append(r.Content.Blocks, ContentBlock{Modality: ModalityText, Data: Bytes("y"), Embedding: c.float32s()})
+		rendered := r.Content
+		rendered.Blocks = slices.Clone(r.Content.Blocks)
+		switch i % 3 {
+		case 1:
+			if e := rendered.Blocks[0].Embedding; len(e) > 1 {
+				rendered.Blocks[0].Embedding = e[:len(e)-1]
+			}
+		case 2:
+			rendered.Blocks = append(rendered.Blocks, ContentBlock{Modality: ModalityText, Embedding: slices.Clone(rendered.Blocks[0].Embedding)})
+			slices.Reverse(rendered.Blocks)
+		}
+		m := RecalledMemory{Record: r, RelevanceScore: c.float(), RenderedContent: rendered}
+		want, err := json.Marshal(refMemory{refRecordOf(r), m.RelevanceScore, m.ActivationPath, refContent(m.RenderedContent.withBlocks())})
+		if err != nil {
+			t.Fatalf("memory %d: reference: %v", i, err)
+		}
+		got, err := json.Marshal(m)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("memory %d (err %v):\n got %s\nwant %s", i, err, got, want)
+		}
 	}
 }

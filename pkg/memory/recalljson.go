@@ -15,8 +15,9 @@ import (
 // jsonWriter assembles a JSON text. The first error of a value sticks and
 // ends the writing.
 type jsonWriter struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	texts embeddingTexts // of the memory being written
 }
 
 // raw appends s, which is JSON syntax or a field name with its quotes.
@@ -44,7 +45,8 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		return
 	}
 	w.raw(`{"record":`)
-	if w.b, w.err = appendRecordJSON(w.b, &m.Record); w.err != nil {
+	w.texts.reset() // the rendered content repeats the record's embeddings
+	if w.b, w.err = appendRecordJSON(w.b, &m.Record, &w.texts); w.err != nil {
 		return
 	}
 	w.raw(`,"relevance_score":`)
@@ -65,7 +67,7 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		w.raw(`]`)
 	}
 	w.raw(`,"rendered_content":`)
-	w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+	w.b, w.err = appendContentJSON(w.b, &m.RenderedContent, &w.texts)
 	w.raw(`}`)
 }
 

@@ -218,7 +218,7 @@ func (r *MemoryRecord) String() string {
 
 // MarshalJSON writes empty association and block lists as [].
 func (r MemoryRecord) MarshalJSON() ([]byte, error) {
-	return appendRecordJSON(make([]byte, 0, recordSizeHint(&r)), &r)
+	return appendRecordJSON(make([]byte, 0, recordSizeHint(&r)), &r, nil)
 }
 
 // MarshalJSON writes an empty derived-id list as [].

@@ -13,8 +13,9 @@ import (
 // them with encoding/json on random records). The meta-memory, small and
 // rarely large, still goes through json.Marshal.
 
-// appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
-func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
+// appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it; texts,
+// when not nil, notes where its embeddings were written (float32json.go).
+func appendRecordJSON(dst []byte, r *MemoryRecord, texts *embeddingTexts) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"id":`...)
 	dst = appendJSONID(dst, r.ID)
@@ -34,7 +35,7 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 	dst = append(dst, `,"access_count":`...)
 	dst = appendJSONUint(dst, r.AccessCount)
 	dst = append(dst, `,"content":`...)
-	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
+	if dst, err = appendContentJSON(dst, &r.Content, texts); err != nil {
 		return dst, err
 	}
 	dst = append(dst, `,"fidelity":`...)
@@ -69,8 +70,9 @@ func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
 	return append(dst, '}'), nil
 }
 
-// appendContentJSON appends c with a nil block list as [].
-func appendContentJSON(dst []byte, c *MemoryContent) ([]byte, error) {
+// appendContentJSON appends c with a nil block list as []; texts, when
+// not nil, copies embeddings written before and notes new ones.
+func appendContentJSON(dst []byte, c *MemoryContent, texts *embeddingTexts) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"blocks":[`...)
 	for i := range c.Blocks {
@@ -87,7 +89,7 @@ func appendContentJSON(dst []byte, c *MemoryContent) ([]byte, error) {
 		dst = append(dst, `,"data":`...)
 		dst = appendJSONBytes(dst, b.Data)
 		dst = append(dst, `,"embedding":`...)
-		if dst, err = appendJSONFloat32s(dst, b.Embedding); err != nil {
+		if dst, err = texts.appendEmbedding(dst, b.Embedding); err != nil {
 			return dst, err
 		}
 		dst = append(dst, '}')
