@@ -21,6 +21,7 @@ package vecindex
 
 import (
 	"bytes"
+	"cmp"
 	"container/heap"
 	"math"
 	"runtime"
@@ -212,6 +213,13 @@ type Query struct {
 // Search returns the K most similar records that pass the filter, best
 // first; ties go to the smaller id so the order is deterministic. A record
 // added or changed during the search may or may not be seen.
+//
+// It works in two passes (quant.go). The first bounds the score of every
+// row from its codes, large matrices in parallel slices, under the
+// index's lock only. The second scores exactly, under both locks, first
+// the rows of the best bounds, which nearly always fill the top k, then
+// every other row whose bound still reaches the k-th score: the answer is
+// the one of an exact scan, with about k calls of the filter.
 func (x *Index) Search(q Query) []Hit {
 	v := Normalize(q.Vector)
 	if v == nil || q.K <= 0 {
@@ -227,30 +235,30 @@ func (x *Index) Search(q Query) []Hit {
 	if n == 0 {
 		return nil
 	}
-	// Large matrices are scanned in parallel slices, each keeping its own
-	// top k, then merged; the result is the same as one scan.
+	qq := quantizeQuery(v)
+	bounds := make([]float64, n)
 	parts := 1
 	if n >= parallelRows && !q.Serial {
 		parts = min(runtime.GOMAXPROCS(0), n/(parallelRows/2))
 	}
-	qq := quantizeQuery(v)
-	heaps := make([]vecHeap, parts)
+	// Each part also keeps the rows of its best bounds, the rows the
+	// exact pass starts from.
+	minCut := math.Nextafter(q.MinScore, math.Inf(1))
+	nBest := q.K + q.K/2 + 8
+	best := make([]boundHeap, parts)
 	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := p*n/parts, (p+1)*n/parts
+	for p := 1; p < parts; p++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			heaps[p] = x.scan(m, v, &qq, lo, hi, q)
+			best[p] = newBoundHeap(nBest, minCut)
+			x.bound(m, &qq, p*n/parts, (p+1)*n/parts, bounds, &best[p])
 		}()
 	}
+	best[0] = newBoundHeap(nBest, minCut)
+	x.bound(m, &qq, 0, n/parts, bounds, &best[0])
 	wg.Wait()
-	h := heaps[0]
-	for _, other := range heaps[1:] {
-		for _, c := range other {
-			push(&h, c, q.K)
-		}
-	}
+	h := x.refine(m, v, bounds, bestRows(best, nBest), q)
 	out := make([]Hit, len(h))
 	for i := len(h) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(&h).(Hit)
@@ -265,61 +273,171 @@ const parallelRows = 16384
 // 0.02 ms of work at 384 dimensions.
 const scanChunk = 1024
 
-// scan keeps the top k of rows [lo, hi) of m, taking the locks per chunk.
-// v is the normalised query and qq its quantisation.
-func (x *Index) scan(m *matrix, v []float32, qq *quantQuery, lo, hi int, q Query) vecHeap {
-	h := make(vecHeap, 0, q.K)
+// bound sets bounds[r] to the largest exact score row r of m can have,
+// for the rows [lo, hi), taking the index's read lock per chunk, and
+// keeps the rows of the best bounds in best. A row without a usable bound
+// gets +Inf, so it is always scored.
+func (x *Index) bound(m *matrix, qq *quantQuery, lo, hi int, bounds []float64, best *boundHeap) {
+	stride := len(qq.codes)
 	dots := make([]int32, scanChunk)
 	for c := lo; c < hi; c += scanChunk {
+		end := min(c+scanChunk, hi)
+		x.mu.RLock()
+		dotsI8(qq.codes, m.codes[c*stride:end*stride], dots[:end-c])
+		for i, rq := range m.quant[c:end] {
+			b := qq.bound(dots[i], rq)
+			if b != b {
+				b = math.Inf(1)
+			}
+			bounds[c+i] = b
+			if b > best.floor {
+				best.add(b, c+i)
+			}
+		}
+		x.mu.RUnlock()
+	}
+}
+
+// refine scores exactly the rows of m whose bounds can reach the top k,
+// the rows in first before the others, taking the locks per chunk, and
+// returns the top-k heap. It marks the rows it scored in bounds.
+func (x *Index) refine(m *matrix, v []float32, bounds []float64, first []int, q Query) vecHeap {
+	h := make(vecHeap, 0, q.K)
+	// A row is skipped when its bound is below cut: not above the minimum
+	// score, or below the worst of a full heap.
+	minCut := math.Nextafter(q.MinScore, math.Inf(1))
+	lock := func() {
 		if q.Lock != nil {
 			q.Lock.Lock()
 		}
 		x.mu.RLock()
-		scanRows(m, v, qq, c, min(c+scanChunk, hi), &h, q, dots)
+	}
+	unlock := func() {
 		x.mu.RUnlock()
 		if q.Lock != nil {
 			q.Lock.Unlock()
 		}
 	}
+	done := math.Inf(-1)
+	if len(first) > 0 {
+		lock()
+		for _, r := range first {
+			rescore(m, v, r, &h, q)
+			bounds[r] = done
+		}
+		unlock()
+	}
+	cut := heapCut(h, q.K, minCut)
+	for c := 0; c < len(bounds); c += scanChunk {
+		chunk := bounds[c:min(c+scanChunk, len(bounds))]
+		if !reaches(chunk, cut) {
+			continue
+		}
+		lock()
+		for i, b := range chunk {
+			if b < cut {
+				continue // cannot qualify: its exact score is at most b
+			}
+			rescore(m, v, c+i, &h, q)
+			cut = heapCut(h, q.K, minCut)
+		}
+		unlock()
+	}
 	return h
 }
 
-// scanRows adds the qualifying rows [lo, hi) of m to the top-k heap h:
-// it scores them all from their codes, then exactly those that can still
-// qualify (quant.go). dots is scratch space of at least hi-lo values. The
-// caller holds the index's read lock.
-func scanRows(m *matrix, v []float32, qq *quantQuery, lo, hi int, h *vecHeap, q Query, dots []int32) {
-	dim, stride := m.dim, len(qq.codes)
-	dots = dots[:hi-lo]
-	dotsI8(qq.codes, m.codes[lo*stride:hi*stride], dots)
-	quant := m.quant[lo:hi]
-	// A row is skipped when its bound is below cut: not above the minimum
-	// score, or below the worst of a full heap. One comparison a row,
-	// mostly taken once the heap is full, keeps the loop predictable.
-	minCut := math.Nextafter(q.MinScore, math.Inf(1))
-	cut := heapCut(*h, q.K, minCut)
-	for i, d := range dots {
-		if qq.bound(d, quant[i]) < cut {
-			continue // cannot qualify: its exact score is at most the bound
+// reaches reports whether a bound in bounds is not below cut.
+func reaches(bounds []float64, cut float64) bool {
+	for _, b := range bounds {
+		if !(b < cut) {
+			return true
 		}
-		r := lo + i
-		id := m.ids[r]
-		if id.IsNil() {
-			continue
-		}
-		s := float64(dot(v, m.data[r*dim:(r+1)*dim]))
-		if s <= q.MinScore {
-			continue
-		}
-		if len(*h) == q.K && !better(Hit{id, s}, (*h)[0]) {
-			continue
-		}
-		if q.Filter != nil && !q.Filter(id) {
-			continue
-		}
-		push(h, Hit{id, s}, q.K)
-		cut = heapCut(*h, q.K, minCut)
 	}
+	return false
+}
+
+// rescore adds row r of m to the top-k heap h if it qualifies, by its
+// exact score. The caller holds the index's read lock and q.Lock.
+func rescore(m *matrix, v []float32, r int, h *vecHeap, q Query) {
+	id := m.ids[r]
+	if id.IsNil() {
+		return
+	}
+	s := float64(dot(v, m.data[r*m.dim:(r+1)*m.dim]))
+	if s <= q.MinScore {
+		return
+	}
+	if len(*h) == q.K && !better(Hit{id, s}, (*h)[0]) {
+		return
+	}
+	if q.Filter != nil && !q.Filter(id) {
+		return
+	}
+	push(h, Hit{id, s}, q.K)
+}
+
+// boundHeap keeps the rows of the n largest bounds above a floor: a
+// min-heap by bound. floor is what a bound must exceed to be added.
+type boundHeap struct {
+	rows  []boundRow
+	n     int
+	floor float64
+}
+
+type boundRow struct {
+	bound float64
+	r     int
+}
+
+// newBoundHeap keeps up to n rows of bounds not below minCut.
+func newBoundHeap(n int, minCut float64) boundHeap {
+	return boundHeap{rows: make([]boundRow, 0, n), n: n, floor: math.Nextafter(minCut, math.Inf(-1))}
+}
+
+// add adds row r of bound b, which exceeds floor.
+func (h *boundHeap) add(b float64, r int) {
+	rows := h.rows
+	if len(rows) < h.n {
+		rows = append(rows, boundRow{b, r})
+		for i := len(rows) - 1; i > 0 && rows[i].bound < rows[(i-1)/2].bound; i = (i - 1) / 2 {
+			rows[i], rows[(i-1)/2] = rows[(i-1)/2], rows[i]
+		}
+		h.rows = rows
+		if len(rows) == h.n {
+			h.floor = rows[0].bound
+		}
+		return
+	}
+	rows[0] = boundRow{b, r}
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(rows) {
+			break
+		}
+		if c+1 < len(rows) && rows[c+1].bound < rows[c].bound {
+			c++
+		}
+		if rows[i].bound <= rows[c].bound {
+			break
+		}
+		rows[i], rows[c] = rows[c], rows[i]
+		i = c
+	}
+	h.floor = rows[0].bound
+}
+
+// bestRows returns the rows of the n best bounds of the heaps, best first.
+func bestRows(heaps []boundHeap, n int) []int {
+	var all []boundRow
+	for _, h := range heaps {
+		all = append(all, h.rows...)
+	}
+	slices.SortFunc(all, func(a, b boundRow) int { return cmp.Compare(b.bound, a.bound) })
+	out := make([]int, 0, min(n, len(all)))
+	for _, b := range all[:min(n, len(all))] {
+		out = append(out, b.r)
+	}
+	return out
 }
 
 // heapCut is the score below which nothing can enter the top-k heap h:

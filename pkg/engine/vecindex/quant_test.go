@@ -239,3 +239,27 @@ func TestSearchMatchesExactScan(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFiltersFewRows: the exact pass starts from the best bounds,
+// so on Gaussian embeddings the filter sees about k rows, not the
+// k·ln(n/k) a scan in row order offers it.
+func TestSearchFiltersFewRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	for _, dim := range []int{64, 384} {
+		x := New(nil)
+		for i := range 20_000 {
+			x.Put(testID(i), normalVec(rng, dim))
+		}
+		calls := 0
+		for range 10 {
+			hits := x.Search(Query{Vector: normalVec(rng, dim), K: 50, Filter: func(memory.ID) bool { calls++; return true }})
+			if len(hits) != 50 {
+				t.Fatalf("%d hits", len(hits))
+			}
+		}
+		if calls > 10*100 {
+			t.Fatalf("dim %d: %d filter calls per search of k=50", dim, calls/10)
+		}
+		t.Logf("dim %d: %d filter calls per search of k=50", dim, calls/10)
+	}
+}
