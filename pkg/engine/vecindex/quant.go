@@ -63,17 +63,22 @@ func quantizeRow(codes []int8, v []float32) rowQuant {
 		return rowQuant{scale: nan, err: nan, norm: nan}
 	}
 	scale := maxAbs / rowMax
-	inv := rowMax / float64(maxAbs)
-	var errSq, normSq float64
+	inv := rowMax / maxAbs
+	// |x·inv| ≤ 127·(1+2⁻²³)², so rounding half away from zero gives a
+	// code in [−127, 127]. Which integer a code is matters only for the
+	// tightness of the bound, not its validity: the error is measured.
+	s := float64(scale)
+	var errSq float64
+	var codeSq int64
 	for i, x := range v {
-		c := math.Round(float64(x) * inv)
-		c = min(max(c, -rowMax), rowMax)
+		f := x * inv
+		c := int32(f + math.Float32frombits(math.Float32bits(f)&(1<<31)|math.Float32bits(0.5)))
 		codes[i] = int8(c)
-		approx := c * float64(scale)
-		errSq += (float64(x) - approx) * (float64(x) - approx)
-		normSq += approx * approx
+		d := float64(x) - float64(c)*s // exact: both terms have few bits and close exponents
+		errSq += d * d
+		codeSq += int64(c) * int64(c)
 	}
-	return rowQuant{scale: scale, err: roundUp(math.Sqrt(errSq)), norm: roundUp(math.Sqrt(normSq))}
+	return rowQuant{scale: scale, err: roundUp(math.Sqrt(errSq)), norm: roundUp(s * math.Sqrt(float64(codeSq)))}
 }
 
 // roundUp is f as a float32 no smaller than f (and a little larger, to
