@@ -203,8 +203,8 @@ type Query struct {
 	// called with Lock held.
 	Filter func(memory.ID) bool
 	// Lock, when set, guards what Filter reads. The search takes it
-	// around every chunk of rows, before the index's own lock; the caller
-	// must not hold it.
+	// around every chunk of rows it scores exactly, before the index's
+	// own lock; the caller must not hold it.
 	Lock sync.Locker
 	// Serial keeps the scan on one core (background work).
 	Serial bool
@@ -244,7 +244,8 @@ func (x *Index) Search(q Query) []Hit {
 	// Each part also keeps the rows of its best bounds, the rows the
 	// exact pass starts from.
 	minCut := math.Nextafter(q.MinScore, math.Inf(1))
-	nBest := q.K + q.K/2 + 8
+	nBest := min(q.K, n)
+	nBest += nBest/2 + 8
 	best := make([]boundHeap, parts)
 	var wg sync.WaitGroup
 	for p := 1; p < parts; p++ {
