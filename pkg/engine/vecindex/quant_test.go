@@ -263,3 +263,53 @@ func TestSearchFiltersFewRows(t *testing.T) {
 		t.Logf("dim %d: %d filter calls per search of k=50", dim, calls/10)
 	}
 }
+
+// TestSearchDuringWrites: parallel searches while rows are updated in
+// place, removed (enough to compact the matrix) and added return sorted
+// answers with each record once (run with -race, it also checks the
+// locking of both passes).
+func TestSearchDuringWrites(t *testing.T) {
+	const dim, n = 32, parallelRows + 2000
+	rng := rand.New(rand.NewPCG(29, 30))
+	x := New(nil)
+	for i := range n {
+		x.Put(testID(i), normalVec(rng, dim))
+	}
+	queries := make([][]float32, 20)
+	for i := range queries {
+		queries[i] = normalVec(rng, dim)
+	}
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		wr := rand.New(rand.NewPCG(31, 32))
+		for i := range n / 2 {
+			x.Remove(testID(i))
+			x.Put(testID(n-1-i%1000), normalVec(wr, dim)) // in place
+			if i%4 == 0 {
+				x.Put(testID(n+i), normalVec(wr, dim))
+			}
+		}
+	}()
+	for i := 0; ; i++ {
+		got := x.Search(Query{Vector: queries[i%len(queries)], K: 40})
+		seen := map[memory.ID]bool{}
+		for j, h := range got {
+			if seen[h.ID] || j > 0 && better(h, got[j-1]) {
+				t.Fatalf("search %d: hit %d (%v) repeated or out of order", i, j, h)
+			}
+			seen[h.ID] = true
+		}
+		select {
+		case <-wrote:
+			if m := x.byDim[dim]; len(m.ids) >= n {
+				t.Fatalf("the removals did not compact the matrix (%d rows)", len(m.ids))
+			}
+			return
+		default:
+		}
+		if i == 10_000 {
+			t.Fatal("the writer did not finish within 10,000 searches")
+		}
+	}
+}
