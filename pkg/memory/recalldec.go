@@ -38,6 +38,9 @@ type recallDecoder struct {
 	// copied rather than parsed again.
 	lastText []byte
 	last     *MemoryContent
+	// lastEmbedding is the embedding array parsed last, for embeddings
+	// the rendered content shares when its text differs.
+	lastEmbedding lastEmbedding // float32json.go
 }
 
 // str decodes the next string, escapes included.
@@ -208,12 +211,7 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 		case "data":
 			return d.bytes(&b.Data)
 		case "embedding":
-			return sliceOf(d, &b.Embedding, func(f *float32) bool {
-				var v float64
-				ok := d.Float(&v, 32)
-				*f = float32(v)
-				return ok
-			})
+			return d.embedding(&b.Embedding)
 		}
 		return false
 	})

@@ -15,8 +15,9 @@ import (
 // jsonWriter assembles a JSON text. The first error of a value sticks and
 // ends the writing.
 type jsonWriter struct {
-	b   []byte
-	err error
+	b     []byte
+	err   error
+	texts embeddingTexts // of the memory being written
 }
 
 // raw appends s, which is JSON syntax or a field name with its quotes.
@@ -44,8 +45,9 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		return
 	}
 	w.raw(`{"record":`)
+	w.texts.reset() // the rendered content repeats the record's embeddings
 	var at [2]int
-	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record); w.err != nil {
+	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record, &w.texts); w.err != nil {
 		return
 	}
 	w.raw(`,"relevance_score":`)
@@ -70,7 +72,7 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		// Rendered as stored: the record's content once more.
 		w.b = append(w.b, w.b[at[0]:at[1]]...)
 	} else {
-		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent)
+		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent, &w.texts)
 	}
 	w.raw(`}`)
 }

@@ -12,20 +12,21 @@ import "time"
 
 // appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
 func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
-	dst, _, err := appendRecordContentAt(dst, r)
+	dst, _, err := appendRecordContentAt(dst, r, nil)
 	return dst, err
 }
 
 // appendRecordContentAt is appendRecordJSON that also returns where r's
-// content is in the output, dst[at[0]:at[1]].
-func appendRecordContentAt(dst []byte, r *MemoryRecord) (_ []byte, at [2]int, err error) {
+// content is in the output, dst[at[0]:at[1]]; texts, when not nil, notes
+// where its embeddings were written (float32json.go).
+func appendRecordContentAt(dst []byte, r *MemoryRecord, texts *embeddingTexts) (_ []byte, at [2]int, err error) {
 	dst, err = appendRecordHead(dst, r)
 	if err != nil {
 		return dst, at, err
 	}
 	dst = append(dst, `,"content":`...)
 	at[0] = len(dst)
-	if dst, err = appendContentJSON(dst, &r.Content); err != nil {
+	if dst, err = appendContentJSON(dst, &r.Content, texts); err != nil {
 		return dst, at, err
 	}
 	at[1] = len(dst)
@@ -97,8 +98,9 @@ func sameContent(a, b *MemoryContent) bool {
 	return len(a.Blocks) == len(b.Blocks) && (len(a.Blocks) == 0 || &a.Blocks[0] == &b.Blocks[0]) && a.Summary == b.Summary
 }
 
-// appendContentJSON appends c with a nil block list as [].
-func appendContentJSON(dst []byte, c *MemoryContent) ([]byte, error) {
+// appendContentJSON appends c with a nil block list as []; texts, when
+// not nil, copies embeddings written before and notes new ones.
+func appendContentJSON(dst []byte, c *MemoryContent, texts *embeddingTexts) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"blocks":[`...)
 	for i := range c.Blocks {
@@ -115,7 +117,7 @@ func appendContentJSON(dst []byte, c *MemoryContent) ([]byte, error) {
 		dst = append(dst, `,"data":`...)
 		dst = appendJSONBytes(dst, b.Data)
 		dst = append(dst, `,"embedding":`...)
-		if dst, err = appendJSONFloat32s(dst, b.Embedding); err != nil {
+		if dst, err = texts.appendEmbedding(dst, b.Embedding); err != nil {
 			return dst, err
 		}
 		dst = append(dst, '}')

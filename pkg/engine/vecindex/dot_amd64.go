@@ -22,3 +22,22 @@ func dot(a, b []float32) float32 {
 //
 //go:noescape
 func dotFMA(a, b []float32) float32
+
+// dotsI8 sets out[r] to the dot product of q with row r of codes (rows
+// of len(q) codes), the first pass of every vector scan (quant.go).
+// len(q) must be a multiple of 16.
+func dotsI8(q []int16, codes []int8, out []int32) {
+	if len(q)%16 != 0 || len(codes) < len(out)*len(q) {
+		panic("vecindex: dotsI8: codes do not fit the query")
+	}
+	if haveFMA {
+		dotsI8AVX2(q, codes, out)
+		return
+	}
+	dotsI8Generic(q, codes, out)
+}
+
+// dotsI8AVX2 is dotsI8 with AVX2.
+//
+//go:noescape
+func dotsI8AVX2(q []int16, codes []int8, out []int32)

@@ -64,3 +64,64 @@ done:
 	VZEROUPPER
 	MOVSS X0, ret+48(FP)
 	RET
+
+// func dotsI8AVX2(q []int16, codes []int8, out []int32)
+//
+// For each row r of codes (len(q) codes each, len(q) a multiple of 16):
+// out[r] = the dot product of q and the row, in int32. Sixteen codes a
+// step: widened to int16, multiplied pairwise with the query and summed
+// to int32 lanes (VPMADDWD), in two accumulators.
+TEXT ·dotsI8AVX2(SB), NOSPLIT, $0-72
+	MOVQ q_base+0(FP), R10
+	MOVQ q_len+8(FP), CX
+	MOVQ codes_base+24(FP), SI
+	MOVQ out_base+48(FP), R8
+	MOVQ out_len+56(FP), R9
+
+rows:
+	TESTQ R9, R9
+	JE    finish
+	MOVQ  R10, DI
+	MOVQ  CX, DX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y2, Y2, Y2
+
+steps32:
+	CMPQ DX, $32
+	JL   step16
+	VPMOVSXBW (SI), Y1
+	VPMOVSXBW 16(SI), Y3
+	VPMADDWD  (DI), Y1, Y1
+	VPMADDWD  32(DI), Y3, Y3
+	VPADDD    Y1, Y0, Y0
+	VPADDD    Y3, Y2, Y2
+	ADDQ      $32, SI
+	ADDQ      $64, DI
+	SUBQ      $32, DX
+	JMP       steps32
+
+step16:
+	TESTQ DX, DX
+	JE    rowsum
+	VPMOVSXBW (SI), Y1
+	VPMADDWD  (DI), Y1, Y1
+	VPADDD    Y1, Y0, Y0
+	ADDQ      $16, SI
+
+// Fold the eight int32 lanes into lane 0.
+rowsum:
+	VPADDD       Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0x4E, X0, X1
+	VPADDD       X1, X0, X0
+	VPSHUFD      $0xB1, X0, X1
+	VPADDD       X1, X0, X0
+	VMOVD        X0, (R8)
+	ADDQ         $4, R8
+	DECQ         R9
+	JMP          rows
+
+finish:
+	VZEROUPPER
+	RET

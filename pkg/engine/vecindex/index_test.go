@@ -1,7 +1,6 @@
 package vecindex
 
 import (
-	"container/heap"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -33,13 +32,7 @@ func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 	odd := func(id memory.ID) bool { return id[2]%2 == 1 }
 	for _, k := range []int{1, 10, 500} {
 		got := x.Search(Query{Vector: q, K: k, Filter: odd})
-		m := x.byDim[16]
-		var seq vecHeap
-		scanRows(m, Normalize(q), 0, len(m.ids), &seq, Query{K: k, Filter: odd})
-		want := make([]Hit, len(seq))
-		for i := len(seq) - 1; i >= 0; i-- {
-			want[i] = heap.Pop(&seq).(Hit)
-		}
+		want := exactScan(x.byDim[16], q, Query{K: k, Filter: odd})
 		if !slices.Equal(got, want) {
 			t.Fatalf("k=%d: parallel %v\nsequential %v", k, got[:min(5, len(got))], want[:min(5, len(want))])
 		}
@@ -151,30 +144,47 @@ func TestVectorRemoveAndCompact(t *testing.T) {
 	}
 }
 
-// chunkHook is a sync.Locker for searches that runs fn, once, when the
-// search takes it for the n-th time (so in the middle of a scan).
+// chunkHook is an index lock that runs fn, once, when it is read-locked
+// for the n-th time (so in the middle of a scan), and counts the
+// read-locks.
 type chunkHook struct {
-	mu    sync.Mutex
-	calls int
-	n     int
-	fn    func()
+	mu     sync.RWMutex
+	rcalls int
+	n      int
+	fn     func()
 }
 
-func (c *chunkHook) Lock() {
-	c.calls++
-	if c.calls == c.n {
+func (c *chunkHook) RLock() {
+	c.rcalls++
+	if c.rcalls == c.n {
 		c.fn()
 	}
-	c.mu.Lock()
+	c.mu.RLock()
 }
 
-func (c *chunkHook) Unlock() { c.mu.Unlock() }
+func (c *chunkHook) RUnlock() { c.mu.RUnlock() }
+func (c *chunkHook) Lock()    { c.mu.Lock() }
+func (c *chunkHook) Unlock()  { c.mu.Unlock() }
+
+// countLock is a sync.Locker that counts how often it is taken.
+type countLock struct {
+	sync.Mutex
+	calls int
+}
+
+func (c *countLock) Lock() {
+	c.Mutex.Lock()
+	c.calls++
+}
 
 // TestVectorSearchLetsWritersIn: a long scan holds its locks a chunk at a
 // time, so a writer that arrives mid-scan gets in before the scan ends;
-// a writer waiting for the whole scan would never finish here.
+// a writer waiting for the whole scan would never finish here. The
+// caller's lock (q.Lock) is taken only for the exact pass, which visits
+// few chunks.
 func TestVectorSearchLetsWritersIn(t *testing.T) {
-	x := New(nil)
+	hook := &chunkHook{}
+	x := New(hook)
 	rng := rand.New(rand.NewPCG(7, 8))
 	const rows = scanChunk * 6
 	for i := range rows {
@@ -185,7 +195,8 @@ func TestVectorSearchLetsWritersIn(t *testing.T) {
 		x.Put(testID(i), v)
 	}
 	wrote := make(chan struct{})
-	hook := &chunkHook{n: 2, fn: func() {
+	hook.rcalls, hook.n = 0, 3 // the search's first read-lock, then the first two chunks
+	hook.fn = func() {
 		go func() {
 			// Enough removals to compact the matrix under the scan.
 			for i := range rows / 2 {
@@ -199,10 +210,14 @@ func TestVectorSearchLetsWritersIn(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Error("a writer could not get in between two chunks of a scan")
 		}
-	}}
-	got := x.Search(Query{Vector: []float32{1, 1, 1, 1, 1, 1, 1, 1}, K: 50, Lock: hook, Serial: true})
-	if hook.calls != rows/scanChunk {
-		t.Fatalf("the search took its lock %d times, want one per chunk (%d)", hook.calls, rows/scanChunk)
+	}
+	caller := &countLock{}
+	got := x.Search(Query{Vector: []float32{1, 1, 1, 1, 1, 1, 1, 1}, K: 50, Lock: caller, Serial: true})
+	if hook.rcalls < 1+rows/scanChunk {
+		t.Fatalf("the search read-locked the index %d times, want at least one per chunk (%d)", hook.rcalls, rows/scanChunk)
+	}
+	if caller.calls < 1 || caller.calls > 1+rows/scanChunk {
+		t.Fatalf("the search took the caller's lock %d times, want 1 to %d", caller.calls, 1+rows/scanChunk)
 	}
 	if m := x.byDim[8]; len(m.ids) >= rows || len(m.ids)-m.dead != rows/2+1 {
 		t.Fatalf("the matrix was not compacted: %d rows, %d removed", len(m.ids), m.dead)
