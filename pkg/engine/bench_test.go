@@ -108,6 +108,12 @@ func BenchmarkEncodeBatchRaw(b *testing.B) {
 // runs by default.
 func benchAuditedEngine(b *testing.B) *Engine {
 	b.Helper()
+	return benchAuditedEngineWith(b, Options{SimilarLinks: -1})
+}
+
+// benchAuditedEngineWith opens an engine with opts and the audit log on.
+func benchAuditedEngineWith(b *testing.B, opts Options) *Engine {
+	b.Helper()
 	dir := b.TempDir()
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
 	if err != nil {
@@ -117,7 +123,8 @@ func benchAuditedEngine(b *testing.B) *Engine {
 	if err != nil {
 		b.Fatal(err)
 	}
-	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
+	opts.Audit = log
+	e, err := Open(context.Background(), db, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -329,20 +336,7 @@ func BenchmarkLinkRecord(b *testing.B) {
 // reports the process's CPU time per store (the bound when the clients
 // share two cores with the server) as well as the rate.
 func BenchmarkLinkedStores(b *testing.B) {
-	dir := b.TempDir()
-	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := store.Open(filepath.Join(dir, "data"), store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	e, err := Open(context.Background(), db, Options{Audit: log})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = e.Close(); _ = db.Close(); _ = log.Close() })
+	e := benchAuditedEngineWith(b, Options{})
 	ctx := context.Background()
 	docs := textindex.NewCorpusGen(9)
 	next := func(n int) []memory.EncodeStoreRequest {

@@ -49,13 +49,8 @@ func (b RecallBrief) AppendJSON(dst []byte) ([]byte, error) {
 			return nil, w.err
 		}
 	}
-	w.raw(`],"total_candidates":`)
-	w.uint(r.TotalCandidates)
-	if r.QueryMetadata != nil {
-		w.raw(`,"query_metadata":`)
-		w.value(r.QueryMetadata)
-	}
-	w.raw(`}`)
+	w.raw(`],`)
+	w.answerEnd(r.TotalCandidates, r.QueryMetadata)
 	return w.done()
 }
 

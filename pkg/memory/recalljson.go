@@ -102,6 +102,18 @@ func (w *jsonWriter) bucket(t *TimelineBucket) {
 	w.raw(`}`)
 }
 
+// answerEnd appends a recall answer's last fields and its closing brace,
+// with query_metadata left out when qm is nil.
+func (w *jsonWriter) answerEnd(total uint32, qm *QueryMetadata) {
+	w.raw(`"total_candidates":`)
+	w.uint(total)
+	if qm != nil {
+		w.raw(`,"query_metadata":`)
+		w.value(qm)
+	}
+	w.raw(`}`)
+}
+
 // done returns the text, or the first error.
 func (w *jsonWriter) done() ([]byte, error) {
 	if w.err != nil {
@@ -145,13 +157,8 @@ func (r *RecallQueryResponse) AppendJSON(dst []byte) ([]byte, error) {
 	w.memories(r.Memories)
 	w.raw(`,"activation_trace":`)
 	w.value(r.ActivationTrace)
-	w.raw(`,"total_candidates":`)
-	w.uint(r.TotalCandidates)
-	if r.QueryMetadata != nil {
-		w.raw(`,"query_metadata":`)
-		w.value(r.QueryMetadata)
-	}
-	w.raw(`}`)
+	w.raw(`,`)
+	w.answerEnd(r.TotalCandidates, r.QueryMetadata)
 	return w.done()
 }
 
