@@ -45,8 +45,14 @@ func (t *idleTrimmer) step(allocated uint64) bool {
 }
 
 // trimWhenIdle runs an idleTrimmer over the runtime's allocation counter
-// every trimInterval until ctx ends.
+// every trimInterval until ctx ends, releasing with debug.FreeOSMemory.
 func trimWhenIdle(ctx context.Context) {
+	runTrimmer(ctx, trimInterval, &idleTrimmer{burst: trimBurst, quiet: trimQuiet, release: debug.FreeOSMemory})
+}
+
+// runTrimmer steps t over the runtime's allocation counter every interval
+// until ctx ends.
+func runTrimmer(ctx context.Context, interval time.Duration, t *idleTrimmer) {
 	sample := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
 	read := func() uint64 {
 		metrics.Read(sample)
@@ -55,10 +61,9 @@ func trimWhenIdle(ctx context.Context) {
 		}
 		return sample[0].Value.Uint64()
 	}
-	t := &idleTrimmer{burst: trimBurst, quiet: trimQuiet, release: debug.FreeOSMemory}
 	t.last = read() // start-up has its own release
 	t.prev = t.last
-	tick := time.NewTicker(trimInterval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -38,6 +39,36 @@ func TestIdleTrimmer(t *testing.T) {
 	if releases != 2 {
 		t.Fatalf("%d releases, want 2", releases)
 	}
+}
+
+// TestRunTrimmerReleasesAfterBurst: over the runtime's real allocation
+// counter, a burst of allocation followed by quiet leads to a release (a
+// counter that read nothing, or a loop that did not step, never would).
+func TestRunTrimmerReleasesAfterBurst(t *testing.T) {
+	const MiB = 1 << 20
+	released := make(chan struct{}, 1)
+	tr := &idleTrimmer{burst: 32 * MiB, quiet: 4 * MiB, release: func() {
+		select {
+		case released <- struct{}{}:
+		default:
+		}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runTrimmer(ctx, 20*time.Millisecond, tr)
+	}()
+	defer func() {
+		cancel()
+		testkit.Receive(t, done, 10*time.Second, "runTrimmer to return after its context ended")
+	}()
+	burst := make([][]byte, 0, 48)
+	for range cap(burst) {
+		burst = append(burst, make([]byte, MiB))
+	}
+	runtime.KeepAlive(burst)
+	testkit.Receive(t, released, 10*time.Second, "a release after a 48 MiB burst and quiet")
 }
 
 // TestTrimWhenIdleStops: the loop ends with its context.

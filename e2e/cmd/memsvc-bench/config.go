@@ -28,6 +28,7 @@ type config struct {
 	peerPackage string
 	jsonPath    string
 	timeout     time.Duration
+	memoryQuiet time.Duration // idleness before a memory reading
 	seed        uint64
 	counts      counts
 	// targets and sections configure the targets subcommand.
@@ -87,10 +88,14 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&cfg.mcpNotes, "mcp-notes", 0, "notes the MCP workload stores (default 500, 50 with --quick)")
 	fs.IntVar(&cfg.mcpSearches, "mcp-searches", 0, "searches the MCP workload runs (default 200, 20 with --quick)")
 	fs.DurationVar(&cfg.timeout, "timeout", 2*time.Hour, "bound on the whole run")
+	fs.DurationVar(&cfg.memoryQuiet, "memory-quiet", memoryQuiet, "idleness before each memory reading, --quick included (shorter reads memory the server has not yet returned to the OS)")
 	if help, err := parseCommandLine(fs, args); help || err != nil {
 		return nil, err
 	}
 	cfg.seed = *seed
+	if cfg.memoryQuiet <= 0 {
+		return nil, &usageError{fmt.Errorf("--memory-quiet %v: must be positive", cfg.memoryQuiet)}
+	}
 	var err error
 	if cfg.sizes, err = parseSizes(*sizes); err != nil {
 		return nil, &usageError{err}
