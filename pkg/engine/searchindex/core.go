@@ -64,12 +64,20 @@ type core struct {
 	buf   []byte
 }
 
+// docEntry is a document. Its attributes are kept field by field, with
+// the 32-bit ones side by side, so the entry takes 48 bytes, not the 56
+// an Attrs field and its padding would make it.
 type docEntry struct {
 	id    memory.ID
-	attrs Attrs
+	time  int64
+	group uint64
 	seqAt uint64 // chunk<<32 | offset in the chunk
+	tag   uint32
 	seqN  uint32
 }
+
+// attrs returns the document's attributes.
+func (d *docEntry) attrs() Attrs { return Attrs{Time: d.time, Group: d.group, Tag: d.tag} }
 
 // termEntry is the postings of one term: document numbers ascending,
 // packed term frequencies, and block maxima.
@@ -286,7 +294,7 @@ func (c *core) intern(t string) uint32 {
 // indexing it, and returns its number.
 func (c *core) appendDoc(id memory.ID, attrs Attrs, lens []uint32, seq []byte) uint32 {
 	n := uint32(len(c.docs))
-	c.docs = append(c.docs, docEntry{id: id, attrs: attrs, seqAt: c.appendSeq(seq), seqN: uint32(len(seq))})
+	c.docs = append(c.docs, docEntry{id: id, time: attrs.Time, group: attrs.Group, tag: attrs.Tag, seqAt: c.appendSeq(seq), seqN: uint32(len(seq))})
 	c.dlens = append(c.dlens, lens[:c.nf]...)
 	if int(n>>6) >= len(c.dead) {
 		c.dead = append(c.dead, 0)

@@ -267,7 +267,7 @@ func (ix *Index) Documents(fn func(id memory.ID, a Attrs) bool) {
 	dead := c.dead[:len(c.dead):len(c.dead)]
 	ix.mu.RUnlock()
 	for i := range docs {
-		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs) {
+		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs()) {
 			return
 		}
 	}

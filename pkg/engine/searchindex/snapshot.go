@@ -97,9 +97,9 @@ func (s *Snapshot) AppendTo(dst, label []byte) []byte {
 		ndocs++
 		d := &v.docs[i]
 		docs = append(docs, d.id[:]...)
-		docs = binary.AppendUvarint(docs, uint64(d.attrs.Tag))
-		docs = binary.AppendVarint(docs, d.attrs.Time)
-		docs = binary.LittleEndian.AppendUint64(docs, d.attrs.Group)
+		docs = binary.AppendUvarint(docs, uint64(d.tag))
+		docs = binary.AppendVarint(docs, d.time)
+		docs = binary.LittleEndian.AppendUint64(docs, d.group)
 		for f := range v.nf {
 			docs = binary.AppendUvarint(docs, uint64(v.lensOf(uint32(i))[f]))
 		}
