@@ -50,8 +50,8 @@ type core struct {
 	// it captured while the writer appends blocks.
 	marks []*markBlock
 
-	termIDs map[string]uint32
-	texts   []string // by term id; texts[gapTerm] is ""
+	termIDs termTable // term id by text
+	texts   []string  // by term id; texts[gapTerm] is ""
 	terms   []termEntry
 
 	// Statistics of the live documents.
@@ -196,7 +196,7 @@ func newCore(fields []Field) *core {
 		nf:      nf,
 		tfBits:  uint(16 / nf),
 		maxDocs: math.MaxUint32,
-		termIDs: make(map[string]uint32),
+		termIDs: newTermTable(0),
 		texts:   []string{""},
 		terms:   make([]termEntry, 1),
 		mark:    make([]uint32, 1),
@@ -276,15 +276,15 @@ func (c *core) appendSeq(b []byte) uint64 {
 }
 
 func (c *core) intern(t string) uint32 {
-	if id, ok := c.termIDs[t]; ok {
+	if id, ok := c.termIDs.find(c.texts, t); ok {
 		return id
 	}
 	// A copy: t may be part of a document's text, which the index must
 	// not keep alive.
 	t = strings.Clone(t)
 	id := uint32(len(c.texts))
-	c.termIDs[t] = id
 	c.texts = append(c.texts, t)
+	c.termIDs.insert(c.texts, id)
 	c.terms = append(c.terms, termEntry{})
 	c.mark = append(c.mark, 0)
 	return id

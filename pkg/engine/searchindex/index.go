@@ -354,7 +354,7 @@ func (ix *Index) Stats() Stats {
 func (ix *Index) DocFreq(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if t, ok := ix.c.termIDs[term]; ok {
+	if t, ok := ix.c.termIDs.find(ix.c.texts, term); ok {
 		return int(ix.c.terms[t].df)
 	}
 	return 0

@@ -1,6 +1,7 @@
 package searchindex
 
 import (
+	"fmt"
 	"testing"
 	"unsafe"
 )
@@ -10,5 +11,36 @@ import (
 func TestDocEntrySize(t *testing.T) {
 	if got := unsafe.Sizeof(docEntry{}); got != 48 {
 		t.Errorf("docEntry takes %d bytes, want 48", got)
+	}
+}
+
+// TestTermTable checks the term table against a map through inserts
+// across rehashes, and that texts never inserted, including "", are not
+// found.
+func TestTermTable(t *testing.T) {
+	texts := []string{""}
+	tab := newTermTable(0)
+	want := map[string]uint32{}
+	for i := range 5000 {
+		s := fmt.Sprintf("t%d", i*7919%100003)
+		if _, ok := want[s]; ok {
+			continue
+		}
+		texts = append(texts, s)
+		tab.insert(texts, uint32(len(texts)-1))
+		want[s] = uint32(len(texts) - 1)
+	}
+	for s, id := range want {
+		if got, ok := tab.find(texts, s); !ok || got != id {
+			t.Fatalf("find %q = %d, %v; want %d", s, got, ok, id)
+		}
+	}
+	for _, s := range []string{"", "t", "x1", "t100003", "t1 "} {
+		if got, ok := tab.find(texts, s); ok {
+			t.Fatalf("find %q = %d: found a text never inserted", s, got)
+		}
+	}
+	if tab.n != len(want) || tab.n*4 > len(tab.slots)*3 {
+		t.Fatalf("%d terms in %d slots, want %d terms at most 3/4 full", tab.n, len(tab.slots), len(want))
 	}
 }

@@ -186,7 +186,7 @@ func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
 	}
 	for i := range p.terms {
 		t := &p.terms[i]
-		t.id = c.termIDs[t.text]
+		t.id, _ = c.termIDs.find(c.texts, t.text)
 		if t.id == 0 || c.terms[t.id].df == 0 {
 			t.id = 0
 			continue
