@@ -91,7 +91,7 @@ func (r *remapper) copyDoc(d *docEntry, lens []uint32, seq []byte) uint32 {
 		}
 		c.buf = binary.AppendUvarint(c.buf, uint64(t))
 	}
-	return c.appendDoc(d.id, d.attrs, lens, c.buf)
+	return c.appendDoc(d.id, d.attrs(), lens, c.buf)
 }
 
 // rebuild returns a new core holding the live documents of v, renumbered

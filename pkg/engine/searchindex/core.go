@@ -50,8 +50,8 @@ type core struct {
 	// it captured while the writer appends blocks.
 	marks []*markBlock
 
-	termIDs map[string]uint32
-	texts   []string // by term id; texts[gapTerm] is ""
+	termIDs termTable // term id by text
+	texts   []string  // by term id; texts[gapTerm] is ""
 	terms   []termEntry
 
 	// Statistics of the live documents.
@@ -64,12 +64,20 @@ type core struct {
 	buf   []byte
 }
 
+// docEntry is a document. Its attributes are kept field by field, with
+// the 32-bit ones side by side, so the entry takes 48 bytes, not the 56
+// an Attrs field and its padding would make it.
 type docEntry struct {
 	id    memory.ID
-	attrs Attrs
+	time  int64
+	group uint64
 	seqAt uint64 // chunk<<32 | offset in the chunk
+	tag   uint32
 	seqN  uint32
 }
+
+// attrs returns the document's attributes.
+func (d *docEntry) attrs() Attrs { return Attrs{Time: d.time, Group: d.group, Tag: d.tag} }
 
 // termEntry is the postings of one term: document numbers ascending,
 // packed term frequencies, and block maxima.
@@ -188,7 +196,7 @@ func newCore(fields []Field) *core {
 		nf:      nf,
 		tfBits:  uint(16 / nf),
 		maxDocs: math.MaxUint32,
-		termIDs: make(map[string]uint32),
+		termIDs: newTermTable(0),
 		texts:   []string{""},
 		terms:   make([]termEntry, 1),
 		mark:    make([]uint32, 1),
@@ -268,15 +276,15 @@ func (c *core) appendSeq(b []byte) uint64 {
 }
 
 func (c *core) intern(t string) uint32 {
-	if id, ok := c.termIDs[t]; ok {
+	if id, ok := c.termIDs.find(c.texts, t); ok {
 		return id
 	}
 	// A copy: t may be part of a document's text, which the index must
 	// not keep alive.
 	t = strings.Clone(t)
 	id := uint32(len(c.texts))
-	c.termIDs[t] = id
 	c.texts = append(c.texts, t)
+	c.termIDs.insert(c.texts, id)
 	c.terms = append(c.terms, termEntry{})
 	c.mark = append(c.mark, 0)
 	return id
@@ -286,7 +294,7 @@ func (c *core) intern(t string) uint32 {
 // indexing it, and returns its number.
 func (c *core) appendDoc(id memory.ID, attrs Attrs, lens []uint32, seq []byte) uint32 {
 	n := uint32(len(c.docs))
-	c.docs = append(c.docs, docEntry{id: id, attrs: attrs, seqAt: c.appendSeq(seq), seqN: uint32(len(seq))})
+	c.docs = append(c.docs, docEntry{id: id, time: attrs.Time, group: attrs.Group, tag: attrs.Tag, seqAt: c.appendSeq(seq), seqN: uint32(len(seq))})
 	c.dlens = append(c.dlens, lens[:c.nf]...)
 	if int(n>>6) >= len(c.dead) {
 		c.dead = append(c.dead, 0)

@@ -267,7 +267,7 @@ func (ix *Index) Documents(fn func(id memory.ID, a Attrs) bool) {
 	dead := c.dead[:len(c.dead):len(c.dead)]
 	ix.mu.RUnlock()
 	for i := range docs {
-		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs) {
+		if !isDead(dead, uint32(i)) && !fn(docs[i].id, docs[i].attrs()) {
 			return
 		}
 	}
@@ -354,7 +354,7 @@ func (ix *Index) Stats() Stats {
 func (ix *Index) DocFreq(term string) int {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if t, ok := ix.c.termIDs[term]; ok {
+	if t, ok := ix.c.termIDs.find(ix.c.texts, term); ok {
 		return int(ix.c.terms[t].df)
 	}
 	return 0

@@ -271,10 +271,10 @@ func exhaustive(t *testing.T, ix *Index, q Query) []Hit {
 		if q.All && (len(p.terms) == 0 || present < len(p.terms)) || !q.All && !positive {
 			continue
 		}
-		if q.Filter != nil && !q.Filter(d.id, d.attrs) {
+		if q.Filter != nil && !q.Filter(d.id, d.attrs()) {
 			continue
 		}
-		out = append(out, Hit{ID: d.id, Score: p.scoreTF(doc, tfs), Attrs: d.attrs})
+		out = append(out, Hit{ID: d.id, Score: p.scoreTF(doc, tfs), Attrs: d.attrs()})
 	}
 	slices.SortFunc(out, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), slices.Compare(a.ID[:], b.ID[:]))

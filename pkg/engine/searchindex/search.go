@@ -77,7 +77,7 @@ type Candidate struct {
 func (c Candidate) ID() memory.ID { return c.d.id }
 
 // Attrs returns the document's attributes.
-func (c Candidate) Attrs() Attrs { return c.d.attrs }
+func (c Candidate) Attrs() Attrs { return c.d.attrs() }
 
 // Mark returns the document's mark.
 func (c Candidate) Mark() uint64 { return c.mark.Load() }
@@ -186,7 +186,7 @@ func (ix *Index) prepare(c *core, q *Query) (*prepared, error) {
 	}
 	for i := range p.terms {
 		t := &p.terms[i]
-		t.id = c.termIDs[t.text]
+		t.id, _ = c.termIDs.find(c.texts, t.text)
 		if t.id == 0 || c.terms[t.id].df == 0 {
 			t.id = 0
 			continue
@@ -444,7 +444,7 @@ func (p *prepared) filterOf(q *Query) docFilter {
 	case admit != nil:
 		return func(d uint32) bool { return admit(Candidate{&docs[d], markOf(marks, d)}) }
 	case filter != nil:
-		return func(d uint32) bool { return filter(docs[d].id, docs[d].attrs) }
+		return func(d uint32) bool { return filter(docs[d].id, docs[d].attrs()) }
 	}
 	return nil
 }
@@ -556,7 +556,7 @@ func (t *topK) hits() []Hit {
 	out := make([]Hit, len(t.h))
 	for i, r := range t.h {
 		d := &t.docs[r.doc]
-		out[i] = Hit{ID: d.id, Score: r.score, Attrs: d.attrs}
+		out[i] = Hit{ID: d.id, Score: r.score, Attrs: d.attrs()}
 	}
 	return out
 }
@@ -1034,7 +1034,7 @@ func (ix *Index) Match(q Query, fn func(id memory.ID, a Attrs) bool) error {
 	if err != nil {
 		return err
 	}
-	call := func(doc uint32) bool { return fn(p.docs[doc].id, p.docs[doc].attrs) }
+	call := func(doc uint32) bool { return fn(p.docs[doc].id, p.docs[doc].attrs()) }
 	if q.All {
 		p.conjunctive(p.filterOf(&q), func(doc uint32, _ float64) bool { return call(doc) }, false)
 	} else {

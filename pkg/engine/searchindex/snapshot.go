@@ -97,9 +97,9 @@ func (s *Snapshot) AppendTo(dst, label []byte) []byte {
 		ndocs++
 		d := &v.docs[i]
 		docs = append(docs, d.id[:]...)
-		docs = binary.AppendUvarint(docs, uint64(d.attrs.Tag))
-		docs = binary.AppendVarint(docs, d.attrs.Time)
-		docs = binary.LittleEndian.AppendUint64(docs, d.attrs.Group)
+		docs = binary.AppendUvarint(docs, uint64(d.tag))
+		docs = binary.AppendVarint(docs, d.time)
+		docs = binary.LittleEndian.AppendUint64(docs, d.group)
 		for f := range v.nf {
 			docs = binary.AppendUvarint(docs, uint64(v.lensOf(uint32(i))[f]))
 		}
@@ -307,15 +307,15 @@ func (d *decoder) core(fields []Field) (*core, error) {
 	}
 	all := string(at[:size])
 	c.texts = make([]string, 1, nt+1)
-	c.termIDs = make(map[string]uint32, nt)
+	c.termIDs = newTermTable(len(spans))
 	for _, s := range spans {
 		t := all[s[0] : s[0]+s[1]]
-		if _, dup := c.termIDs[t]; dup {
+		if _, dup := c.termIDs.find(c.texts, t); dup {
 			d.fail("repeated term")
 			return nil, d.err
 		}
-		c.termIDs[t] = uint32(len(c.texts))
 		c.texts = append(c.texts, t)
+		c.termIDs.insert(c.texts, uint32(len(c.texts)-1))
 	}
 	c.mark = make([]uint32, len(c.texts))
 

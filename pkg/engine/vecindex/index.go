@@ -42,15 +42,14 @@ type RWLocker interface {
 type Index struct {
 	mu    RWLocker
 	byDim map[int]*matrix
-	where map[memory.ID]int // record -> dimension of its row
 }
 
 type matrix struct {
 	dim  int
 	data []float32   // len(ids) rows of dim values
 	ids  []memory.ID // NilID marks a removed row
-	row  map[memory.ID]int
-	dead int // removed rows
+	rows rowTable    // the row of each live id
+	dead int         // removed rows
 	// The rows quantised (quant.go): codeStride(dim) codes per row and
 	// what the error bound needs of each.
 	codes []int8
@@ -60,13 +59,13 @@ type matrix struct {
 // newMatrix returns an empty matrix of dimension dim with room for n rows.
 func newMatrix(dim, n int) *matrix {
 	return &matrix{dim: dim, data: make([]float32, 0, n*dim), ids: make([]memory.ID, 0, n),
-		row: make(map[memory.ID]int, n), codes: make([]int8, 0, n*codeStride(dim)), quant: make([]rowQuant, 0, n)}
+		rows: newRowTable(n), codes: make([]int8, 0, n*codeStride(dim)), quant: make([]rowQuant, 0, n)}
 }
 
 // appendRow adds the normalised row v of id.
 func (m *matrix) appendRow(id memory.ID, v []float32) {
-	m.row[id] = len(m.ids)
 	m.ids = append(m.ids, id)
+	m.rows.insert(m.ids, len(m.ids)-1)
 	m.data = append(m.data, v...)
 	stride := codeStride(m.dim)
 	n := len(m.codes)
@@ -92,7 +91,7 @@ func New(mu RWLocker) *Index {
 	if mu == nil {
 		mu = new(sync.RWMutex)
 	}
-	return &Index{mu: mu, byDim: make(map[int]*matrix), where: make(map[memory.ID]int)}
+	return &Index{mu: mu, byDim: make(map[int]*matrix)}
 }
 
 // Normalize returns v scaled to unit length, or nil for a zero vector.
@@ -127,11 +126,10 @@ func (x *Index) Put(id memory.ID, v []float32) {
 	n := Normalize(v)
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if dim, ok := x.where[id]; ok && dim == len(n) {
+	if m, r, ok := x.findLocked(id); ok && m.dim == len(n) {
 		// Same dimension: overwrite the row in place (an update that
 		// keeps the embedding's size).
-		m := x.byDim[dim]
-		m.setRow(m.row[id], n)
+		m.setRow(r, n)
 		return
 	}
 	x.removeLocked(id)
@@ -144,7 +142,19 @@ func (x *Index) Put(id memory.ID, v []float32) {
 		x.byDim[len(n)] = m
 	}
 	m.appendRow(id, n)
-	x.where[id] = len(n)
+}
+
+// findLocked returns the matrix and row of id. A record has a row in at
+// most one matrix, and an index rarely has more than one dimension, so
+// asking each matrix costs less than keeping a map from record to
+// dimension. The caller holds the lock.
+func (x *Index) findLocked(id memory.ID) (*matrix, int, bool) {
+	for _, m := range x.byDim {
+		if r, ok := m.rows.find(m.ids, id); ok {
+			return m, r, true
+		}
+	}
+	return nil, 0, false
 }
 
 // Remove drops the vector of id, if any.
@@ -157,17 +167,17 @@ func (x *Index) Remove(id memory.ID) {
 // removeLocked marks the row of id removed and compacts its matrix when
 // enough rows are.
 func (x *Index) removeLocked(id memory.ID) {
-	dim, ok := x.where[id]
-	if !ok {
+	for dim, m := range x.byDim {
+		r, ok := m.rows.remove(m.ids, id)
+		if !ok {
+			continue
+		}
+		m.ids[r] = memory.ID{}
+		m.dead++
+		if m.dead >= compactDead && m.dead*4 >= len(m.ids) {
+			x.byDim[dim] = m.compacted()
+		}
 		return
-	}
-	delete(x.where, id)
-	m := x.byDim[dim]
-	m.ids[m.row[id]] = memory.ID{}
-	delete(m.row, id)
-	m.dead++
-	if m.dead >= compactDead && m.dead*4 >= len(m.ids) {
-		x.byDim[dim] = m.compacted()
 	}
 }
 
@@ -179,8 +189,8 @@ func (m *matrix) compacted() *matrix {
 		if id.IsNil() {
 			continue
 		}
-		c.row[id] = len(c.ids)
 		c.ids = append(c.ids, id)
+		c.rows.insert(c.ids, len(c.ids)-1)
 		c.data = append(c.data, m.data[r*m.dim:(r+1)*m.dim]...)
 		c.codes = append(c.codes, m.codes[r*stride:(r+1)*stride]...)
 		c.quant = append(c.quant, m.quant[r])
@@ -533,7 +543,7 @@ func (x *Index) Rank(q Query, ids []memory.ID) []Hit {
 	x.mu.RLock()
 	if m := x.byDim[len(v)]; m != nil {
 		for _, id := range ids {
-			r, ok := m.row[id]
+			r, ok := m.rows.find(m.ids, id)
 			if !ok {
 				continue
 			}
@@ -631,12 +641,11 @@ func (x *Index) putRowsLocked(dim int, ids []memory.ID, rows []float32) {
 	m.codes = slices.Grow(m.codes, len(ids)*codeStride(dim))
 	m.quant = slices.Grow(m.quant, len(ids))
 	for i, id := range ids {
-		if _, ok := x.where[id]; ok {
+		if x.hasLocked(id) {
 			x.removeLocked(id)
 			m = x.byDim[dim]
 		}
 		m.appendRow(id, rows[i*dim:(i+1)*dim])
-		x.where[id] = dim
 	}
 }
 
@@ -651,26 +660,25 @@ func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
 		x.putRowsLocked(dim, ids, rows)
 		return
 	}
-	m := &matrix{dim: dim, data: rows, ids: ids, row: make(map[memory.ID]int, len(ids)),
+	m := &matrix{dim: dim, data: rows, ids: ids, rows: newRowTable(len(ids)),
 		codes: make([]int8, len(ids)*codeStride(dim)), quant: make([]rowQuant, len(ids))}
 	stride := codeStride(dim)
 	for i := range ids {
 		m.quant[i] = quantizeRow(m.codes[i*stride:(i+1)*stride], rows[i*dim:(i+1)*dim])
 	}
 	for i, id := range ids {
-		if _, dup := m.row[id]; dup {
+		if r, dup := m.rows.remove(ids, id); dup {
 			// An id given twice keeps its last row, as PutRows would.
-			m.ids[m.row[id]] = memory.ID{}
+			ids[r] = memory.ID{}
 			m.dead++
 		}
-		m.row[id] = i
-		x.where[id] = dim
+		m.rows.insert(ids, i)
 	}
 	x.byDim[dim] = m
 }
 
 // hasLocked reports whether id has a vector. The caller holds the lock.
 func (x *Index) hasLocked(id memory.ID) bool {
-	_, ok := x.where[id]
+	_, _, ok := x.findLocked(id)
 	return ok
 }

@@ -122,7 +122,7 @@ func TestVectorRemoveAndCompact(t *testing.T) {
 		x.Remove(testID(i))
 		delete(vecs, testID(i))
 	}
-	if m := x.byDim[8]; len(m.ids) >= 6000 || len(m.ids)-m.dead != len(vecs) || len(m.row) != len(vecs) {
+	if m := x.byDim[8]; len(m.ids) >= 6000 || len(m.ids)-m.dead != len(vecs) || m.rows.live != len(vecs) {
 		t.Fatalf("no compaction: dead %d, rows %d, live %d", m.dead, len(m.ids), len(vecs))
 	}
 	deadBefore := x.byDim[8].dead
@@ -410,13 +410,11 @@ func (x *Index) vectorOf(t *testing.T, id memory.ID) []float32 {
 	t.Helper()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	dim, ok := x.where[id]
+	m, r, ok := x.findLocked(id)
 	if !ok {
 		t.Fatalf("%v has no vector", id)
 	}
-	m := x.byDim[dim]
-	r := m.row[id]
-	return slices.Clone(m.data[r*dim : (r+1)*dim])
+	return slices.Clone(m.data[r*m.dim : (r+1)*m.dim])
 }
 
 // normalVec returns a vector of dim coordinates drawn from the standard
