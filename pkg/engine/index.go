@@ -190,7 +190,7 @@ func (e *Engine) dropPersistedPostings() error {
 
 // openNSIndexes loads the records of one namespace (loadRecords) and its
 // full-text indexes: from its snapshot, read while the records load, or
-// built from the records and raw entries.
+// built from the records and raw entries (rebuildNSIndexes).
 func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	start := time.Now()
 	if err := e.loadChangeCounter(ns); err != nil {
@@ -200,12 +200,13 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	if e.snapshotsAllowed() {
 		snap = e.openSnapshot(ns)
 	}
+	if snap == nil {
+		return e.rebuildNSIndexes(ctx, ns, start)
+	}
 	var text, raw *searchindex.Index
 	var wg sync.WaitGroup
-	if snap != nil {
-		wg.Go(func() { text, raw = e.readSnapshot(ns, snap) })
-	}
-	docs, err := e.loadRecords(ctx, ns, snap == nil)
+	wg.Go(func() { text, raw = e.readSnapshot(ns, snap) })
+	_, err := e.loadRecords(ctx, ns, false, nil)
 	wg.Wait()
 	if err != nil {
 		return err
@@ -216,23 +217,51 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 			"raw_entries", ns.rawText.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	fill := func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) }
-	if snap == nil {
-		fill = func(add searchindex.AddFunc) error {
-			for i, d := range docs {
-				if err := add(d); err != nil {
-					return err
-				}
-				docs[i] = nil
-			}
-			return nil
-		}
+	return e.buildNSIndexes(ctx, ns, start, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
+}
+
+// rebuildNSIndexes loads the records of one namespace and builds its
+// full-text indexes from the documents loadRecords decodes with them. The
+// build starts as soon as every store is read, while loadRecords still
+// puts the records and their vectors in place (quantising every vector),
+// so that serial work overlaps the build's.
+func (e *Engine) rebuildNSIndexes(ctx context.Context, ns *nsState, start time.Time) error {
+	read := make(chan []*searchindex.Document, 1)
+	var loadErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(read)
+		_, loadErr = e.loadRecords(ctx, ns, true, func(docs []*searchindex.Document) { read <- docs })
+	})
+	docs, ok := <-read
+	if !ok { // loading failed
+		wg.Wait()
+		return loadErr
 	}
-	text, err = searchindex.Build(ns.indexConfig, fill)
+	err := e.buildNSIndexes(ctx, ns, start, func(add searchindex.AddFunc) error {
+		for i, d := range docs {
+			if err := add(d); err != nil {
+				return err
+			}
+			docs[i] = nil
+		}
+		return nil
+	})
+	wg.Wait()
+	if loadErr != nil {
+		return loadErr
+	}
+	return err
+}
+
+// buildNSIndexes builds the namespace's text index from the documents
+// fill gives and its raw index from the journal, and puts them in place.
+func (e *Engine) buildNSIndexes(ctx context.Context, ns *nsState, start time.Time, fill func(searchindex.AddFunc) error) error {
+	text, err := searchindex.Build(ns.indexConfig, fill)
 	if err != nil {
 		return fmt.Errorf("text index: %w", err)
 	}
-	raw, err = searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
+	raw, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
 	if err != nil {
 		return fmt.Errorf("raw text index: %w", err)
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -228,5 +230,54 @@ func TestRowSetChunks(t *testing.T) {
 	}
 	if !slices.Equal(gotIDs, wantIDs) || !slices.Equal(gotRows, wantRows) {
 		t.Fatal("rows differ from the vectors added, in order")
+	}
+}
+
+// TestRebuiltIndexesAreTheBuildOfTheStoredRecords: a start without a
+// usable snapshot builds the text index from the documents loadRecords
+// returns, decoded by the stores at once, and the raw index from the
+// journal; both must be exactly the indexes a build from a sequential read
+// of the stored records gives (same documents, same numbering of
+// documents and terms), which their snapshots' bytes show. Every store
+// holds a few hundred records, more than one chunk of a build.
+func TestRebuiltIndexesAreTheBuildOfTheStoredRecords(t *testing.T) {
+	s := newSnapEnv(t, store.Options{}, false)
+	s.open()
+	fillVaried(t, s.e)
+	ctx := context.Background()
+	stores := memory.PersistentStores()
+	const perStore = 300
+	for i := range len(stores) * perStore {
+		st := stores[i%len(stores)]
+		c := memory.TextContent(fmt.Sprintf("extra record %d of store %s, word%d", i, st, i%37))
+		if _, err := s.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: c, Store: &st}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.close()
+	if s.open() {
+		t.Fatal("indexes loaded from a snapshot, want them rebuilt")
+	}
+	ns := s.e.defaultSpace()
+	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return s.e.fillCurated(ctx, ns, add) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return s.e.fillRaw(ctx, ns, add) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns.text.Stats().Docs < len(stores)*perStore {
+		t.Fatalf("text index holds %d documents, want at least %d", ns.text.Stats().Docs, len(stores)*perStore)
+	}
+	for _, p := range []struct {
+		name      string
+		got, want *searchindex.Index
+	}{{"text", ns.text, text}, {"raw", ns.rawText, raw}} {
+		got := p.got.Snapshot().AppendTo(nil, nil)
+		want := p.want.Snapshot().AppendTo(nil, nil)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s index: snapshot of %d bytes differs from the %d bytes of a build from the records", p.name, len(got), len(want))
+		}
 	}
 }

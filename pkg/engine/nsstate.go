@@ -254,8 +254,10 @@ func putVectors(x *vecindex.Index, loads []storeLoad) {
 // the results are then put together in store order, as a sequential read
 // would. With docs set it also returns the index document of every record,
 // in the order an index build from the records would add them, so a start
-// without a usable index snapshot decodes each record once.
-func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool) ([]*searchindex.Document, error) {
+// without a usable index snapshot decodes each record once; docsRead, when
+// not nil, is given them as soon as every store is read, before the
+// records are put in place, so the index build can overlap that.
+func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool, docsRead func([]*searchindex.Document)) ([]*searchindex.Document, error) {
 	stores := memory.PersistentStores()
 	loads := make([]storeLoad, len(stores))
 	errs := make([]error, len(stores)+1)
@@ -283,11 +285,17 @@ func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool) ([]*se
 	}
 	var out []*searchindex.Document
 	for i := range loads {
+		out = append(out, loads[i].docs...)
+		loads[i].docs = nil
+	}
+	if docsRead != nil {
+		docsRead(out)
+	}
+	for i := range loads {
 		l := &loads[i]
 		for j, id := range l.ids {
 			ns.st.putEntry(id, l.entries[j], false)
 		}
-		out = append(out, l.docs...)
 	}
 	putVectors(ns.vectors, loads)
 	ns.st.recent.build(ns.st.entries)
