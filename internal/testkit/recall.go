@@ -1,6 +1,7 @@
 package testkit
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -39,6 +40,18 @@ func RecallAnswer(dims int) *memory.RecallQueryResponse {
 		resp.Memories = append(resp.Memories, memory.RecalledMemory{Record: rec, RelevanceScore: 0.5, RenderedContent: content})
 	}
 	return resp
+}
+
+// CannedRecall is a service whose recall answers Answer at once; every
+// other method is unimplemented (it panics through the nil Service).
+type CannedRecall struct {
+	memory.Service
+	Answer *memory.RecallQueryResponse
+}
+
+// RecallQuery implements memory.Service.
+func (c CannedRecall) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
+	return c.Answer, nil
 }
 
 // RecallServer starts an HTTP server on loopback that answers every

@@ -14,16 +14,6 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// cannedService answers every recall with the same answer at once.
-type cannedService struct {
-	memory.Service
-	answer *memory.RecallQueryResponse
-}
-
-func (c cannedService) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return c.answer, nil
-}
-
 // BenchmarkRoundTrip measures what a recall costs over HTTP apart from
 // the engine, against GET /health on the same connection: pkg/client
 // and the real handler (pkg/httpapi) over loopback, the service answering
@@ -31,7 +21,7 @@ func (c cannedService) RecallQuery(context.Context, *memory.RecallQueryRequest) 
 // the share of issue 17's ratio that encoding, transport and decoding
 // take.
 func BenchmarkRoundTrip(b *testing.B) {
-	srv, err := httpapi.New(cannedService{answer: testkit.RecallAnswer(0)},
+	srv, err := httpapi.New(testkit.CannedRecall{Answer: testkit.RecallAnswer(0)},
 		httpapi.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now})
 	if err != nil {
 		b.Fatal(err)

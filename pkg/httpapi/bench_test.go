@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,23 +10,11 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/internal/testkit"
-	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/metrics"
 	"memsvc.dev/memsvc/pkg/wire"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// cannedRecall is a service whose recall answers testkit.RecallAnswer at
-// once; every other method is unimplemented.
-type cannedRecall struct {
-	memory.Service
-	answer *memory.RecallQueryResponse
-}
-
-func (c cannedRecall) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return c.answer, nil
-}
 
 // BenchmarkServe measures the server's own work per request, handler and
 // middleware (request id, routing, admission, metrics, encoding), without
@@ -39,7 +26,7 @@ func BenchmarkServe(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := New(m.Instrument(cannedRecall{answer: testkit.RecallAnswer(0)}), Options{Metrics: m, Gatherer: reg,
+	srv, err := New(m.Instrument(testkit.CannedRecall{Answer: testkit.RecallAnswer(0)}), Options{Metrics: m, Gatherer: reg,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: time.Now})
 	if err != nil {
 		b.Fatal(err)
