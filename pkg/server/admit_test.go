@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
@@ -37,16 +38,6 @@ func (h *heldRecalls) order() []string {
 	return append([]string(nil), h.started...)
 }
 
-// waitUntil polls cond until it holds, failing the test after a bound.
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func recallText(ctx context.Context, q memory.Service, text string) error {
 	_, err := q.RecallQuery(ctx, &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text}})
 	return err
@@ -65,7 +56,7 @@ func TestRecallQueue(t *testing.T) {
 	}
 	recall(context.Background(), "run 1")
 	recall(context.Background(), "run 2")
-	waitUntil(t, "two recalls to run", func() bool { return len(svc.order()) == 2 })
+	testkit.WaitFor(t, 20*time.Second, "two recalls to run", func() bool { return len(svc.order()) == 2 }, nil)
 
 	gone, leave := context.WithCancel(context.Background())
 	for i, text := range []string{"wait 1", "wait 2 (leaves)", "wait 3", "wait 4"} {
@@ -74,7 +65,7 @@ func TestRecallQueue(t *testing.T) {
 			ctx = gone
 		}
 		recall(ctx, text)
-		waitUntil(t, fmt.Sprintf("%q to queue", text), func() bool { return q.queued() == i+1 })
+		testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("%q to queue", text), func() bool { return q.queued() == i+1 }, nil)
 	}
 	leave()
 	if err := <-errs; !errors.Is(err, context.Canceled) {
@@ -92,10 +83,10 @@ func TestRecallQueue(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
-		waitUntil(t, fmt.Sprintf("%q to start", next), func() bool {
+		testkit.WaitFor(t, 20*time.Second, fmt.Sprintf("%q to start", next), func() bool {
 			got := svc.order()
 			return got[len(got)-1] == next
-		})
+		}, nil)
 		if got := svc.order(); len(got) != 3+slices.Index([]string{"wait 1", "wait 3", "wait 4"}, next) {
 			t.Fatalf("started %v after %q", got, next)
 		}
@@ -113,7 +104,7 @@ func TestRecallQueue(t *testing.T) {
 	// All slots free again: two recalls run at once without waiting.
 	recall(context.Background(), "again 1")
 	recall(context.Background(), "again 2")
-	waitUntil(t, "two recalls to run again", func() bool { return len(svc.order()) == 7 })
+	testkit.WaitFor(t, 20*time.Second, "two recalls to run again", func() bool { return len(svc.order()) == 7 }, nil)
 	if n := q.queued(); n != 0 {
 		t.Fatalf("%d recalls wait with the slots free", n)
 	}
