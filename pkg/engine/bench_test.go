@@ -200,6 +200,20 @@ func BenchmarkRecallReconsolidate(b *testing.B) {
 	}
 }
 
+// storeTexts stores n episodic records in batches, record i with text(i).
+func storeTexts(b *testing.B, e *Engine, n int, text func(i int) string) {
+	b.Helper()
+	for i := 0; i < n; {
+		var reqs []memory.EncodeStoreRequest
+		for ; i < n && len(reqs) < 500; i++ {
+			reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(text(i))})
+		}
+		if _, err := e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkConsolidateFull times a full consolidation of 4,000 episodic
 // records (text only, none near-duplicates), audit log on: the copies are
 // committed in chunks, and the near-duplicate search is indexed.
@@ -209,16 +223,9 @@ func BenchmarkConsolidateFull(b *testing.B) {
 		e := benchAuditedEngine(b)
 		ctx := context.Background()
 		const n = 4000
-		for i := 0; i < n; i += 100 {
-			var reqs []memory.EncodeStoreRequest
-			for j := i; j < i+100; j++ {
-				text := fmt.Sprintf("record %d talks about w%d and w%d and w%d with more words here", j, j%97, j%89, j)
-				reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(text)})
-			}
-			if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		storeTexts(b, e, n, func(i int) string {
+			return fmt.Sprintf("record %d talks about w%d and w%d and w%d with more words here", i, i%97, i%89, i)
+		})
 		b.StartTimer()
 		resp, err := e.Consolidate(ctx, &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull})
 		if err != nil {
@@ -241,15 +248,7 @@ func BenchmarkConsolidateWhileRecalling(b *testing.B) {
 		ctx := context.Background()
 		const n = 40_000
 		docs := textindex.NewCorpusGen(5)
-		for i := 0; i < n; i += 500 {
-			var reqs []memory.EncodeStoreRequest
-			for range 500 {
-				reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())})
-			}
-			if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
-				b.Fatal(err)
-			}
-		}
+		storeTexts(b, e, n, func(int) string { return docs.Document() })
 		b.StartTimer()
 		done := make(chan error, 1)
 		go func() {

@@ -108,13 +108,7 @@ func (e *Engine) Consolidate(ctx context.Context, req *memory.ConsolidateRequest
 	}
 	// The plan reads the records from disk: write the recalls' effects
 	// first, so eligibility sees the access counts they left.
-	e.big.RLock()
-	wrote, err := e.writeRecalls()
-	e.big.RUnlock()
-	if wrote && err == nil {
-		err = e.syncWAL()
-	}
-	if err != nil {
+	if err := e.flushRecallsShared(); err != nil {
 		return nil, err
 	}
 	c, err := e.planConsolidation(ctx, ns, req, true)

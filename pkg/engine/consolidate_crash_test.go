@@ -103,10 +103,7 @@ func TestConsolidateKill(t *testing.T) {
 // ages them so that later records are fitter than earlier ones.
 func buildDupStore(t *testing.T, dir string) {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDir(t, dir)
 	defer db.Close()
 	clock := &testClock{t: consolidateClock.Add(-72 * time.Hour)}
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: clock.Now})
@@ -155,10 +152,7 @@ func buildDupStore(t *testing.T, dir string) {
 // consolidateTwice runs times full consolidations on dir.
 func consolidateTwice(t *testing.T, dir string, times int) {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDir(t, dir)
 	defer db.Close()
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock }})
 	if err != nil {
@@ -201,14 +195,21 @@ func killConsolidation(t *testing.T, dir, step string, n int) {
 	}
 }
 
-func hasJournal(t *testing.T, dir string) bool {
+// openDir opens the store in dir, failing the test if it cannot.
+func openDir(t *testing.T, dir string) *store.DB {
 	t.Helper()
 	db, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+func hasJournal(t *testing.T, dir string) bool {
+	t.Helper()
+	db := openDir(t, dir)
 	defer db.Close()
-	_, err = db.GetNSMeta(store.DefaultNS, consolidationKey)
+	_, err := db.GetNSMeta(store.DefaultNS, consolidationKey)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		t.Fatal(err)
 	}
@@ -221,10 +222,7 @@ func hasJournal(t *testing.T, dir string) bool {
 // copy as "copy"), a copy's source, source version and text.
 func consolidatedState(t *testing.T, dir string) string {
 	t.Helper()
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openDir(t, dir)
 	defer db.Close()
 	episodic := map[memory.ID]bool{}
 	var lines []string

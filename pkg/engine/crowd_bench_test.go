@@ -34,15 +34,7 @@ func BenchmarkCrowdRecall(b *testing.B) {
 			e := benchAuditedEngine(b)
 			ctx := context.Background()
 			docs := textindex.NewCorpusGen(6)
-			for i := 0; i < 40_000; i += 500 {
-				var reqs []memory.EncodeStoreRequest
-				for range 500 {
-					reqs = append(reqs, memory.EncodeStoreRequest{Content: memory.TextContent(docs.Document())})
-				}
-				if _, err := e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: reqs}); err != nil {
-					b.Fatal(err)
-				}
-			}
+			storeTexts(b, e, 40_000, func(int) string { return docs.Document() })
 			each := 48 * 25 / clients
 			qs := make([]string, clients*each)
 			for i := range qs {

@@ -30,20 +30,45 @@ func recallDuring(e *Engine, text string) error {
 	}
 }
 
+// syncWatch runs a recall from the first WAL sync after it is armed and
+// keeps what that recall gave.
+type syncWatch struct {
+	armed  atomic.Bool
+	syncs  atomic.Int32
+	during error
+}
+
+// watchSyncs installs w as h's sync hook, recalling text during the first
+// armed sync; the engine takes it up on h.reopen.
+func watchSyncs(h *harness, text string) *syncWatch {
+	w := &syncWatch{}
+	h.opts.beforeWALSync = func() {
+		if w.armed.Load() && w.syncs.Add(1) == 1 {
+			w.during = recallDuring(h.e, text)
+		}
+	}
+	return w
+}
+
+// check fails the test if no armed sync ran, or if the recall during it
+// did not answer; what names the work that should have synced.
+func (w *syncWatch) check(t *testing.T, what string) {
+	t.Helper()
+	if w.syncs.Load() == 0 {
+		t.Fatalf("%s did not sync", what)
+	}
+	if w.during != nil {
+		t.Fatal(w.during)
+	}
+}
+
 // TestRecallFlushSyncsWithRecordsFree: the write-behind flush of recall
 // effects syncs after letting go of the records' locks, so a recall of the
 // same records answers during the sync.
 func TestRecallFlushSyncsWithRecordsFree(t *testing.T) {
 	h, _ := auditHarness(t)
-	var armed atomic.Bool
-	var syncs atomic.Int32
-	var during error
 	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
-	h.opts.beforeWALSync = func() {
-		if armed.Load() && syncs.Add(1) == 1 {
-			during = recallDuring(h.e, "flushed note")
-		}
-	}
+	w := watchSyncs(h, "flushed note")
 	h.reopen()
 	for i := range 20 {
 		h.store(fmt.Sprintf("flushed note %d", i), memory.StoreEpisodic)
@@ -51,14 +76,9 @@ func TestRecallFlushSyncsWithRecordsFree(t *testing.T) {
 	if got := len(h.recallOne("flushed note", 20)); got != 20 {
 		t.Fatalf("recalled %d records, want 20", got)
 	}
-	armed.Store(true)
+	w.armed.Store(true)
 	h.flushRecalls()
-	if syncs.Load() == 0 {
-		t.Fatal("the flush did not sync after writing")
-	}
-	if during != nil {
-		t.Fatal(during)
-	}
+	w.check(t, "the flush")
 	if a := h.e.aud; a.written.Load() != a.durable.Load() {
 		t.Fatalf("after the flush, events up to %d written but only up to %d durable", a.written.Load(), a.durable.Load())
 	}
@@ -72,17 +92,10 @@ func TestRecallFlushSyncsWithRecordsFree(t *testing.T) {
 // after letting go of the engine, so a recall answers during the sync.
 func TestConsolidationSyncsWithEngineFree(t *testing.T) {
 	h, _ := auditHarness(t)
-	var armed atomic.Bool
-	var syncs atomic.Int32
-	var during error
-	h.opts.beforeWALSync = func() {
-		if armed.Load() && syncs.Add(1) == 1 {
-			during = recallDuring(h.e, "consolidated note")
-		}
-	}
+	w := watchSyncs(h, "consolidated note")
 	h.opts.consolidationStepped = func(step string) {
 		if step == "copy" {
-			armed.Store(true)
+			w.armed.Store(true)
 		}
 	}
 	h.reopen()
@@ -96,12 +109,7 @@ func TestConsolidationSyncsWithEngineFree(t *testing.T) {
 	if resp.SemanticNodesCreated != 2*copyChunk {
 		t.Fatalf("%+v: want %d copies", resp, 2*copyChunk)
 	}
-	if syncs.Load() == 0 {
-		t.Fatal("the consolidation did not sync after its first copy chunk")
-	}
-	if during != nil {
-		t.Fatal(during)
-	}
+	w.check(t, "the consolidation's first copy chunk")
 }
 
 // TestPruneSyncsWithEngineFree: a decay tick's prune syncs after letting go
@@ -109,31 +117,19 @@ func TestConsolidationSyncsWithEngineFree(t *testing.T) {
 // durable when the tick answers.
 func TestPruneSyncsWithEngineFree(t *testing.T) {
 	h, _ := auditHarness(t)
-	var armed atomic.Bool
-	var syncs atomic.Int32
-	var during error
 	h.opts.Decay = DecayConfig{PruneBelow: 0.2}
-	h.opts.beforeWALSync = func() {
-		if armed.Load() && syncs.Add(1) == 1 {
-			during = recallDuring(h.e, "fades")
-		}
-	}
+	w := watchSyncs(h, "fades")
 	h.reopen()
 	h.store("fades", memory.StoreEpisodic)
 	h.store("fades too", memory.StoreSemantic)
 	if r := tick(t, h, 20*day); r.RecordsPruned != 0 {
 		t.Fatalf("pruned too early: %+v", r)
 	}
-	armed.Store(true)
+	w.armed.Store(true)
 	if r := tick(t, h, 10*day); r.RecordsPruned != 1 {
 		t.Fatalf("not pruned: %+v", r)
 	}
-	if syncs.Load() == 0 {
-		t.Fatal("the prune did not sync after letting go of the engine")
-	}
-	if during != nil {
-		t.Fatal(during)
-	}
+	w.check(t, "the prune")
 	if a := h.e.aud; a.written.Load() != a.durable.Load() {
 		t.Fatalf("the tick answered with events up to %d written but only up to %d durable", a.written.Load(), a.durable.Load())
 	}

@@ -103,14 +103,7 @@ func (e *Engine) runFlusher() {
 		case <-tick.C:
 		case <-w.wake:
 		}
-		e.big.RLock()
-		wrote, err := e.writeRecalls()
-		e.big.RUnlock()
-		if wrote && err == nil {
-			// Synced with big let go: an operation waiting for big
-			// exclusively would keep every new recall waiting too.
-			err = e.syncWAL()
-		}
+		err := e.flushRecallsShared()
 		w.tries.Add(1)
 		switch {
 		case err != nil && !failing:
@@ -218,6 +211,20 @@ func (e *Engine) recalled() {
 // for the next flush.
 func (e *Engine) flushRecalls() error {
 	wrote, err := e.writeRecalls()
+	if !wrote || err != nil {
+		return err
+	}
+	return e.syncWAL()
+}
+
+// flushRecallsShared is flushRecalls for a caller that holds no lock of
+// the engine: it writes holding big shared and syncs once it has let go,
+// since an operation waiting for big exclusively would otherwise keep
+// every new recall waiting through the sync too.
+func (e *Engine) flushRecallsShared() error {
+	e.big.RLock()
+	wrote, err := e.writeRecalls()
+	e.big.RUnlock()
 	if !wrote || err != nil {
 		return err
 	}

@@ -42,15 +42,7 @@ func TestBuildWithTextAnalyzerMatchesAdd(t *testing.T) {
 	cfg.Analyzer, cfg.AnalyzerVersion = an, an.Version()
 	docs := textDocs(3000) // several chunks per worker
 	built := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
-	ix, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		if err := ix.Add(d); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ix := addAll(t, cfg, docs)
 	if added := ix.Snapshot().AppendTo(nil, nil); !bytes.Equal(built, added) {
 		t.Fatal("a build and additions of the same documents differ")
 	}

@@ -34,6 +34,15 @@ func hashID(id *memory.ID) uint64 {
 
 // find returns the number of the live document with id.
 func (t *idTable) find(docs []docEntry, id memory.ID) (uint32, bool) {
+	i, ok := t.slot(docs, id)
+	if !ok {
+		return 0, false
+	}
+	return t.slots[i] - idBase, true
+}
+
+// slot returns the index of the slot that holds id.
+func (t *idTable) slot(docs []docEntry, id memory.ID) (uint64, bool) {
 	if len(t.slots) == 0 {
 		return 0, false
 	}
@@ -45,7 +54,7 @@ func (t *idTable) find(docs []docEntry, id memory.ID) (uint32, bool) {
 		case idDeleted:
 		default:
 			if docs[v-idBase].id == id {
-				return v - idBase, true
+				return i, true
 			}
 		}
 	}
@@ -71,23 +80,14 @@ func (t *idTable) insert(docs []docEntry, n uint32) {
 
 // remove forgets the live document with id and returns its number.
 func (t *idTable) remove(docs []docEntry, id memory.ID) (uint32, bool) {
-	if len(t.slots) == 0 {
+	i, ok := t.slot(docs, id)
+	if !ok {
 		return 0, false
 	}
-	mask := uint64(len(t.slots) - 1)
-	for i := hashID(&id) & mask; ; i = (i + 1) & mask {
-		switch v := t.slots[i]; v {
-		case idEmpty:
-			return 0, false
-		case idDeleted:
-		default:
-			if docs[v-idBase].id == id {
-				t.slots[i] = idDeleted
-				t.live--
-				return v - idBase, true
-			}
-		}
-	}
+	n := t.slots[i] - idBase
+	t.slots[i] = idDeleted
+	t.live--
+	return n, true
 }
 
 // rehash rebuilds the table with room for n live documents.

@@ -30,12 +30,9 @@ func buildFrom(t *testing.T, cfg Config, docs []*Document) *Index {
 	return ix
 }
 
-func TestBuildIsDeterministicAndMatchesAdd(t *testing.T) {
-	g := newRandCorpus(11, 3, 40)
-	docs := g.docs(5000, nil) // several chunks per worker, postings laid out in parallel
-	cfg := testConfig(3)
-	a := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
-	b := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
+// addAll returns a new index to which docs were added one by one.
+func addAll(t *testing.T, cfg Config, docs []*Document) *Index {
+	t.Helper()
 	ix, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +42,16 @@ func TestBuildIsDeterministicAndMatchesAdd(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c := ix.Snapshot().AppendTo(nil, nil)
+	return ix
+}
+
+func TestBuildIsDeterministicAndMatchesAdd(t *testing.T) {
+	g := newRandCorpus(11, 3, 40)
+	docs := g.docs(5000, nil) // several chunks per worker, postings laid out in parallel
+	cfg := testConfig(3)
+	a := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
+	b := buildFrom(t, cfg, docs).Snapshot().AppendTo(nil, nil)
+	c := addAll(t, cfg, docs).Snapshot().AppendTo(nil, nil)
 	if !bytes.Equal(a, b) || !bytes.Equal(a, c) {
 		t.Fatal("two builds, or a build and additions, of the same documents differ")
 	}
