@@ -71,10 +71,7 @@ func plainID(id json.RawMessage) bool {
 // the one HandleMessage gives.
 func (p *Proxy) answer(ctx context.Context, tc toolCall, data []byte) any {
 	if tc.run == nil {
-		if resp := p.server.HandleMessage(ctx, data); resp != nil {
-			return resp
-		}
-		return nil
+		return p.server.HandleMessage(ctx, data) // a nil message is a nil any
 	}
 	return mcp.NewJSONRPCResultResponse(mcp.NewRequestId(tc.id), tc.run(ctx, tc.args))
 }

@@ -128,14 +128,12 @@ type lastEmbedding struct {
 // embedding parses an array of float32 into *out as json.Unmarshal does:
 // null is nil and [] an empty, non-nil slice.
 func (d *recallDecoder) embedding(out *[]float32) bool {
+	d.WS()
 	start := d.Pos
-	if d.Peek() == '[' {
-		start = d.Pos
-		if n := bytes.IndexByte(d.Data[start:], ']'); n >= 0 && d.lastEmbedding.vals != nil && bytes.Equal(d.Data[start:start+n+1], d.lastEmbedding.text) {
-			*out = slices.Clone(d.lastEmbedding.vals)
-			d.Pos = start + n + 1
-			return true
-		}
+	if last := &d.lastEmbedding; last.vals != nil && bytes.HasPrefix(d.Data[start:], last.text) {
+		*out = slices.Clone(last.vals)
+		d.Pos = start + len(last.text)
+		return true
 	}
 	vals := []float32{}
 	isNull := false

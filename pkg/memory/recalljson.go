@@ -58,14 +58,7 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 	if m.ActivationPath == nil {
 		w.raw(`null`)
 	} else {
-		w.raw(`[`)
-		for i, id := range m.ActivationPath {
-			if i > 0 {
-				w.raw(`,`)
-			}
-			w.b = appendJSONID(w.b, id)
-		}
-		w.raw(`]`)
+		w.b = appendJSONIDs(w.b, m.ActivationPath)
 	}
 	w.raw(`,"rendered_content":`)
 	if sameContent(&m.RenderedContent, &m.Record.Content) {
