@@ -11,10 +11,10 @@ import (
 	"memsvc.dev/memsvc/pkg/wire"
 )
 
-// TestRecallQueryBriefDecode: the brief recall is RecallQuery's request
+// TestRecallQueryDecodeBrief: the brief recall is RecallQuery's request
 // to the same route with ?view=brief, and decode gets the answer as it
 // came.
-func TestRecallQueryBriefDecode(t *testing.T) {
+func TestRecallQueryDecodeBrief(t *testing.T) {
 	const body = `{"view":"brief","memories":[],"total_candidates":2}`
 	var sent string
 	ts, last := canned(t, map[string]http.HandlerFunc{
@@ -33,7 +33,7 @@ func TestRecallQueryBriefDecode(t *testing.T) {
 	q := "deploy"
 	req.Cue.Text = &q
 	var got string
-	if err := c.RecallQueryBriefDecode(context.Background(), &req, func(data []byte) error { got = string(data); return nil }); err != nil {
+	if err := c.RecallQueryDecode(context.Background(), &req, memory.ViewBrief, func(data []byte) error { got = string(data); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	r := last.Load()

@@ -255,7 +255,7 @@ func TestRecallQueryDecode(t *testing.T) {
 	q := "deploy key"
 	req.Cue.Text = &q
 	var got []string
-	err = c.RecallQueryDecode(ctx, &req, func(data []byte) error {
+	err = c.RecallQueryDecode(ctx, &req, "", func(data []byte) error {
 		got = append(got, string(data))
 		return nil
 	})
@@ -270,7 +270,7 @@ func TestRecallQueryDecode(t *testing.T) {
 		t.Errorf("request %s, RecallQuery sends %s", decodeSent, *sent.Load())
 	}
 
-	err = c.RecallQueryDecode(ctx, &req, func([]byte) error { return errors.New("not a recall answer") })
+	err = c.RecallQueryDecode(ctx, &req, "", func([]byte) error { return errors.New("not a recall answer") })
 	if memory.CodeOf(err) != memory.CodeInternal || err.Error() != "decode answer of POST /v1/recall/query: not a recall answer" {
 		t.Errorf("decode failure: %v", err)
 	}
@@ -284,7 +284,7 @@ func TestRecallQueryDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	called := false
-	err = c2.RecallQueryDecode(ctx, &req, func([]byte) error { called = true; return nil })
+	err = c2.RecallQueryDecode(ctx, &req, "", func([]byte) error { called = true; return nil })
 	_, want := c2.RecallQuery(ctx, &req)
 	if called || err == nil || want == nil || err.Error() != want.Error() || !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("refusal: decode called %v, err %v, RecallQuery's %v", called, err, want)

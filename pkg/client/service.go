@@ -54,15 +54,6 @@ func (c *Client) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 	return do[memory.RecallQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallQuery, req)
 }
 
-// RecallQueryDecode sends a recall as RecallQuery does and hands the
-// answer's JSON to decode instead of decoding it into a
-// RecallQueryResponse, for a caller that needs only part of it. decode
-// may keep data. An error from decode is reported as RecallQuery reports
-// an answer it cannot decode.
-func (c *Client) RecallQueryDecode(ctx context.Context, req *memory.RecallQueryRequest, decode func(data []byte) error) error {
-	return c.call(ctx, repeat, http.MethodPost, wire.PathRecallQuery, nil, req, answerDecoder(decode))
-}
-
 // RecallRaw implements memory.Service.
 func (c *Client) RecallRaw(ctx context.Context, req *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
 	return do[memory.RecallRawQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallRaw, req)

@@ -634,7 +634,7 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 	req.RecallMode = &perfect
 	if rd, ok := p.svc.(recallDecoder); ok {
 		var out *recallResult
-		err := rd.RecallQueryBriefDecode(ctx, &req, func(data []byte) error {
+		err := rd.RecallQueryDecode(ctx, &req, memory.ViewBrief, func(data []byte) error {
 			parsed, ok, brief := parseRecall(data)
 			switch {
 			case ok:
@@ -664,7 +664,7 @@ func (p *Proxy) recall(ctx context.Context, a args) (*recallResult, error) {
 // reads only the fields it shows (parseRecall). A server without the
 // brief view answers in full, which parseRecall reads as well.
 type recallDecoder interface {
-	RecallQueryBriefDecode(ctx context.Context, req *memory.RecallQueryRequest, decode func(data []byte) error) error
+	RecallQueryDecode(ctx context.Context, req *memory.RecallQueryRequest, view string, decode func(data []byte) error) error
 }
 
 // errBriefRecall is the failure to read a brief recall answer.
