@@ -40,7 +40,7 @@ func newProxy(t testing.TB, url string, copts client.Options, opts Options) *Pro
 	t.Helper()
 	if copts.HTTPClient == nil {
 		// The transport Run gives the client.
-		copts.HTTPClient = &http.Client{Transport: serverTransport(url, http.ProxyFromEnvironment)}
+		copts.HTTPClient = &http.Client{Transport: serverTransport(http.ProxyFromEnvironment)}
 	}
 	c, err := client.New(url, copts)
 	if err != nil {

@@ -224,7 +224,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	tr := serverTransport(opts.ServerURL, http.ProxyFromEnvironment)
+	tr := serverTransport(http.ProxyFromEnvironment)
 	ua := "memsvc-mcp"
 	if opts.Version != "" {
 		ua += "/" + opts.Version
@@ -247,25 +247,14 @@ func Run(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, opts Op
 	return err
 }
 
-// serverTransport is the HTTP transport for the server at serverURL: a
-// connTransport for plain http that proxy says to reach directly,
-// net/http's own (with proxy) for https or through a proxy, keeping one
-// idle connection for each tool call that may run at once.
-func serverTransport(serverURL string, proxy func(*http.Request) (*url.URL, error)) interface {
-	http.RoundTripper
-	CloseIdleConnections()
-} {
-	dial := (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
+// serverTransport is the HTTP transport for the server at serverURL:
+// net/http's, reaching it through proxy when that says so, and keeping
+// one idle connection for each tool call that may run at once.
+func serverTransport(proxy func(*http.Request) (*url.URL, error)) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.DialContext = dial
+	tr.DialContext = (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext
 	tr.Proxy = proxy
 	tr.MaxIdleConnsPerHost = maxConcurrent
-	u, err := url.Parse(serverURL)
-	if err == nil && u.Scheme == "http" {
-		if p, err := proxy(&http.Request{URL: u}); err == nil && p == nil {
-			return newConnTransport(dial, maxConcurrent, tr)
-		}
-	}
 	return tr
 }
 
