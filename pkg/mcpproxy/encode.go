@@ -2,8 +2,11 @@ package mcpproxy
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // encodeMessage returns the JSON of a message to write on stdout, exactly
@@ -44,6 +47,15 @@ func plainResult(res *mcp.CallToolResult) bool {
 // set by structured, from json.Marshal, so it is compact with HTML
 // characters escaped already and goes out as it is.
 func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResult) ([]byte, error) {
+	// Room for the text escaped (a JSON text has a quote to escape every
+	// few bytes), the structured content and the rest, with the line's
+	// end, so that the answer is written in one buffer.
+	n := 96 + len(res.RawStructuredContent)
+	for _, c := range res.Content {
+		t := c.(mcp.TextContent)
+		n += 32 + len(t.Text) + len(t.Text)/4
+	}
+	dst = slices.Grow(dst, n)
 	dst = append(dst, `{"jsonrpc":`...)
 	dst = appendString(dst, r.JSONRPC)
 	dst = append(dst, `,"id":`...)
@@ -79,9 +91,5 @@ func appendToolResponse(dst []byte, r mcp.JSONRPCResponse, res *mcp.CallToolResu
 	return append(dst, "}}"...), nil
 }
 
-// appendString appends json.Marshal's encoding of s, which never fails
-// for a string.
-func appendString(dst []byte, s string) []byte {
-	b, _ := json.Marshal(s)
-	return append(dst, b...)
-}
+// appendString appends json.Marshal's encoding of s.
+func appendString(dst []byte, s string) []byte { return memory.AppendJSONString(dst, s) }

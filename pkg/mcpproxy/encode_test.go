@@ -3,9 +3,14 @@ package mcpproxy
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"memsvc.dev/memsvc/pkg/memory"
 )
 
 // sameEncoding fails the test unless encodeMessage writes v as
@@ -73,4 +78,59 @@ func FuzzEncodeMessage(f *testing.F) {
 		r.IsError = isError
 		sameEncoding(t, mcp.NewJSONRPCResultResponse(mcp.NewRequestId(id), r))
 	})
+}
+
+// TestRecallResultJSON: the recall tool's result, written by hand, comes
+// out byte for byte as json.Marshal writes it, and fails where it fails.
+func TestRecallResultJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 4))
+	texts := []string{"", "plain", `quote " backslash \`, "<b>&amp;</b>", "line\nfeed\x01", "é 中文 \u2028🙂", "bad \xff utf-8"}
+	floats := []float64{0, math.Copysign(0, -1), 1, 0.5, 1.0923388230261548, 1e-7, 3e21, -2.5}
+	stores := []memory.StoreType{memory.StoreEpisodic, memory.StoreSemantic, memory.StoreProcedural, memory.StoreEmotional, memory.StoreWorking}
+	pick := func(n int) int { return rng.IntN(n) }
+	for range 500 {
+		r := &recallResult{TotalCandidates: rng.Uint32()}
+		if pick(8) > 0 {
+			r.Memories = []recallItem{}
+		}
+		for range pick(4) {
+			it := recallItem{Store: stores[pick(len(stores))], Text: texts[pick(len(texts))],
+				RelevanceScore: floats[pick(len(floats))], Fidelity: floats[pick(len(floats))],
+				CreatedAt: offsetTime(time.Unix(rng.Int64N(1<<34), rng.Int64N(1e9)))}
+			for i := range it.RecordID {
+				it.RecordID[i] = byte(rng.Uint32())
+			}
+			if pick(2) == 0 {
+				e := emotionName(memory.EmotionLabelNames()[pick(len(memory.EmotionLabelNames()))])
+				it.Emotion = &e
+			}
+			r.Memories = append(r.Memories, it)
+		}
+		if pick(3) > 0 {
+			r.QueryMetadata = &memory.QueryMetadata{TotalRecordsScanned: rng.Uint32(), FidelityFiltered: rng.Uint32()}
+			switch pick(3) {
+			case 1:
+				r.QueryMetadata.StoresSearched = []memory.StoreType{}
+			case 2:
+				r.QueryMetadata.StoresSearched = stores[:1+pick(len(stores))]
+			}
+		}
+		sameResultJSON(t, r)
+	}
+	bad := &recallResult{Memories: []recallItem{{Store: memory.StoreSemantic, RelevanceScore: math.NaN()}}}
+	sameResultJSON(t, bad)
+	bad = &recallResult{Memories: []recallItem{{Store: memory.StoreType(250)}}}
+	sameResultJSON(t, bad)
+}
+
+func sameResultJSON(t *testing.T, r *recallResult) {
+	t.Helper()
+	want, wantErr := json.Marshal(r)
+	got, err := r.appendJSON([]byte("x"))
+	if err == nil {
+		got = got[1:]
+	}
+	if (err != nil) != (wantErr != nil) || (err == nil && !bytes.Equal(got, want)) {
+		t.Fatalf("appendJSON:\n%s (%v)\njson.Marshal:\n%s (%v)", got, err, want, wantErr)
+	}
 }

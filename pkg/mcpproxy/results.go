@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -22,7 +24,13 @@ import (
 
 // structured is the tool result that carries v.
 func structured(v any) (*mcp.CallToolResult, error) {
-	b, err := json.Marshal(v)
+	var b []byte
+	var err error
+	if a, ok := v.(jsonAppender); ok {
+		b, err = a.appendJSON(nil)
+	} else {
+		b, err = json.Marshal(v)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
@@ -58,6 +66,98 @@ type recallResult struct {
 	Memories        []recallItem          `json:"memories"`
 	QueryMetadata   *memory.QueryMetadata `json:"query_metadata"`
 	TotalCandidates uint32                `json:"total_candidates"`
+}
+
+// jsonAppender is a result that writes its own JSON, as json.Marshal
+// would write it (structured).
+type jsonAppender interface {
+	appendJSON(dst []byte) ([]byte, error)
+}
+
+// appendJSON appends r as json.Marshal writes it. A search's result is
+// encoded on every call, and through reflection that took about as long
+// as reading the server's answer.
+func (r *recallResult) appendJSON(dst []byte) ([]byte, error) {
+	n := 96
+	for i := range r.Memories {
+		n += 224 + len(r.Memories[i].Text) + len(r.Memories[i].Text)/8
+	}
+	dst = slices.Grow(dst, n)
+	var err error
+	dst = append(dst, `{"memories":`...)
+	if r.Memories == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i := range r.Memories {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			if dst, err = r.Memories[i].appendJSON(dst); err != nil {
+				return nil, err
+			}
+		}
+		dst = append(dst, ']')
+	}
+	dst = append(dst, `,"query_metadata":`...)
+	if dst, err = appendQueryMetadata(dst, r.QueryMetadata); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"total_candidates":`...)
+	dst = strconv.AppendUint(dst, uint64(r.TotalCandidates), 10)
+	return append(dst, '}'), nil
+}
+
+func (it *recallItem) appendJSON(dst []byte) ([]byte, error) {
+	var err error
+	dst = append(dst, `{"record_id":`...)
+	dst = it.RecordID.AppendJSON(dst)
+	dst = append(dst, `,"store":`...)
+	if dst, err = it.Store.AppendJSON(dst); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"text":`...)
+	dst = memory.AppendJSONString(dst, it.Text)
+	dst = append(dst, `,"relevance_score":`...)
+	if dst, err = memory.AppendJSONFloat(dst, it.RelevanceScore); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"fidelity":`...)
+	if dst, err = memory.AppendJSONFloat(dst, it.Fidelity); err != nil {
+		return nil, err
+	}
+	dst = append(dst, `,"created_at":`...)
+	dst = memory.AppendJSONString(dst, string(it.CreatedAt))
+	dst = append(dst, `,"emotion":`...)
+	if it.Emotion == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = memory.AppendJSONString(dst, string(*it.Emotion))
+	}
+	return append(dst, '}'), nil
+}
+
+// appendQueryMetadata appends m as json.Marshal writes it (its
+// MarshalJSON: no stores as []), null when m is nil.
+func appendQueryMetadata(dst []byte, m *memory.QueryMetadata) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, `{"total_records_scanned":`...)
+	dst = strconv.AppendUint(dst, uint64(m.TotalRecordsScanned), 10)
+	dst = append(dst, `,"stores_searched":[`...)
+	for i, s := range m.StoresSearched {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = s.AppendJSON(dst); err != nil {
+			return nil, err
+		}
+	}
+	dst = append(dst, `],"fidelity_filtered":`...)
+	dst = strconv.AppendUint(dst, uint64(m.FidelityFiltered), 10)
+	return append(dst, '}'), nil
 }
 
 func flattenRecall(r *memory.RecallQueryResponse) *recallResult {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -356,27 +357,32 @@ func (b *bench) mcpWorkload(ctx context.Context, cmd *exec.Cmd, tg mcpTarget, no
 }
 
 // search times the searches, one call each, and sets res.Search and the
-// result statistics; notes is how many notes the server holds.
+// result statistics; notes is how many notes the server holds. A search
+// is timed from writing the request to its answer decoded (the JSON-RPC
+// message read once, the result's text in hand), which is what an MCP
+// client does before it hands the text on; counting the results is the
+// report's bookkeeping and happens after the timing.
 func (res *mcpResult) search(ctx context.Context, conn *rpcConn, tg mcpTarget, searches []string, notes int) error {
-	var hits, results, replyBytes int
+	texts := make([]string, len(searches))
 	t, err := timeOps(ctx, len(searches), mcpCallTimeout, func(ctx context.Context, i int) (int, error) {
 		text, err := conn.tool(ctx, tg.searchTool, tg.searchArgs(searches[i]))
-		if err != nil {
-			return 0, err
-		}
+		texts[i] = text
+		return 1, err
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", tg.searchTool, err)
+	}
+	var hits, results, replyBytes int
+	for _, text := range texts {
 		k, err := tg.resultCount(text)
 		if err != nil {
-			return 0, fmt.Errorf("read %s answer: %w", tg.searchTool, err)
+			return fmt.Errorf("read %s answer: %w", tg.searchTool, err)
 		}
 		results += k
 		replyBytes += len(text)
 		if k > 0 {
 			hits++
 		}
-		return 1, nil
-	})
-	if err != nil {
-		return fmt.Errorf("%s: %w", tg.searchTool, err)
 	}
 	res.Search = t.row("search ("+tg.searchTool+")", notes, "calls/s", "")
 	res.HitRate = float64(hits) / float64(len(searches))
@@ -413,7 +419,7 @@ func startRPC(kids *children, cmd *exec.Cmd) (*rpcConn, error) {
 		br := bufio.NewReaderSize(stdout, 1<<16)
 		for {
 			line, err := br.ReadBytes('\n')
-			if len(strings.TrimSpace(string(line))) > 0 {
+			if len(bytes.TrimSpace(line)) > 0 {
 				select {
 				case c.lines <- line:
 				case <-p.exited:
@@ -454,6 +460,28 @@ func (c *rpcConn) send(msg map[string]any) error {
 // call sends a request and waits for its answer. Notifications are
 // ignored; requests from the server are refused.
 func (c *rpcConn) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	res, err := rpcCall[json.RawMessage](ctx, c, method, params)
+	if err != nil {
+		return nil, err
+	}
+	return *res, nil
+}
+
+// rpcMessage is one message from the server, its result decoded as T.
+type rpcMessage[T any] struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Result *T              `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rpcCall is call with the result decoded as T in the same pass as the
+// rest of the message: each answer is read once, as an MCP client reads
+// it.
+func rpcCall[T any](ctx context.Context, c *rpcConn, method string, params any) (*T, error) {
 	c.next++
 	id := strconv.Itoa(c.next)
 	msg := map[string]any{"id": c.next, "method": method}
@@ -469,17 +497,15 @@ func (c *rpcConn) call(ctx context.Context, method string, params any) (json.Raw
 			if !ok {
 				return nil, fmt.Errorf("%s closed stdout waiting for %s:\n%s", c.p.cmd.Path, method, c.p.tail)
 			}
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-				Result json.RawMessage `json:"result"`
-				Error  *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
-			}
+			var m rpcMessage[T]
 			if err := json.Unmarshal(line, &m); err != nil {
-				return nil, fmt.Errorf("stdout line is not JSON-RPC: %q", line)
+				// Not a result of T's shape: another message (ignored as
+				// below), or a malformed answer.
+				var other rpcMessage[json.RawMessage]
+				if json.Unmarshal(line, &other) != nil || (other.Method == "" && string(other.ID) == id) {
+					return nil, fmt.Errorf("stdout line is not a JSON-RPC answer to %s (%v): %.200q", method, err, line)
+				}
+				m = rpcMessage[T]{ID: other.ID, Method: other.Method}
 			}
 			if m.Method != "" {
 				if len(m.ID) > 0 && string(m.ID) != "null" {
@@ -495,6 +521,9 @@ func (c *rpcConn) call(ctx context.Context, method string, params any) (json.Raw
 			}
 			if m.Error != nil {
 				return nil, fmt.Errorf("%s: JSON-RPC error %d: %s", method, m.Error.Code, m.Error.Message)
+			}
+			if m.Result == nil {
+				return nil, fmt.Errorf("%s: answer without a result", method)
 			}
 			return m.Result, nil
 		case <-ctx.Done():
@@ -560,30 +589,35 @@ func (c *rpcConn) tools(ctx context.Context) ([]string, error) {
 	return names, nil
 }
 
+// toolResult is the part of a tools/call result the driver reads.
+type toolResult struct {
+	Content []struct{ Type, Text string } `json:"content"`
+	IsError bool                          `json:"isError"`
+}
+
 // tool calls a tool and returns the text of its result; an isError
 // result is an error.
 func (c *rpcConn) tool(ctx context.Context, name string, args map[string]any) (string, error) {
-	res, err := c.call(ctx, "tools/call", map[string]any{"name": name, "arguments": args})
+	v, err := rpcCall[toolResult](ctx, c, "tools/call", map[string]any{"name": name, "arguments": args})
 	if err != nil {
 		return "", err
 	}
-	var v struct {
-		Content []struct{ Type, Text string } `json:"content"`
-		IsError bool                          `json:"isError"`
-	}
-	if err := json.Unmarshal(res, &v); err != nil {
-		return "", fmt.Errorf("%s result: %w", name, err)
-	}
-	var sb strings.Builder
-	for _, c := range v.Content {
-		if c.Type == "text" {
-			sb.WriteString(c.Text)
+	text := ""
+	if len(v.Content) == 1 && v.Content[0].Type == "text" {
+		text = v.Content[0].Text
+	} else {
+		var sb strings.Builder
+		for _, c := range v.Content {
+			if c.Type == "text" {
+				sb.WriteString(c.Text)
+			}
 		}
+		text = sb.String()
 	}
 	if v.IsError {
-		return "", fmt.Errorf("%s failed: %s", name, sb.String())
+		return "", fmt.Errorf("%s failed: %s", name, text)
 	}
-	return sb.String(), nil
+	return text, nil
 }
 
 // markdown writes the MCP section of the report.
