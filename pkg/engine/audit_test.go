@@ -247,14 +247,7 @@ func auditChild(dir string) {
 	if err != nil {
 		childFail(err)
 	}
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{Audit: log, SimilarLinks: -1})
 	st := memory.StoreEpisodic
 	for i := 0; ; i++ {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("crash note ", i)), Store: &st})

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"memsvc.dev/memsvc/internal/testproc"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // startChild runs this test binary again with only the test named test
@@ -19,6 +20,21 @@ func startChild(t *testing.T, ctx context.Context, test string, env ...string) (
 	t.Helper()
 	cmd := testproc.Command(ctx, test, env...)
 	return cmd, testproc.Start(t, cmd)
+}
+
+// childEngine opens the store in dir and an engine with opts over it for
+// a crash test's child process, which ends through childFail when either
+// does not open. The process is killed, never closes them.
+func childEngine(dir string, opts Options) *Engine {
+	db, err := store.Open(dir, store.Options{})
+	if err != nil {
+		childFail(err)
+	}
+	e, err := Open(context.Background(), db, opts)
+	if err != nil {
+		childFail(err)
+	}
+	return e
 }
 
 // childFail ends a crash test's child process on err: it reports the

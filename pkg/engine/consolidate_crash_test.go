@@ -34,12 +34,8 @@ var consolidateClock = time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)
 func consolidateChild(spec string) {
 	parts := strings.Split(spec, ",")
 	stopAfter, _ := strconv.Atoi(parts[2])
-	db, err := store.Open(parts[0], store.Options{})
-	if err != nil {
-		childFail(err)
-	}
 	seen := 0
-	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock },
+	e := childEngine(parts[0], Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock },
 		consolidationStepped: func(step string) {
 			if step != parts[1] {
 				return
@@ -49,9 +45,6 @@ func consolidateChild(spec string) {
 				select {} // holding the engine until the kill
 			}
 		}})
-	if err != nil {
-		childFail(err)
-	}
 	if _, err := e.Consolidate(context.Background(), &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull}); err != nil {
 		childFail(err)
 	}

@@ -171,14 +171,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 // crashChild writes batches of 50 records forever, printing a line after
 // each acknowledged batch.
 func crashChild(dir string) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: true})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{PersistIndexes: true})
 	for i := 0; ; i++ {
 		recs := make([]memory.EncodeStoreRequest, 50)
 		for j := range recs {

@@ -223,14 +223,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 // levels. After each durable write it prints one "ack <id> <word> <session>"
 // line per entry, in a single write so a kill never splits a line.
 func rawCrashChild(dir string, persist bool, seed uint64) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: persist})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{PersistIndexes: persist})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for i := 0; ; {

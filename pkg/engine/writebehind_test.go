@@ -249,14 +249,7 @@ func TestRecallEffectsKill(t *testing.T) {
 }
 
 func recallChild(dir string) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
 	st := memory.StoreEpisodic
 	for i := range crashRecords {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{
