@@ -43,6 +43,16 @@ func write(t *testing.T, d *Dir, recs [][]byte) string {
 	return name
 }
 
+// pendingIn lists the pending files of d.
+func pendingIn(t *testing.T, d *Dir) []string {
+	t.Helper()
+	pending, err := d.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pending
+}
+
 func mode(t *testing.T, path string) fs.FileMode {
 	t.Helper()
 	fi, err := os.Lstat(path)
@@ -153,10 +163,7 @@ func TestWriteListReadRoundTrip(t *testing.T) {
 		}
 		names = append(names, name)
 	}
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	if !slices.Equal(pending, names) {
 		t.Fatalf("pending %v, want %v (write order, same millisecond)", pending, names)
 	}
@@ -215,10 +222,7 @@ func TestWriteOrderAcrossProcesses(t *testing.T) {
 		name := write(t, d, [][]byte{[]byte(fmt.Sprintf(`{"n":%d}`, i))})
 		names = append(names, name)
 	}
-	pending, err := a.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, a)
 	if !slices.Equal(pending, names) {
 		t.Fatalf("pending\n%v\nwant the write order\n%v", pending, names)
 	}
@@ -264,10 +268,7 @@ func TestPendingIgnoresEverythingElse(t *testing.T) {
 	if err := os.Symlink(filepath.Join(d.Path(), good), filepath.Join(d.Path(), "batch-1793534400002-0190b6a47c1e7a559f1a5f2b3c4d5e6f.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	if !slices.Equal(pending, []string{good}) {
 		t.Fatalf("pending %v, want only %s", pending, good)
 	}
@@ -408,10 +409,7 @@ func TestCrashKill(t *testing.T) {
 	_ = cmd.Wait()
 
 	d := open(t, dir)
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	for _, name := range pending {
 		recs, err := d.Read(name)
 		if err != nil {
