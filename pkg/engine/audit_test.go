@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/internal/audittest"
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -34,7 +35,7 @@ func readAudit(t *testing.T, path string) []auditLine {
 // auditHarness opens the engine with an audit log next to the data.
 func auditHarness(t *testing.T) (*harness, string) {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, dir: t.TempDir(), clock: testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	path := filepath.Join(h.dir, "audit.jsonl")
 	var log *audit.Log
 	h.opts = Options{Now: h.clock.Now, SimilarLinks: -1}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -98,7 +99,7 @@ func buildDupStore(t *testing.T, dir string) {
 	t.Helper()
 	db := openDir(t, dir)
 	defer db.Close()
-	clock := &testClock{t: consolidateClock.Add(-72 * time.Hour)}
+	clock := testsync.NewClock(consolidateClock.Add(-72 * time.Hour))
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -10,31 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
-
-// lockedBuffer is a log sink safe for the engine's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // snapEnv opens a data directory with index snapshots allowed (or a
 // passphrase) and tells whether a start loaded the indexes from a
@@ -44,7 +26,7 @@ type snapEnv struct {
 	dir   string
 	sopts store.Options
 	opts  Options
-	logs  *lockedBuffer
+	logs  *testsync.Buffer
 	db    *store.DB
 	e     *Engine
 }
@@ -63,7 +45,7 @@ func (s *snapEnv) open() bool {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.logs = &lockedBuffer{}
+	s.logs = &testsync.Buffer{}
 	opts := s.opts
 	opts.Logger = slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := Open(context.Background(), db, opts)
@@ -316,7 +298,7 @@ func TestIndexSnapshotSealedKeptWhenLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testsync.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1, Logger: log})
 	if err == nil {

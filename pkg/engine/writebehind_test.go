@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -280,7 +281,7 @@ func recallChild(dir string) {
 func TestRecallEffectsDiskFull(t *testing.T) {
 	var free atomic.Uint64
 	free.Store(1 << 40)
-	var logBuf lockedBuffer
+	var logBuf testsync.Buffer
 	db, err := store.Open(t.TempDir(), store.Options{MinFreeBytes: 1 << 20,
 		DiskFree: func(string) (uint64, error) { return free.Load(), nil }})
 	if err != nil {
