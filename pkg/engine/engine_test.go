@@ -68,9 +68,15 @@ func (h *harness) reopen() {
 
 func (h *harness) store(text string, st memory.StoreType) memory.ID {
 	h.t.Helper()
-	resp, err := h.e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
+	return storeText(h.t, h.e, text, st)
+}
+
+// storeText stores text as a memory of store st in e and returns its id.
+func storeText(t testing.TB, e *Engine, text string, st memory.StoreType) memory.ID {
+	t.Helper()
+	resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return resp.RecordID
 }

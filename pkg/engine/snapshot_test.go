@@ -71,11 +71,7 @@ func (s *snapEnv) close() {
 
 func (s *snapEnv) store(text string, st memory.StoreType) memory.ID {
 	s.t.Helper()
-	resp, err := s.e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return resp.RecordID
+	return storeText(s.t, s.e, text, st)
 }
 
 func (s *snapEnv) raw(session, text string) {
