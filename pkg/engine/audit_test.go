@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -170,9 +169,7 @@ func TestAuditCrash(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for round := 0; round < 3; round++ {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		cmd, out := startChild(t, ctx, "TestAuditCrash", "MEMSVC_AUDIT_CHILD="+dir)
-		sc := bufio.NewScanner(out)
+		cmd, sc := startChild(t, 30*time.Second, "TestAuditCrash", "MEMSVC_AUDIT_CHILD="+dir)
 		acked := 0
 		for acked < 30+round*17 && sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "stored ") {
@@ -181,7 +178,6 @@ func TestAuditCrash(t *testing.T) {
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
-		cancel()
 	}
 	// Reopening replays the outbox.
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})

@@ -1,12 +1,13 @@
 package engine
 
 import (
+	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"memsvc.dev/memsvc/internal/testproc"
 	"memsvc.dev/memsvc/pkg/store"
@@ -14,12 +15,15 @@ import (
 
 // startChild runs this test binary again with only the test named test
 // and extra environment variables (KEY=value), the way the crash tests
-// make a process they can SIGKILL. It returns the command, started, and
-// its standard output; its standard error is the test's.
-func startChild(t *testing.T, ctx context.Context, test string, env ...string) (*exec.Cmd, io.Reader) {
+// make a process they can SIGKILL; the process is killed once it has run
+// for limit. It returns the command, started, and a scanner of the lines
+// of its standard output; its standard error is the test's.
+func startChild(t *testing.T, limit time.Duration, test string, env ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	t.Cleanup(cancel)
 	cmd := testproc.Command(ctx, test, env...)
-	return cmd, testproc.Start(t, cmd)
+	return cmd, bufio.NewScanner(testproc.Start(t, cmd))
 }
 
 // childEngine opens the store in dir and an engine with opts over it for

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -166,10 +165,7 @@ func consolidateTwice(t *testing.T, dir string, times int) {
 // kills it with SIGKILL once it committed its n-th step of kind step.
 func killConsolidation(t *testing.T, dir, step string, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestConsolidateKill", fmt.Sprintf("%s=%s,%s,%d", consolidateChildEnv, dir, step, n))
-	sc := bufio.NewScanner(out)
+	cmd, sc := startChild(t, 5*time.Minute, "TestConsolidateKill", fmt.Sprintf("%s=%s,%s,%d", consolidateChildEnv, dir, step, n))
 	stopped := false
 	for !stopped && sc.Scan() {
 		line := sc.Text()

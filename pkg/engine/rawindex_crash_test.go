@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -84,9 +83,7 @@ type rawAck struct {
 // those it reported between the kill decision and its death.
 func runRawCrashChild(t *testing.T, dir string, persist bool, seed uint64, killAfter int) []rawAck {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestRawIndexSurvivesCrash",
+	cmd, sc := startChild(t, 60*time.Second, "TestRawIndexSurvivesCrash",
 		rawCrashDirEnv+"="+dir,
 		rawCrashPersistEnv+"="+strconv.FormatBool(persist),
 		rawCrashSeedEnv+"="+strconv.FormatUint(seed, 10))
@@ -105,7 +102,6 @@ func runRawCrashChild(t *testing.T, dir string, persist bool, seed uint64, killA
 		}
 		acks = append(acks, rawAck{id: id, word: f[2], session: f[3]})
 	}
-	sc := bufio.NewScanner(out)
 	for len(acks) < killAfter && sc.Scan() {
 		parse(sc.Text())
 	}

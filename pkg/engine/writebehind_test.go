@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -178,10 +177,7 @@ func TestRecallEffectsKill(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestRecallEffectsKill", "MEMSVC_RECALL_CHILD="+dir)
-	sc := bufio.NewScanner(out)
+	cmd, sc := startChild(t, 60*time.Second, "TestRecallEffectsKill", "MEMSVC_RECALL_CHILD="+dir)
 	stored := map[string]bool{}
 	acked := map[string]uint32{}
 	recalls := 0
