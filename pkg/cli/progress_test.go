@@ -2,8 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"io"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
