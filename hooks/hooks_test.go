@@ -80,10 +80,7 @@ func TestExamplesAreValidJSON(t *testing.T) {
 // with $CLAUDE_PROJECT_DIR, Codex from a directory below the project, in a
 // git work tree (a stand-in git answers rev-parse) and outside one.
 func TestCommandFindsTheScriptInTheProject(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
+	sh := lookSh(t)
 	clone := filepath.Join(t.TempDir(), `it's a "clone" $HOME`)
 	project := filepath.Join(clone, "svc", `o'dd`)
 	for _, agent := range []string{"claude", "codex"} {
@@ -151,27 +148,12 @@ func TestCommandFindsTheScriptInTheProject(t *testing.T) {
 // passes it to the recorder as one argument, unexpanded; the payload goes to
 // the queueing step; nothing reaches the agent's stdout.
 func TestScriptQueuesThenFlushes(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	dir := t.TempDir()
 	url := `http://127.0.0.1:8420/it's $(touch pwned) "x" ` + "`y`"
-	script, err := Script(Params{Agent: "claude", AgentName: "Claude Code", ServerURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(sh, "-n", "-c", string(script)).CombinedOutput(); err != nil {
+	sh, dir, path := writeScript(t, Params{Agent: "claude", AgentName: "Claude Code", ServerURL: url})
+	if out, err := exec.Command(sh, "-n", path).CombinedOutput(); err != nil {
 		t.Fatalf("sh -n: %v\n%s", err, out)
 	}
-	path := filepath.Join(dir, ScriptName("claude"))
-	if err := os.WriteFile(path, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	fake := filepath.Join(dir, "fake-recorder")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"[$#]\"; for a in \"$@\"; do printf '%s\\n' \"$a\"; done\ncat\necho\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := writeFakeRecorder(t, dir, "#!/bin/sh\necho \"[$#]\"; for a in \"$@\"; do printf '%s\\n' \"$a\"; done\ncat\necho\n")
 	logFile := filepath.Join(dir, "hook.log")
 	cmd := exec.Command(sh, path, "notify-arg")
 	cmd.Dir = dir
@@ -200,28 +182,13 @@ func TestScriptQueuesThenFlushes(t *testing.T) {
 // output (which the agent reads to the end), while the background sender
 // still runs.
 func TestScriptDoesNotWaitForTheSender(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	dir := t.TempDir()
-	script, err := Script(Params{Agent: "codex", AgentName: "Codex", ServerURL: "http://127.0.0.1:8420"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, ScriptName("codex"))
-	if err := os.WriteFile(path, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sh, dir, path := writeScript(t, Params{Agent: "codex", AgentName: "Codex", ServerURL: "http://127.0.0.1:8420"})
 	release, started, finished := filepath.Join(dir, "release"), filepath.Join(dir, "started"), filepath.Join(dir, "finished")
 	// The stand-in sender runs until the test releases it (polling a file:
 	// it is the stand-in that waits, not the test).
 	fake := "#!/bin/sh\ncat >/dev/null\n[ \"$1\" = flush ] || exit 0\n: > " + started + "\n" +
 		"n=0; while [ ! -e " + release + " ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done\n: > " + finished + "\n"
-	bin := filepath.Join(dir, "fake-recorder")
-	if err := os.WriteFile(bin, []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	bin := writeFakeRecorder(t, dir, fake)
 	cmd := exec.Command(sh, path)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MEMSVC_RECORDER_BIN=" + bin}
 	cmd.Stdin = strings.NewReader(`{"hook_event_name":"Stop"}`)
@@ -260,24 +227,9 @@ func TestScriptDoesNotWaitForTheSender(t *testing.T) {
 // and flush) with the namespace it was written with, whatever
 // MEMSVC_NAMESPACE the agent has.
 func TestScriptNamespace(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
-	dir := t.TempDir()
-	script, err := Script(Params{Agent: "claude", AgentName: "Claude Code", ServerURL: "http://127.0.0.1:8420", Namespace: "proj-a"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, ScriptName("claude"))
-	if err := os.WriteFile(path, script, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	sh, dir, path := writeScript(t, Params{Agent: "claude", AgentName: "Claude Code", ServerURL: "http://127.0.0.1:8420", Namespace: "proj-a"})
 	seen := filepath.Join(dir, "seen")
-	fake := filepath.Join(dir, "fake-recorder")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\nprintf '%s ns=%s\\n' \"$1\" \"$MEMSVC_NAMESPACE\" >>\"$SEEN\"\ncat >/dev/null\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	fake := writeFakeRecorder(t, dir, "#!/bin/sh\nprintf '%s ns=%s\\n' \"$1\" \"$MEMSVC_NAMESPACE\" >>\"$SEEN\"\ncat >/dev/null\n")
 	cmd := exec.Command(sh, path)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "MEMSVC_RECORDER_BIN=" + fake, "MEMSVC_RECORDER_HOOK_FOREGROUND=1", "SEEN=" + seen, "MEMSVC_NAMESPACE=the-agents-own"}
@@ -292,4 +244,42 @@ func TestScriptNamespace(t *testing.T) {
 	if want := "hook ns=proj-a\nflush ns=proj-a\n"; string(got) != want {
 		t.Fatalf("the recorder ran as\n%s\nwant\n%s", got, want)
 	}
+}
+
+// lookSh finds sh, or skips the test on a machine without one.
+func lookSh(t *testing.T) string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	return sh
+}
+
+// writeScript writes the hook script of p into a fresh directory and
+// returns sh, the directory and the script's path.
+func writeScript(t *testing.T, p Params) (sh, dir, path string) {
+	t.Helper()
+	sh = lookSh(t)
+	script, err := Script(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	path = filepath.Join(dir, ScriptName(p.Agent))
+	if err := os.WriteFile(path, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return sh, dir, path
+}
+
+// writeFakeRecorder writes an executable stand-in for memsvc-recorder into
+// dir and returns its path.
+func writeFakeRecorder(t *testing.T, dir, body string) string {
+	t.Helper()
+	path := filepath.Join(dir, "fake-recorder")
+	if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }

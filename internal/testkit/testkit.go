@@ -9,12 +9,11 @@
 package testkit
 
 import (
-	"bytes"
 	"context"
-	"sync"
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/engine"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -36,46 +35,15 @@ func Engine(t testing.TB, opts engine.Options) *engine.Engine {
 	return e
 }
 
-// Clock is a clock tests move by hand; it is safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// Clock is a clock tests move by hand (testsync.Clock).
+type Clock = testsync.Clock
 
 // NewClock returns a clock reading t.
-func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+func NewClock(t time.Time) *Clock { return testsync.NewClock(t) }
 
-// Now returns the clock's reading.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock on by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	c.mu.Unlock()
-}
-
-// SyncBuffer is a bytes.Buffer for logs written from several goroutines.
-type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *SyncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *SyncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// SyncBuffer is a bytes.Buffer for logs written from several goroutines
+// (testsync.Buffer).
+type SyncBuffer = testsync.Buffer
 
 // Receive returns the next value on ch, waiting at most limit for it; when
 // none comes in time the test fails, saying what it waited for (what: "the

@@ -363,23 +363,21 @@ func TestEncryptedFlips(t *testing.T) {
 func TestEncryptedReorder(t *testing.T) {
 	enc, _ := encryptedSample(t)
 	chunk := func(b []byte, i int) []byte { return b[chunkOffset(i):chunkOffset(i+1)] }
+	swap := func(i, j int) func(b []byte) []byte {
+		return func(b []byte) []byte {
+			ci := append([]byte{}, chunk(b, i)...)
+			copy(chunk(b, i), chunk(b, j))
+			copy(chunk(b, j), ci)
+			return b
+		}
+	}
 	for _, tc := range []struct {
 		name     string
 		edit     func(b []byte) []byte
 		mentions string
 	}{
-		{"swap 0 and 1", func(b []byte) []byte {
-			c0 := append([]byte{}, chunk(b, 0)...)
-			copy(chunk(b, 0), chunk(b, 1))
-			copy(chunk(b, 1), c0)
-			return b
-		}, "chunk 0 "},
-		{"swap 1 and 2", func(b []byte) []byte {
-			c1 := append([]byte{}, chunk(b, 1)...)
-			copy(chunk(b, 1), chunk(b, 2))
-			copy(chunk(b, 2), c1)
-			return b
-		}, "chunk 1 "},
+		{"swap 0 and 1", swap(0, 1), "chunk 0 "},
+		{"swap 1 and 2", swap(1, 2), "chunk 1 "},
 		{"repeat 1 as 2", func(b []byte) []byte {
 			copy(chunk(b, 2), chunk(b, 1))
 			return b

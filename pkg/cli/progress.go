@@ -221,13 +221,11 @@ func FormatCount(n int64) string {
 type ProgressReader struct {
 	R io.Reader
 	P *Progress
-	n int64
 }
 
 func (r *ProgressReader) Read(b []byte) (int, error) {
 	n, err := r.R.Read(b)
-	r.n += int64(n)
-	r.P.Set(r.n)
+	r.P.Add(int64(n))
 	return n, err
 }
 
@@ -235,7 +233,6 @@ func (r *ProgressReader) Read(b []byte) (int, error) {
 type ProgressWriter struct {
 	W io.Writer
 	P *Progress
-	n int64
 }
 
 // Commit passes a destination's final step through (an export file that
@@ -250,7 +247,6 @@ func (w *ProgressWriter) Commit() error {
 
 func (w *ProgressWriter) Write(b []byte) (int, error) {
 	n, err := w.W.Write(b)
-	w.n += int64(n)
-	w.P.Set(w.n)
+	w.P.Add(int64(n))
 	return n, err
 }

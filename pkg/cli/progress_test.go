@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -78,6 +79,28 @@ func TestProgressDraws(t *testing.T) {
 	w := &ProgressWriter{W: &none, P: hidden}
 	if _, err := w.Write([]byte("abc")); err != nil || none.String() != "abc" {
 		t.Fatalf("writer through a hidden progress: %v %q", err, none.String())
+	}
+}
+
+// TestProgressCountsBytes: ProgressReader and ProgressWriter pass the
+// bytes through and add each read's or write's count to the progress.
+func TestProgressCountsBytes(t *testing.T) {
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	p := NewProgress(&bytes.Buffer{}, true, ProgressOptions{Label: "x", Unit: Bytes, Now: func() time.Time { return start }})
+	var out bytes.Buffer
+	w := &ProgressWriter{W: &out, P: p}
+	for _, chunk := range []string{"abc", "defgh", ""} {
+		if _, err := w.Write([]byte(chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.String() != "abcdefgh" || p.n != 8 {
+		t.Fatalf("writer passed %q and counted %d, want abcdefgh and 8", out.String(), p.n)
+	}
+	r := &ProgressReader{R: io.LimitReader(strings.NewReader(strings.Repeat("z", 5000)), 4096), P: p}
+	got, err := io.ReadAll(r)
+	if err != nil || len(got) != 4096 || p.n != 8+4096 {
+		t.Fatalf("reader passed %d bytes (%v) and the count is %d, want 4096 and %d", len(got), err, p.n, 8+4096)
 	}
 }
 

@@ -12,13 +12,6 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// setNow sets h's clock.
-func setNow(h *harness, at time.Time) {
-	h.clock.mu.Lock()
-	defer h.clock.mu.Unlock()
-	h.clock.t = at
-}
-
 // TestImportConflictResolution merges an archive into a copy of the same
 // data that has changed since both sides shared a baseline: one record was
 // last changed locally, one in the archive, one on neither side, and two
@@ -43,14 +36,14 @@ func TestImportConflictResolution(t *testing.T) {
 
 	update := func(h *harness, id memory.ID, side string, at time.Time) {
 		t.Helper()
-		setNow(h, at)
+		h.clock.Set(at)
 		if err := h.e.EncodeUpdate(ctx, &memory.EncodeUpdateRequest{RecordID: id, Metadata: memory.JSON(`{"side":"` + side + `"}`)}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	dream := func(h *harness, session string, at time.Time) {
 		t.Helper()
-		setNow(h, at)
+		h.clock.Set(at)
 		req := dreamReq()
 		req.SessionID = &session
 		if resp, err := h.e.DreamTick(ctx, req); err != nil || resp.RawRecordsProcessed == 0 {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"memsvc.dev/memsvc/internal/audittest"
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -34,7 +34,7 @@ func readAudit(t *testing.T, path string) []auditLine {
 // auditHarness opens the engine with an audit log next to the data.
 func auditHarness(t *testing.T) (*harness, string) {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, dir: t.TempDir(), clock: testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	path := filepath.Join(h.dir, "audit.jsonl")
 	var log *audit.Log
 	h.opts = Options{Now: h.clock.Now, SimilarLinks: -1}
@@ -169,9 +169,7 @@ func TestAuditCrash(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for round := 0; round < 3; round++ {
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		cmd, out := startChild(t, ctx, "TestAuditCrash", "MEMSVC_AUDIT_CHILD="+dir)
-		sc := bufio.NewScanner(out)
+		cmd, sc := startChild(t, 30*time.Second, "TestAuditCrash", "MEMSVC_AUDIT_CHILD="+dir)
 		acked := 0
 		for acked < 30+round*17 && sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "stored ") {
@@ -180,7 +178,6 @@ func TestAuditCrash(t *testing.T) {
 		}
 		_ = cmd.Process.Signal(syscall.SIGKILL)
 		_ = cmd.Wait()
-		cancel()
 	}
 	// Reopening replays the outbox.
 	log, err := audit.Open(filepath.Join(dir, "audit.jsonl"), audit.Options{})
@@ -247,14 +244,7 @@ func auditChild(dir string) {
 	if err != nil {
 		childFail(err)
 	}
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{Audit: log, SimilarLinks: -1})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{Audit: log, SimilarLinks: -1})
 	st := memory.StoreEpisodic
 	for i := 0; ; i++ {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprint("crash note ", i)), Store: &st})

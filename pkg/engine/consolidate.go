@@ -161,12 +161,12 @@ func (j *consolidationJournal) request() *memory.ConsolidateRequest {
 // resumeConsolidation finishes the consolidation of namespace ns that an
 // earlier run left journaled, if any.
 func (e *Engine) resumeConsolidation(ctx context.Context, ns *nsState) error {
-	v, err := e.db.GetNSMeta(ns.id, consolidationKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
+	v, ok, err := setting(e.db.GetNSMeta(ns.id, consolidationKey))
 	if err != nil {
 		return fmt.Errorf("consolidate: read journal: %w", err)
+	}
+	if !ok {
+		return nil
 	}
 	j := &consolidationJournal{}
 	if err := json.Unmarshal(v, j); err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
@@ -34,12 +34,8 @@ var consolidateClock = time.Date(2026, 3, 9, 12, 0, 0, 0, time.UTC)
 func consolidateChild(spec string) {
 	parts := strings.Split(spec, ",")
 	stopAfter, _ := strconv.Atoi(parts[2])
-	db, err := store.Open(parts[0], store.Options{})
-	if err != nil {
-		childFail(err)
-	}
 	seen := 0
-	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock },
+	e := childEngine(parts[0], Options{SimilarLinks: -1, Now: func() time.Time { return consolidateClock },
 		consolidationStepped: func(step string) {
 			if step != parts[1] {
 				return
@@ -49,9 +45,6 @@ func consolidateChild(spec string) {
 				select {} // holding the engine until the kill
 			}
 		}})
-	if err != nil {
-		childFail(err)
-	}
 	if _, err := e.Consolidate(context.Background(), &memory.ConsolidateRequest{Strategy: memory.ConsolidateFull}); err != nil {
 		childFail(err)
 	}
@@ -105,7 +98,7 @@ func buildDupStore(t *testing.T, dir string) {
 	t.Helper()
 	db := openDir(t, dir)
 	defer db.Close()
-	clock := &testClock{t: consolidateClock.Add(-72 * time.Hour)}
+	clock := testsync.NewClock(consolidateClock.Add(-72 * time.Hour))
 	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -172,10 +165,7 @@ func consolidateTwice(t *testing.T, dir string, times int) {
 // kills it with SIGKILL once it committed its n-th step of kind step.
 func killConsolidation(t *testing.T, dir, step string, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestConsolidateKill", fmt.Sprintf("%s=%s,%s,%d", consolidateChildEnv, dir, step, n))
-	sc := bufio.NewScanner(out)
+	cmd, sc := startChild(t, 5*time.Minute, "TestConsolidateKill", fmt.Sprintf("%s=%s,%s,%d", consolidateChildEnv, dir, step, n))
 	stopped := false
 	for !stopped && sc.Scan() {
 		line := sc.Text()

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -171,21 +170,24 @@ func decodeClock(b []byte) (clockState, error) {
 	return c, nil
 }
 
-// loadClock reads the persisted clock; a new directory starts at zero.
-func (e *Engine) loadClock() error {
-	v, err := e.db.GetMeta(clockKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
+// storedClock decodes a persisted clock from the result of reading it;
+// ok is false when none is stored (or on an error).
+func storedClock(v []byte, err error) (_ clockState, ok bool, _ error) {
+	v, ok, err = setting(v, err)
+	if !ok {
+		return clockState{}, false, err
 	}
 	c, err := decodeClock(v)
-	if err != nil {
-		return err
+	return c, err == nil, err
+}
+
+// loadClock reads the persisted clock; a new directory starts at zero.
+func (e *Engine) loadClock() error {
+	c, ok, err := storedClock(e.db.GetMeta(clockKey))
+	if ok {
+		e.setClock(c)
 	}
-	e.setClock(c)
-	return nil
+	return err
 }
 
 func (e *Engine) setClock(c clockState) {
@@ -199,20 +201,12 @@ func (e *Engine) setClock(c clockState) {
 // (every namespace before its clients first tick, and the default one
 // before namespaces existed).
 func (e *Engine) loadOffset(ns *nsState) error {
-	v, err := e.db.GetNSMeta(ns.id, offsetKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
+	c, ok, err := storedClock(e.db.GetNSMeta(ns.id, offsetKey))
+	if ok {
+		ns.offset.Store(math.Float64bits(c.reading))
+		ns.lastTick = c.lastTick
 	}
-	if err != nil {
-		return err
-	}
-	c, err := decodeClock(v)
-	if err != nil {
-		return err
-	}
-	ns.offset.Store(math.Float64bits(c.reading))
-	ns.lastTick = c.lastTick
-	return nil
+	return err
 }
 
 // clock is the engine-wide decay-clock reading in seconds; a namespace's

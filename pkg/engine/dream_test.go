@@ -44,7 +44,7 @@ func loadTranscript(t *testing.T, h *harness, session string) []memory.ID {
 	base := h.clock.Now()
 	var ids []memory.ID
 	for _, tr := range transcript {
-		h.clock.t = base.Add(tr.offset)
+		h.clock.Set(base.Add(tr.offset))
 		r := rawReq(session, tr.text)
 		r.Speaker, r.Visibility, r.SecrecyLevel = tr.speaker, tr.visibility, tr.secrecy
 		if tr.topic != "" {
@@ -56,7 +56,7 @@ func loadTranscript(t *testing.T, h *harness, session string) []memory.ID {
 		}
 		ids = append(ids, resp.RecordID)
 	}
-	h.clock.t = base.Add(3 * time.Hour)
+	h.clock.Set(base.Add(3 * time.Hour))
 	return ids
 }
 

@@ -10,40 +10,23 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
-
-// testClock is a settable clock.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 type harness struct {
 	t     *testing.T
 	dir   string
 	db    *store.DB
 	e     *Engine
-	clock *testClock
+	clock *testsync.Clock
 	opts  Options
 }
 
 func newHarness(t *testing.T, opts Options) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, dir: t.TempDir(), clock: testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	opts.Now = h.clock.Now
 	h.opts = opts
 	h.open()
@@ -85,9 +68,15 @@ func (h *harness) reopen() {
 
 func (h *harness) store(text string, st memory.StoreType) memory.ID {
 	h.t.Helper()
-	resp, err := h.e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
+	return storeText(h.t, h.e, text, st)
+}
+
+// storeText stores text as a memory of store st in e and returns its id.
+func storeText(t testing.TB, e *Engine, text string, st memory.StoreType) memory.ID {
+	t.Helper()
+	resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
 	if err != nil {
-		h.t.Fatal(err)
+		t.Fatal(err)
 	}
 	return resp.RecordID
 }

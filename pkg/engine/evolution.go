@@ -3,14 +3,12 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // Evolution: the engine watches how memories are used and tunes the initial
@@ -79,11 +77,8 @@ func (ev *evolution) reset() {
 }
 
 func (e *Engine) loadEvolution(ns *nsState) error {
-	v, err := e.db.GetNSMeta(ns.id, evolutionKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	v, ok, err := setting(e.db.GetNSMeta(ns.id, evolutionKey))
+	if !ok {
 		return err
 	}
 	var s evolutionState

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -105,11 +104,8 @@ func TestIndexSurvivesCrash(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestIndexSurvivesCrash", "MEMSVC_CRASH_CHILD="+dir)
+	cmd, sc := startChild(t, 60*time.Second, "TestIndexSurvivesCrash", "MEMSVC_CRASH_CHILD="+dir)
 	// Wait for 20 acknowledged batches, then kill while it writes more.
-	sc := bufio.NewScanner(out)
 	acked := 0
 	for acked < 20 && sc.Scan() {
 		if strings.HasPrefix(sc.Text(), "batch ") {
@@ -171,14 +167,7 @@ func TestIndexSurvivesCrash(t *testing.T) {
 // crashChild writes batches of 50 records forever, printing a line after
 // each acknowledged batch.
 func crashChild(dir string) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: true})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{PersistIndexes: true})
 	for i := 0; ; i++ {
 		recs := make([]memory.EncodeStoreRequest, 50)
 		for j := range recs {

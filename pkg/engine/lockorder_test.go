@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/engine/internal/lockorder"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -86,7 +87,7 @@ func TestLockOrderUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alog.Close() })
-	h := &harness{t: t, dir: dir, clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, dir: dir, clock: testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	h.opts = Options{Now: h.clock.Now, Audit: alog, WorkingCapacity: 2, lockReport: func(err error) { panic(err) }}
 	h.open()
 	t.Cleanup(h.close)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"memsvc.dev/memsvc/pkg/audit"
@@ -18,11 +17,8 @@ const modeKey = "recall_mode"
 
 // loadModes reads the namespace's persisted modes; unset stores are human.
 func (e *Engine) loadModes(ns *nsState) error {
-	v, err := e.db.GetNSMeta(ns.id, modeKey)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil
-	}
-	if err != nil {
+	v, ok, err := setting(e.db.GetNSMeta(ns.id, modeKey))
+	if !ok {
 		return err
 	}
 	if len(v) != len(ns.mode) {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -46,7 +47,7 @@ func newNSWorld(t *testing.T, names ...string) *nsWorld {
 // working capacity are the world's).
 func newNSWorldWith(t *testing.T, opts Options, names ...string) *nsWorld {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), clock: &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+	h := &harness{t: t, dir: t.TempDir(), clock: testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	path := filepath.Join(h.dir, "audit.jsonl")
 	alog, err := audit.Open(path, audit.Options{})
 	if err != nil {

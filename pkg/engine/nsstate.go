@@ -345,6 +345,16 @@ func (e *Engine) loadSettings(ns *nsState) error {
 	return nil
 }
 
+// setting takes the result of reading a persisted setting (DB.GetMeta,
+// DB.GetNSMeta): ok is true when the setting is stored and was read, and
+// a setting never written is no error.
+func setting(v []byte, err error) (_ []byte, ok bool, _ error) {
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, false, nil
+	}
+	return v, err == nil, err
+}
+
 // nsSettings are the names of the settings every namespace keeps (under
 // store.NSMetaKey); a drop of the default namespace deletes them.
 func nsSettings() []string {

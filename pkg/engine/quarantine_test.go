@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 	"memsvc.dev/memsvc/pkg/store/storetest"
@@ -33,7 +34,7 @@ func testDamagedRecordQuarantined(t *testing.T, persist bool) {
 	dir := t.TempDir()
 	pass := []byte("correct horse battery staple")
 	var logs lines
-	clock := &testClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+	clock := testsync.NewClock(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
 	open := func() (*store.DB, *Engine, error) {
 		db, err := store.Open(dir, store.Options{Passphrase: pass, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		if err != nil {

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -84,9 +83,7 @@ type rawAck struct {
 // those it reported between the kill decision and its death.
 func runRawCrashChild(t *testing.T, dir string, persist bool, seed uint64, killAfter int) []rawAck {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestRawIndexSurvivesCrash",
+	cmd, sc := startChild(t, 60*time.Second, "TestRawIndexSurvivesCrash",
 		rawCrashDirEnv+"="+dir,
 		rawCrashPersistEnv+"="+strconv.FormatBool(persist),
 		rawCrashSeedEnv+"="+strconv.FormatUint(seed, 10))
@@ -105,7 +102,6 @@ func runRawCrashChild(t *testing.T, dir string, persist bool, seed uint64, killA
 		}
 		acks = append(acks, rawAck{id: id, word: f[2], session: f[3]})
 	}
-	sc := bufio.NewScanner(out)
 	for len(acks) < killAfter && sc.Scan() {
 		parse(sc.Text())
 	}
@@ -223,14 +219,7 @@ func checkRawIndexAfterCrash(t *testing.T, dir string, persist bool, acked []raw
 // levels. After each durable write it prints one "ack <id> <word> <session>"
 // line per entry, in a single write so a kill never splits a line.
 func rawCrashChild(dir string, persist bool, seed uint64) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{PersistIndexes: persist})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{PersistIndexes: persist})
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	for i := 0; ; {

@@ -11,13 +11,6 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// setClock moves the harness clock to t.
-func (h *harness) setClock(t time.Time) {
-	h.clock.mu.Lock()
-	defer h.clock.mu.Unlock()
-	h.clock.t = t
-}
-
 // decayDay advances the decay clock by one day: records stored before it
 // age by a day, records stored after it start fresh.
 func (h *harness) decayDay() {
@@ -217,7 +210,7 @@ func TestTimelineMinuteAndDayBuckets(t *testing.T) {
 	ctx := context.Background()
 	names := map[memory.ID]string{}
 	at := func(key string, when time.Time, st memory.StoreType) {
-		h.setClock(when)
+		h.clock.Set(when)
 		names[h.store(key+" record", st)] = key
 	}
 	day := func(d, hh, mm, ss, ns int) time.Time { return time.Date(2026, 3, d, hh, mm, ss, ns, time.UTC) }

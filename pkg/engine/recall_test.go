@@ -401,7 +401,7 @@ func TestRecallAssociate(t *testing.T) {
 func TestRecallTimeline(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := context.Background()
-	h.clock.t = time.Date(2026, 3, 2, 10, 15, 0, 0, time.UTC) // a Monday
+	h.clock.Set(time.Date(2026, 3, 2, 10, 15, 0, 0, time.UTC)) // a Monday
 	a := h.store("monday morning", memory.StoreEpisodic)
 	h.clock.Advance(30 * time.Minute)
 	b := h.store("monday later", memory.StoreSemantic)

@@ -10,31 +10,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
 )
-
-// lockedBuffer is a log sink safe for the engine's goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // snapEnv opens a data directory with index snapshots allowed (or a
 // passphrase) and tells whether a start loaded the indexes from a
@@ -44,7 +26,7 @@ type snapEnv struct {
 	dir   string
 	sopts store.Options
 	opts  Options
-	logs  *lockedBuffer
+	logs  *testsync.Buffer
 	db    *store.DB
 	e     *Engine
 }
@@ -63,7 +45,7 @@ func (s *snapEnv) open() bool {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.logs = &lockedBuffer{}
+	s.logs = &testsync.Buffer{}
 	opts := s.opts
 	opts.Logger = slog.New(slog.NewTextHandler(s.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := Open(context.Background(), db, opts)
@@ -89,11 +71,7 @@ func (s *snapEnv) close() {
 
 func (s *snapEnv) store(text string, st memory.StoreType) memory.ID {
 	s.t.Helper()
-	resp, err := s.e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: memory.TextContent(text), Store: &st})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	return resp.RecordID
+	return storeText(s.t, s.e, text, st)
 }
 
 func (s *snapEnv) raw(session, text string) {
@@ -316,7 +294,7 @@ func TestIndexSnapshotSealedKeptWhenLocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &lockedBuffer{}
+	logs := &testsync.Buffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e, err := Open(context.Background(), db, Options{PersistIndexes: true, SimilarLinks: -1, Logger: log})
 	if err == nil {

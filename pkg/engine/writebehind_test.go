@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testsync"
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/store"
@@ -177,10 +177,7 @@ func TestRecallEffectsKill(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd, out := startChild(t, ctx, "TestRecallEffectsKill", "MEMSVC_RECALL_CHILD="+dir)
-	sc := bufio.NewScanner(out)
+	cmd, sc := startChild(t, 60*time.Second, "TestRecallEffectsKill", "MEMSVC_RECALL_CHILD="+dir)
 	stored := map[string]bool{}
 	acked := map[string]uint32{}
 	recalls := 0
@@ -249,14 +246,7 @@ func TestRecallEffectsKill(t *testing.T) {
 }
 
 func recallChild(dir string) {
-	db, err := store.Open(dir, store.Options{})
-	if err != nil {
-		childFail(err)
-	}
-	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
-	if err != nil {
-		childFail(err)
-	}
+	e := childEngine(dir, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallPendingMax: crashPendingMax})
 	st := memory.StoreEpisodic
 	for i := range crashRecords {
 		resp, err := e.EncodeStore(context.Background(), &memory.EncodeStoreRequest{
@@ -287,7 +277,7 @@ func recallChild(dir string) {
 func TestRecallEffectsDiskFull(t *testing.T) {
 	var free atomic.Uint64
 	free.Store(1 << 40)
-	var logBuf lockedBuffer
+	var logBuf testsync.Buffer
 	db, err := store.Open(t.TempDir(), store.Options{MinFreeBytes: 1 << 20,
 		DiskFree: func(string) (uint64, error) { return free.Load(), nil }})
 	if err != nil {

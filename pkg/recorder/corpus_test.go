@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 	"memsvc.dev/memsvc/pkg/redact/redacttest"
 )
@@ -66,19 +67,24 @@ func spoolBytes(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// TestCorpusSecretsNeverSent ingests every secret of the corpus, in user
-// messages, tool payloads, metadata and meta-memories, and checks that no
-// part of any of them reaches the server or the log.
-func TestCorpusSecretsNeverSent(t *testing.T) {
-	events := redacttest.SecretEvents()
+// ingestCorpus ingests events through a recorder that reaches a working
+// server, and returns what the server stored and what the recorder logged.
+func ingestCorpus(t *testing.T, events []redacttest.Event) ([]memory.EncodeStoreRawRequest, *testkit.SyncBuffer) {
+	t.Helper()
 	f := newFakeServer(t)
 	r, _, logs := newRecorder(t, f.client(t), newSpool(t))
 	if err := r.Ingest(t.Context(), corpusLines(events)); err != nil {
 		t.Fatalf("Ingest: %v", err)
 	}
-	f.mu.Lock()
-	recs := append([]memory.EncodeStoreRawRequest(nil), f.stored...)
-	f.mu.Unlock()
+	return f.records(), logs
+}
+
+// TestCorpusSecretsNeverSent ingests every secret of the corpus, in user
+// messages, tool payloads, metadata and meta-memories, and checks that no
+// part of any of them reaches the server or the log.
+func TestCorpusSecretsNeverSent(t *testing.T) {
+	events := redacttest.SecretEvents()
+	recs, logs := ingestCorpus(t, events)
 	if len(recs) != len(events) {
 		t.Fatalf("%d records stored, want %d", len(recs), len(events))
 	}
@@ -133,17 +139,11 @@ func TestCorpusSecretsNeverSpooled(t *testing.T) {
 // message, inside a tool payload, in the metadata and in the meta-memory.
 func TestCorpusLookAlikesRecordedAsIs(t *testing.T) {
 	events := redacttest.LookAlikeEvents()
-	f := newFakeServer(t)
-	r, _, _ := newRecorder(t, f.client(t), newSpool(t))
-	if err := r.Ingest(t.Context(), corpusLines(events)); err != nil {
-		t.Fatalf("Ingest: %v", err)
-	}
-	f.mu.Lock()
+	recs, _ := ingestCorpus(t, events)
 	byTurn := map[string]memory.EncodeStoreRawRequest{}
-	for _, rec := range f.stored {
+	for _, rec := range recs {
 		byTurn[*rec.TurnID] = rec
 	}
-	f.mu.Unlock()
 	damaged := 0
 	for _, e := range events {
 		var in struct {

@@ -153,6 +153,13 @@ func (f *fakeServer) texts() []string {
 	return testkit.RawTexts(f.stored)
 }
 
+// records returns a copy of the stored records, in order.
+func (f *fakeServer) records() []memory.EncodeStoreRawRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]memory.EncodeStoreRawRequest(nil), f.stored...)
+}
+
 func (f *fakeServer) client(t *testing.T) *client.Client {
 	t.Helper()
 	c, err := NewClient(f.srv.URL, ClientOptions{Timeout: 5 * time.Second})

@@ -59,16 +59,24 @@ func dialGRPC(t *testing.T, addr string) *grpc.ClientConn {
 	return conn
 }
 
+// servedConn dials s over gRPC and waits for its first health check to be
+// answered.
+func servedConn(t *testing.T, s *Server) *grpc.ClientConn {
+	t.Helper()
+	conn := dialGRPC(t, s.GRPCAddr())
+	if err := healthCheck(t, conn, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return conn
+}
+
 // TestGRPCConnectionCap: with grpc.max_connections open, a further client
 // is not served until one of them closes; then it is.
 func TestGRPCConnectionCap(t *testing.T) {
 	cfg := grpcConfig(t)
 	cfg.GRPC.MaxConnections = 1
 	s := startGRPC(t, cfg)
-	first := dialGRPC(t, s.GRPCAddr())
-	if err := healthCheck(t, first, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	first := servedConn(t, s)
 	second := dialGRPC(t, s.GRPCAddr())
 	if err := healthCheck(t, second, 300*time.Millisecond); status.Code(err) != codes.DeadlineExceeded {
 		t.Fatalf("a connection over the cap was served: %v", err)
@@ -86,10 +94,7 @@ func TestGRPCIdleConnectionClosed(t *testing.T) {
 	cfg := grpcConfig(t)
 	cfg.GRPC.IdleTimeoutSecs = 1
 	s := startGRPC(t, cfg)
-	conn := dialGRPC(t, s.GRPCAddr())
-	if err := healthCheck(t, conn, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	conn := servedConn(t, s)
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	for st := conn.GetState(); st != connectivity.Idle; st = conn.GetState() {

@@ -27,16 +27,23 @@ func loadConfig(t *testing.T, dataDir string) *config.Config {
 	return cfg
 }
 
+// openLocal opens cfg's data directory; the caller closes it.
+func openLocal(t *testing.T, cfg *config.Config, opts LocalOptions) *Local {
+	t.Helper()
+	l, err := OpenLocal(context.Background(), cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
 // TestLocalCloseOrder: Close stops the engine before it closes the audit
 // log and the store, so the engine's last audit entries reach the log and
 // the directory is free for the next process.
 func TestLocalCloseOrder(t *testing.T) {
 	ctx := context.Background()
 	cfg := loadConfig(t, t.TempDir())
-	l, err := OpenLocal(ctx, cfg, LocalOptions{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLocal(t, cfg, LocalOptions{Create: true})
 	const n = 20
 	for i := range n {
 		if _, err := l.Service().EncodeStore(ctx, &memory.EncodeStoreRequest{Content: memory.TextContent("note " + string(rune('a'+i)))}); err != nil {
@@ -157,10 +164,7 @@ func migrated(entries []map[string]any, stage, line string) float64 {
 func TestMigrationAuditedPerChunk(t *testing.T) {
 	ctx := context.Background()
 	cfg := loadConfig(t, t.TempDir())
-	l, err := OpenLocal(ctx, cfg, LocalOptions{Create: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := openLocal(t, cfg, LocalOptions{Create: true})
 	const n = 600 // three chunks of at most 256
 	batch := &memory.EncodeBatchStoreRawRequest{}
 	for i := range n {
@@ -176,10 +180,7 @@ func TestMigrationAuditedPerChunk(t *testing.T) {
 	}
 	pass := "correct horse battery staple"
 	cfg.Security.StoreEncryptionPassphrase = &pass
-	l, err = OpenLocal(ctx, cfg, LocalOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l = openLocal(t, cfg, LocalOptions{})
 	size, err := l.MigrationSize(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,26 @@ func open(t *testing.T, path string) *Dir {
 	return d
 }
 
+// write writes recs to d as one batch and returns the file's name.
+func write(t *testing.T, d *Dir, recs [][]byte) string {
+	t.Helper()
+	name, err := d.Write(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// pendingIn lists the pending files of d.
+func pendingIn(t *testing.T, d *Dir) []string {
+	t.Helper()
+	pending, err := d.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pending
+}
+
 func mode(t *testing.T, path string) fs.FileMode {
 	t.Helper()
 	fi, err := os.Lstat(path)
@@ -137,19 +157,13 @@ func TestWriteListReadRoundTrip(t *testing.T) {
 	}
 	var names []string
 	for _, b := range batches {
-		name, err := d.Write(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		name := write(t, d, b)
 		if !IsBatchName(name) || !strings.HasPrefix(name, "batch-1793534400000-") {
 			t.Fatalf("batch name %q", name)
 		}
 		names = append(names, name)
 	}
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	if !slices.Equal(pending, names) {
 		t.Fatalf("pending %v, want %v (write order, same millisecond)", pending, names)
 	}
@@ -205,16 +219,10 @@ func TestWriteOrderAcrossProcesses(t *testing.T) {
 	}
 	var names []string
 	for i, d := range []*Dir{a, b, a, behind, b} {
-		name, err := d.Write([][]byte{[]byte(fmt.Sprintf(`{"n":%d}`, i))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		name := write(t, d, [][]byte{[]byte(fmt.Sprintf(`{"n":%d}`, i))})
 		names = append(names, name)
 	}
-	pending, err := a.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, a)
 	if !slices.Equal(pending, names) {
 		t.Fatalf("pending\n%v\nwant the write order\n%v", pending, names)
 	}
@@ -236,10 +244,7 @@ func TestWriteRefusesNonObjects(t *testing.T) {
 // files are pending.
 func TestPendingIgnoresEverythingElse(t *testing.T) {
 	d := open(t, spoolPath(t))
-	good, err := d.Write([][]byte{[]byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	good := write(t, d, [][]byte{[]byte(`{}`)})
 	others := []string{
 		good + ".tmp",
 		good + ".rewrite-0190b6a47c1e7a559f1a5f2b3c4d5e6f.tmp",
@@ -263,10 +268,7 @@ func TestPendingIgnoresEverythingElse(t *testing.T) {
 	if err := os.Symlink(filepath.Join(d.Path(), good), filepath.Join(d.Path(), "batch-1793534400002-0190b6a47c1e7a559f1a5f2b3c4d5e6f.jsonl")); err != nil {
 		t.Fatal(err)
 	}
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	if !slices.Equal(pending, []string{good}) {
 		t.Fatalf("pending %v, want only %s", pending, good)
 	}
@@ -278,10 +280,7 @@ func TestPendingIgnoresEverythingElse(t *testing.T) {
 
 func TestRewriteAndRemove(t *testing.T) {
 	d := open(t, spoolPath(t))
-	name, err := d.Write([][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`), []byte(`{"n":3}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := write(t, d, [][]byte{[]byte(`{"n":1}`), []byte(`{"n":2}`), []byte(`{"n":3}`)})
 	if err := d.Rewrite(name, [][]byte{[]byte(`{"n":3}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -313,10 +312,7 @@ func TestRewriteAndRemove(t *testing.T) {
 
 func TestQuarantine(t *testing.T) {
 	d := open(t, spoolPath(t))
-	name, err := d.Write([][]byte{[]byte(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	name := write(t, d, [][]byte{[]byte(`{}`)})
 	bad, err := d.Quarantine(name)
 	if err != nil {
 		t.Fatal(err)
@@ -413,10 +409,7 @@ func TestCrashKill(t *testing.T) {
 	_ = cmd.Wait()
 
 	d := open(t, dir)
-	pending, err := d.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
+	pending := pendingIn(t, d)
 	for _, name := range pending {
 		recs, err := d.Read(name)
 		if err != nil {
@@ -455,10 +448,7 @@ func TestCrashChild(t *testing.T) {
 			[]byte(fmt.Sprintf(`{"n":%d,"i":1,"pad":%q}`, n, pad)),
 			[]byte(fmt.Sprintf(`{"n":%d,"i":2}`, n)),
 		}
-		name, err := d.Write(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		name := write(t, d, recs)
 		fmt.Printf("%s %d\n", name, n)
 	}
 }

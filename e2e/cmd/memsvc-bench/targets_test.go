@@ -158,13 +158,7 @@ func TestTargetsMCPAgainstStdioPeer(t *testing.T) {
 	sc.mcpNotes, sc.mcpSearches = []int{30, 60}, 5
 	b := benchFor(t, &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc, sections: map[string]bool{secMCP: true}})
 	b.peer = memsvcMCPPeer(b, memsvcBin, mcpBin, "second-memsvc-mcp")
-	b.targets = &targetsReport{}
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	if err := b.runTargets(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := b.targets
+	r := runTargetsFor(t, b, 2*time.Minute)
 	if len(r.MCP) != 2 || r.MCPPeer != "second-memsvc-mcp test-peer" {
 		t.Fatalf("MCP points %+v, peer %q", r.MCP, r.MCPPeer)
 	}
@@ -222,13 +216,7 @@ func TestTargetsColdStartsAndEncryptedCLI(t *testing.T) {
 	sc.encrypted, sc.cliRuns = 50, 3
 	b := benchFor(t, &config{memsvcBin: memsvcBin, mcpBin: mcpBin, seed: 7, targets: &sc,
 		sections: map[string]bool{secText: true, secEncrypted: true}})
-	b.targets = &targetsReport{}
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	if err := b.runTargets(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r := b.targets
+	r := runTargetsFor(t, b, 3*time.Minute)
 	for _, c := range []*row{r.ColdStart, r.ColdStartRebuilt} {
 		if c == nil || c.Ops != 1 || c.Records != 63 || c.P50ms <= 0 {
 			t.Errorf("cold start %+v, want one at 63 records", c)
@@ -268,4 +256,17 @@ func TestTargetsColdStartsAndEncryptedCLI(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
+}
+
+// runTargetsFor runs b's target sections into a fresh report within timeout
+// and returns the report.
+func runTargetsFor(t *testing.T, b *bench, timeout time.Duration) *targetsReport {
+	t.Helper()
+	b.targets = &targetsReport{}
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	if err := b.runTargets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return b.targets
 }
