@@ -6,6 +6,10 @@ package vecindex
 // vector scan.
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 
+// prepareQuery readies q for boundsI8: nothing to do without the VNNI
+// kernel.
+func prepareQuery(*quantQuery) {}
+
 // boundsI8 sets out[r] to the bound on the exact score of row r of codes
 // (rows of len(q.codes) codes, their rowQuant in cols), the first pass of
 // every vector scan (quant.go).

@@ -311,9 +311,13 @@ func (x *Index) scratch() *searchScratch {
 	return new(searchScratch)
 }
 
-// quantizeQuery quantises the normalised query v into the scratch.
+// quantizeQuery quantises the normalised query v into the scratch and
+// prepares it for boundsI8.
 func (sc *searchScratch) quantizeQuery(v []float32) *quantQuery {
+	bytes := sc.q.bytes
 	sc.q = quantizeQuery(v, sc.q.codes)
+	sc.q.bytes = bytes
+	prepareQuery(&sc.q)
 	return &sc.q
 }
 

@@ -40,11 +40,13 @@ const rowMax = 127
 
 // rowQuant is what the bound needs of a quantised row: its scale (code
 // to value), the length of its quantisation error ‖x − x̂‖ and the
-// length of its approximation ‖x̂‖, both rounded up.
+// length of its approximation ‖x̂‖, both rounded up; and the sum of its
+// codes, which the VNNI kernel needs (dot_amd64.go).
 type rowQuant struct {
 	scale float32
 	err   float32
 	norm  float32
+	sum   int32
 }
 
 // quantizeRow writes the codes of row v to codes (codeStride(len(v))
@@ -73,6 +75,7 @@ func quantizeRow(codes []int8, v []float32) rowQuant {
 	s := float64(scale)
 	var errSq float64
 	var codeSq int64
+	var sum int32
 	for i, x := range v {
 		f := x * inv
 		c := int32(f + math.Float32frombits(math.Float32bits(f)&(1<<31)|math.Float32bits(0.5)))
@@ -80,8 +83,9 @@ func quantizeRow(codes []int8, v []float32) rowQuant {
 		d := float64(x) - float64(c)*s // exact: both terms have few bits and close exponents
 		errSq += d * d
 		codeSq += int64(c) * int64(c)
+		sum += c
 	}
-	return rowQuant{scale: scale, err: roundUp(math.Sqrt(errSq)), norm: roundUp(s * math.Sqrt(float64(codeSq)))}
+	return rowQuant{scale: scale, err: roundUp(math.Sqrt(errSq)), norm: roundUp(s * math.Sqrt(float64(codeSq))), sum: sum}
 }
 
 // roundUp is f as a float32 no smaller than f (and a little larger, to
@@ -98,12 +102,14 @@ func abs32(x float32) float32 {
 // column, the layout the bound kernel reads eight rows at a time.
 type quantCols struct {
 	scale, err, norm []float32
+	sum              []int32
 }
 
 // makeQuantCols returns columns of n zero rows with room for capacity.
 func makeQuantCols(n, capacity int) quantCols {
 	capacity = max(n, capacity)
-	return quantCols{scale: make([]float32, n, capacity), err: make([]float32, n, capacity), norm: make([]float32, n, capacity)}
+	return quantCols{scale: make([]float32, n, capacity), err: make([]float32, n, capacity),
+		norm: make([]float32, n, capacity), sum: make([]int32, n, capacity)}
 }
 
 // append adds a row.
@@ -111,16 +117,17 @@ func (c *quantCols) append(rq rowQuant) {
 	c.scale = append(c.scale, rq.scale)
 	c.err = append(c.err, rq.err)
 	c.norm = append(c.norm, rq.norm)
+	c.sum = append(c.sum, rq.sum)
 }
 
 // set replaces row r.
 func (c *quantCols) set(r int, rq rowQuant) {
-	c.scale[r], c.err[r], c.norm[r] = rq.scale, rq.err, rq.norm
+	c.scale[r], c.err[r], c.norm[r], c.sum[r] = rq.scale, rq.err, rq.norm, rq.sum
 }
 
 // at returns row r.
 func (c *quantCols) at(r int) rowQuant {
-	return rowQuant{scale: c.scale[r], err: c.err[r], norm: c.norm[r]}
+	return rowQuant{scale: c.scale[r], err: c.err[r], norm: c.norm[r], sum: c.sum[r]}
 }
 
 // grow makes room for n more rows.
@@ -128,18 +135,37 @@ func (c *quantCols) grow(n int) {
 	c.scale = slices.Grow(c.scale, n)
 	c.err = slices.Grow(c.err, n)
 	c.norm = slices.Grow(c.norm, n)
+	c.sum = slices.Grow(c.sum, n)
 }
 
 // slice returns the rows [lo, hi).
 func (c *quantCols) slice(lo, hi int) quantCols {
-	return quantCols{scale: c.scale[lo:hi], err: c.err[lo:hi], norm: c.norm[lo:hi]}
+	return quantCols{scale: c.scale[lo:hi], err: c.err[lo:hi], norm: c.norm[lo:hi], sum: c.sum[lo:hi]}
 }
 
 // quantQuery is a search's query, quantised: int16 codes (padded to the
-// code stride) and what the bound of a row needs.
+// code stride) and what the bound of a row needs. bytes holds the codes
+// again, split for the VNNI kernel (dot_amd64.go), which multiplies
+// unsigned bytes by signed ones: each code c is 256·h + l, with l in
+// [0, 255] and h in [−128, 127]; the first stride bytes are the l, the
+// next stride bytes the h + 128.
 type quantQuery struct {
 	codes  []int16
+	bytes  []uint8
 	params boundParams
+}
+
+// splitBytes fills q.bytes from q.codes.
+func (q *quantQuery) splitBytes() {
+	stride := len(q.codes)
+	if cap(q.bytes) < 2*stride {
+		q.bytes = make([]uint8, 2*stride)
+	}
+	q.bytes = q.bytes[:2*stride]
+	for i, c := range q.codes {
+		q.bytes[i] = uint8(c)
+		q.bytes[stride+i] = uint8(c>>8) + 128
+	}
 }
 
 // boundParams turn the integer dot product d of a row's codes with the

@@ -32,10 +32,12 @@ func exactScan(m *matrix, vector []float32, q Query) []Hit {
 	return all[:min(len(all), q.K)]
 }
 
-// randomCols returns quantisations for rows: mostly ordinary ones, and
-// some zero, NaN, infinite, subnormal or huge values, where the float32
-// steps of the bound would show a difference.
-func randomCols(rng *rand.Rand, rows int) quantCols {
+// randomCols returns quantisations for rows of codes (their sums
+// included): mostly ordinary ones, and some zero, NaN, infinite,
+// subnormal or huge values, where the float32 steps of the bound would
+// show a difference.
+func randomCols(rng *rand.Rand, codes []int8, stride int) quantCols {
+	rows := len(codes) / stride
 	c := makeQuantCols(rows, 0)
 	special := []float32{0, float32(math.NaN()), float32(math.Inf(1)), 1e-40, 3e38, math.SmallestNonzeroFloat32}
 	pick := func(typical float32) float32 {
@@ -46,18 +48,26 @@ func randomCols(rng *rand.Rand, rows int) quantCols {
 	}
 	for r := range rows {
 		c.scale[r], c.err[r], c.norm[r] = pick(1.0/rowMax), pick(0.01), pick(1.1)
+		for _, x := range codes[r*stride : (r+1)*stride] {
+			c.sum[r] += int32(x)
+		}
 	}
 	return c
 }
 
-// TestBoundsI8 checks the bound kernel against the plain Go loop, value
-// for value (bit for bit: both round the same float32 steps): random
-// codes at the extremes of their ranges (where an overflow would show),
-// every stride up to 160, row counts up to 25 (whole groups of eight and
-// the rest) and quantisations with extreme values.
-func TestBoundsI8(t *testing.T) {
+// boundsKernel is a version of boundsI8.
+type boundsKernel func(q *quantQuery, codes []int8, cols quantCols, out []float32)
+
+// checkBounds checks a bound kernel against boundOf of the exact integer
+// dot products, value for value (bit for bit: every version rounds the
+// same float32 steps): random codes at the extremes of their ranges
+// (where an overflow would show), every stride up to 176, row counts up
+// to 25 (whole groups of eight and the rest), quantisations with extreme
+// values, and the largest sums a stride can meet.
+func checkBounds(t *testing.T, kernel boundsKernel) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(21, 22))
-	for stride := 16; stride <= 160; stride += 16 {
+	for stride := 16; stride <= 176; stride += 16 {
 		qMax := min(math.MaxInt16, math.MaxInt32/(rowMax*stride))
 		for rows := 0; rows <= 25; rows++ {
 			qq := quantQuery{codes: make([]int16, stride), params: boundParams{
@@ -68,59 +78,67 @@ func TestBoundsI8(t *testing.T) {
 			for i := range qq.codes {
 				qq.codes[i] = int16(rng.IntN(2*qMax+1) - qMax)
 				if rng.IntN(4) == 0 {
-					qq.codes[i] = int16(qMax)
+					qq.codes[i] = int16([]int{qMax, -qMax}[rng.IntN(2)])
 				}
 			}
 			for i := range codes {
 				codes[i] = int8(rng.IntN(2*rowMax+1) - rowMax)
 				if rng.IntN(4) == 0 {
-					codes[i] = rowMax
+					codes[i] = int8([]int{rowMax, -rowMax}[rng.IntN(2)])
 				}
 			}
-			cols := randomCols(rng, rows)
-			got, want := make([]float32, rows), make([]float32, rows)
-			boundsI8(&qq, codes, cols, got)
-			boundsI8Generic(&qq, codes, cols, want)
+			cols := randomCols(rng, codes, stride)
+			got := make([]float32, rows)
+			kernel(&qq, codes, cols, got)
 			for r := range rows {
 				var exact int64
 				for i := range stride {
 					exact += int64(qq.codes[i]) * int64(codes[r*stride+i])
 				}
-				direct := qq.params.boundOf(int32(exact), cols.scale[r], cols.err[r], cols.norm[r])
-				for _, b := range []float32{got[r], want[r]} {
-					if math.Float32bits(b) != math.Float32bits(direct) && !(b != b && direct != direct) {
-						t.Fatalf("stride %d, %d rows, row %d: kernel %v, plain Go %v, from the exact sum %d: %v",
-							stride, rows, r, got[r], want[r], exact, direct)
-					}
+				want := qq.params.boundOf(int32(exact), cols.scale[r], cols.err[r], cols.norm[r])
+				if math.Float32bits(got[r]) != math.Float32bits(want) && !(got[r] != got[r] && want != want) {
+					t.Fatalf("stride %d, %d rows, row %d: %v, from the exact sum %d: %v", stride, rows, r, got[r], exact, want)
 				}
 			}
 		}
 	}
-	// All codes at their maximum: the largest sums the kernel can meet,
+	// All codes at their extremes: the largest sums the kernel can meet,
 	// in a full group of eight rows.
-	for _, stride := range []int{16, 384, 4096, 65536} {
+	for _, stride := range []int{16, 48, 384, 4096, 65536} {
 		qMax := int16(min(math.MaxInt16, math.MaxInt32/(rowMax*stride)))
-		qq := quantQuery{codes: make([]int16, stride), params: boundParams{qScale: 1, absMask: 1<<31 - 1}}
-		for i := range qq.codes {
-			qq.codes[i] = -qMax
-		}
-		codes := make([]int8, 8*stride)
-		for i := range codes {
-			codes[i] = rowMax
-		}
-		cols := makeQuantCols(8, 0)
-		for r := range 8 {
-			cols.scale[r] = 1
-		}
-		got := make([]float32, 8)
-		boundsI8(&qq, codes, cols, got)
-		want := float32(-int64(qMax) * rowMax * int64(stride))
-		for r, b := range got {
-			if b != want {
-				t.Fatalf("stride %d at the extremes, row %d: %v, want %v", stride, r, b, want)
+		for _, sign := range []int16{1, -1} {
+			qq := quantQuery{codes: make([]int16, stride), params: boundParams{qScale: 1, absMask: 1<<31 - 1}}
+			for i := range qq.codes {
+				qq.codes[i] = sign * qMax
+			}
+			codes := make([]int8, 8*stride)
+			for i := range codes {
+				codes[i] = -rowMax
+			}
+			cols := randomCols(rng, codes, stride)
+			for r := range 8 {
+				cols.scale[r], cols.err[r], cols.norm[r] = 1, 0, 0
+			}
+			got := make([]float32, 8)
+			kernel(&qq, codes, cols, got)
+			want := float32(-int64(sign) * int64(qMax) * rowMax * int64(stride))
+			for r, b := range got {
+				if b != want {
+					t.Fatalf("stride %d at the extremes, row %d: %v, want %v", stride, r, b, want)
+				}
 			}
 		}
 	}
+}
+
+// TestBoundsI8 checks boundsI8 as searches call it (with the vector
+// instructions of this processor, if any) and the plain Go version.
+func TestBoundsI8(t *testing.T) {
+	checkBounds(t, func(q *quantQuery, codes []int8, cols quantCols, out []float32) {
+		prepareQuery(q)
+		boundsI8(q, codes, cols, out)
+	})
+	checkBounds(t, boundsI8Generic)
 }
 
 // quantVectors returns the kinds of vectors the bound must hold for:
@@ -180,6 +198,7 @@ func TestQuantBound(t *testing.T) {
 				quant.set(r, quantizeRow(codes[r*stride:(r+1)*stride], x))
 			}
 			bounds := make([]float32, rows)
+			prepareQuery(&qq)
 			boundsI8(&qq, codes, quant, bounds)
 			for r := range rows {
 				x := data[r*dim : (r+1)*dim]
