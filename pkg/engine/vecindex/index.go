@@ -511,16 +511,16 @@ func (h *boundHeap) add(b float32, r int) {
 	h.floor = rows[0].bound
 }
 
-// bestRows returns the rows of the n best bounds of the heaps.
+// bestRows returns the rows of the n best bounds of the heaps, best
+// first: scored in that order, the first k rows nearly always are the top
+// k, and the filter is seldom asked about the others.
 func (sc *searchScratch) bestRows(heaps []boundHeap, n int) []int {
 	all := sc.all[:0]
 	for _, h := range heaps {
 		all = append(all, h.rows...)
 	}
-	if len(all) > n {
-		slices.SortFunc(all, func(a, b boundRow) int { return cmp.Compare(b.bound, a.bound) })
-		all = all[:n]
-	}
+	slices.SortFunc(all, func(a, b boundRow) int { return cmp.Compare(b.bound, a.bound) })
+	all = all[:min(n, len(all))]
 	sc.all = all
 	out := sc.first[:0]
 	for _, b := range all {

@@ -297,8 +297,9 @@ func TestSearchMatchesExactScan(t *testing.T) {
 }
 
 // TestSearchFiltersFewRows: the exact pass starts from the best bounds,
-// so on Gaussian embeddings the filter sees about k rows, not the
-// k·ln(n/k) a scan in row order offers it.
+// best first, so on Gaussian embeddings the filter sees little more than
+// k rows (at most 1.2·k here), not the k·ln(n/k) a scan in row order
+// offers it, nor all the rows of the best bounds.
 func TestSearchFiltersFewRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
 	for _, dim := range []int{64, 384} {
@@ -313,7 +314,7 @@ func TestSearchFiltersFewRows(t *testing.T) {
 				t.Fatalf("%d hits", len(hits))
 			}
 		}
-		if calls > 10*100 {
+		if calls > 10*60 {
 			t.Fatalf("dim %d: %d filter calls per search of k=50", dim, calls/10)
 		}
 		t.Logf("dim %d: %d filter calls per search of k=50", dim, calls/10)
