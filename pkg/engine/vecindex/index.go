@@ -354,9 +354,11 @@ func (x *Index) bound(m *matrix, qq *quantQuery, lo, hi int, bounds []float32, b
 		x.mu.RLock()
 		boundsI8(qq, m.codes[c*stride:end*stride], m.quant.slice(c, end), bounds[c:end])
 		x.mu.RUnlock()
+		floor := best.floor // in a register: add is rare after the first chunk
 		for i, b := range bounds[c:end] {
-			if b > best.floor {
+			if b > floor {
 				best.add(b, c+i)
+				floor = best.floor
 			}
 		}
 	}
