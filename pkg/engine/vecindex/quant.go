@@ -23,8 +23,9 @@ import (
 // and the float32 dot product the exact pass computes is within
 // γ·‖q‖·‖x‖ of q·x, γ = (d+4)·2⁻²³ for d dimensions, more than twice
 // the textbook bound of a sum of d products in float32. q̂·x̂ is an
-// integer dot product times the two scales, exact up to a float64
-// rounding. A row whose approximate score plus this bound is below the
+// integer dot product times the two scales; the bound is computed from
+// it in float32 with a slack for its roundings (boundParams). A row
+// whose approximate score plus this bound is below the
 // k-th best exact score found so far (or not above the minimum score)
 // cannot enter the top k, and is skipped; every other row is scored
 // exactly, as before.
