@@ -49,6 +49,36 @@ func TestDotFMA(t *testing.T) {
 	}
 }
 
+// TestBoundsI8Kernels checks each vector instruction version of boundsI8
+// this processor has against the exact sums (checkBounds), whichever
+// boundsI8 picks.
+func TestBoundsI8Kernels(t *testing.T) {
+	if !haveFMA {
+		t.Log("this processor lacks AVX2/FMA: boundsI8 runs boundsI8Generic, checked by TestBoundsI8")
+		return
+	}
+	groups := func(kernel boundsKernel) boundsKernel {
+		return func(q *quantQuery, codes []int8, cols quantCols, out []float32) {
+			g := len(out) &^ 7
+			if g > 0 {
+				kernel(q, codes, cols, out[:g])
+			}
+			boundsI8Generic(q, codes[g*len(q.codes):], cols.slice(g, len(out)), out[g:])
+		}
+	}
+	checkBounds(t, groups(func(q *quantQuery, codes []int8, cols quantCols, out []float32) {
+		boundsI8AVX2(q.codes, codes, cols.scale, cols.err, cols.norm, &q.params, out)
+	}))
+	if !haveVNNI {
+		t.Log("this processor lacks AVX-512 VNNI: only the AVX2 kernel was checked")
+		return
+	}
+	checkBounds(t, groups(func(q *quantQuery, codes []int8, cols quantCols, out []float32) {
+		q.splitBytes()
+		boundsI8VNNI(q.bytes, codes, cols.scale, cols.err, cols.norm, cols.sum, &q.params, out)
+	}))
+}
+
 // BenchmarkVectorDotGeneric is BenchmarkVectorDot with the plain Go loop,
 // for comparison.
 func BenchmarkVectorDotGeneric(b *testing.B) {

@@ -6,6 +6,13 @@ package vecindex
 // vector scan.
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 
-// dotsI8 sets out[r] to the dot product of q with row r of codes (rows
-// of len(q) codes), the first pass of every vector scan (quant.go).
-func dotsI8(q []int16, codes []int8, out []int32) { dotsI8Generic(q, codes, out) }
+// prepareQuery readies q for boundsI8: nothing to do without the VNNI
+// kernel.
+func prepareQuery(*quantQuery) {}
+
+// boundsI8 sets out[r] to the bound on the exact score of row r of codes
+// (rows of len(q.codes) codes, their rowQuant in cols), the first pass of
+// every vector scan (quant.go).
+func boundsI8(q *quantQuery, codes []int8, cols quantCols, out []float32) {
+	boundsI8Generic(q, codes, cols, out)
+}

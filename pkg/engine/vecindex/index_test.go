@@ -14,6 +14,7 @@ import (
 // matrix returns exactly what one sequential scan does, ties included.
 func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 	x := New(nil)
+	x.parallelCodes = parallelRows * codeStride(16)
 	rng := rand.New(rand.NewPCG(3, 4))
 	for i := 0; i < parallelRows*2+17; i++ {
 		var id memory.ID
@@ -46,6 +47,10 @@ func TestVectorSearchParallelMatchesSequential(t *testing.T) {
 		t.Fatalf("a query of another dimension matched %d vectors", len(got))
 	}
 }
+
+// parallelRows is the matrix size, in rows, from which the tests make
+// searches use several cores (Index.parallelCodes).
+const parallelRows = 16384
 
 func testID(i int) memory.ID {
 	var id memory.ID
