@@ -72,7 +72,7 @@ type Analyser struct {
 	an      Analyzer
 	fields  []Field
 	terms   dict     // the analyser's term numbers by text
-	texts   []string  // by term number
+	texts   []string // by term number
 	scratch analysed
 	batches int    // batches taken
 	cur     *Batch // being filled
