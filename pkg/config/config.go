@@ -127,9 +127,20 @@ type KeyBinding struct {
 // Security is the [security] table. Nil fields are unset.
 type Security struct {
 	StoreEncryptionPassphrase *string
-	PersistSearchIndexes      *bool
-	AuditLogEnabled           bool
-	AuditLogPath              *string
+	// StoreKDF is the Argon2id cost a data directory gets when store
+	// encryption starts in it; directories already encrypted keep theirs.
+	StoreKDF             StoreKDF
+	PersistSearchIndexes *bool
+	AuditLogEnabled      bool
+	AuditLogPath         *string
+}
+
+// StoreKDF holds the security.store_kdf_* keys: Argon2id memory (MiB),
+// passes and lanes.
+type StoreKDF struct {
+	MemoryMiB   uint32
+	Iterations  uint32
+	Parallelism uint32
 }
 
 // LLM is the [llm] table. memsvc needs no LLM; only provider "none" is

@@ -249,6 +249,11 @@ func TestErrors(t *testing.T) {
 		{"auth without keys", LoadOptions{Environ: []string{"MEMSVC_AUTH__ENABLED=true"}}, []string{"auth.api_keys", "MEMSVC_AUTH_API_KEYS"}},
 		{"blank key", LoadOptions{File: writeFile(t, "[auth]\napi_keys = [\"a\", \"  \"]\n")}, []string{"auth.api_keys", "key 2 is blank"}},
 		{"blank passphrase", LoadOptions{Environ: []string{"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=  "}}, []string{"security.store_encryption_passphrase", "must not be blank"}},
+		{"kdf memory low", LoadOptions{Environ: []string{"MEMSVC_SECURITY__STORE_KDF_MEMORY_MIB=8"}}, []string{"security.store_kdf_memory_mib", "19 to 1024 MiB", "got 8"}},
+		{"kdf memory high", LoadOptions{File: writeFile(t, "[security]\nstore_kdf_memory_mib = 4096\n")}, []string{"security.store_kdf_memory_mib", "19 to 1024 MiB", "got 4096"}},
+		{"kdf passes", LoadOptions{File: writeFile(t, "[security]\nstore_kdf_iterations = 1\n")}, []string{"security.store_kdf_iterations", "2 to 64 passes", "got 1"}},
+		{"kdf lanes", LoadOptions{Environ: []string{"MEMSVC_SECURITY__STORE_KDF_PARALLELISM=0"}}, []string{"security.store_kdf_parallelism", "1 to 64 lanes", "got 0"}},
+		{"kdf lanes high", LoadOptions{Environ: []string{"MEMSVC_SECURITY__STORE_KDF_PARALLELISM=65"}}, []string{"security.store_kdf_parallelism", "1 to 64 lanes", "got 65"}},
 		{"grpc equals http", LoadOptions{Environ: []string{"MEMSVC_GRPC__PORT=8420"}}, []string{"grpc.port", "differ from http.port"}},
 		{"tls half", LoadOptions{File: writeFile(t, "[grpc]\ntls_cert_path = \"/c.pem\"\n")}, []string{"grpc.tls_cert_path", "set together"}},
 		{"zero interval", LoadOptions{File: writeFile(t, "[decay]\nbackground_interval_secs = 0\n")}, []string{"decay.background_interval_secs", "at least 1"}},
@@ -350,5 +355,25 @@ func TestUIEnabled(t *testing.T) {
 	}
 	if c.UIEnabled() {
 		t.Error("ui_enabled = false in the file left the inspector on")
+	}
+}
+
+// TestStoreKDFKeys: the key derivation keys default to OWASP's
+// recommended Argon2id setting and load from the file and the
+// environment.
+func TestStoreKDFKeys(t *testing.T) {
+	c := mustLoad(t, LoadOptions{})
+	if want := (StoreKDF{MemoryMiB: 19, Iterations: 2, Parallelism: 1}); c.Security.StoreKDF != want {
+		t.Errorf("defaults %+v, want %+v", c.Security.StoreKDF, want)
+	}
+	c = mustLoad(t, LoadOptions{
+		File:    writeFile(t, "[security]\nstore_kdf_memory_mib = 64\nstore_kdf_iterations = 3\n"),
+		Environ: []string{"MEMSVC_SECURITY__STORE_KDF_PARALLELISM=4"},
+	})
+	if want := (StoreKDF{MemoryMiB: 64, Iterations: 3, Parallelism: 4}); c.Security.StoreKDF != want {
+		t.Errorf("set %+v, want %+v", c.Security.StoreKDF, want)
+	}
+	if Live("security.store_kdf_memory_mib") {
+		t.Error("store_kdf_memory_mib is live; it only applies when a directory's encryption starts")
 	}
 }

@@ -331,6 +331,33 @@ var keys = []key{
 		check:   func(c *Config) string { return optNotBlank(c.Security.StoreEncryptionPassphrase) },
 	},
 	{
+		name: "security.store_kdf_memory_mib",
+		doc: "Argon2id memory, in MiB, of the key derived from the store passphrase; with store_kdf_iterations and store_kdf_parallelism it applies " +
+			"only when encryption starts in a data directory (the first start with a passphrase): the parameters are written in the directory's " +
+			"encryption header and every later open uses those, whatever these keys say then. The defaults (19 MiB, 2 passes, 1 lane) are OWASP's " +
+			"recommended Argon2id setting and cost about 30 ms of one core each time the directory is opened, which every embedded CLI command does. " +
+			"Higher values make each passphrase guess dearer for someone who has a copy of the data directory, and make every open (every embedded command, every start) " +
+			"slower by as much: 64 MiB with 3 passes costs about 5 times the default. Accepted: 19 to 1024.",
+		field: func(c *Config) any { return &c.Security.StoreKDF.MemoryMiB },
+		def:   uint32(19),
+		check: func(c *Config) string { return between(c.Security.StoreKDF.MemoryMiB, 19, 1024, "MiB") },
+	},
+	{
+		name:  "security.store_kdf_iterations",
+		doc:   "Argon2id passes over the memory for a data directory where encryption starts (see store_kdf_memory_mib). Accepted: 2 to 64.",
+		field: func(c *Config) any { return &c.Security.StoreKDF.Iterations },
+		def:   uint32(2),
+		check: func(c *Config) string { return between(c.Security.StoreKDF.Iterations, 2, 64, "passes") },
+	},
+	{
+		name: "security.store_kdf_parallelism",
+		doc: "Argon2id lanes for a data directory where encryption starts (see store_kdf_memory_mib). More lanes let an open use more cores " +
+			"for the same memory and passes; an attacker's cost stays the same. Accepted: 1 to 64.",
+		field: func(c *Config) any { return &c.Security.StoreKDF.Parallelism },
+		def:   uint32(1),
+		check: func(c *Config) string { return between(c.Security.StoreKDF.Parallelism, 1, 64, "lanes") },
+	},
+	{
 		name:    "security.persist_search_indexes",
 		doc:     "Keep search indexes (derived text) on disk in plaintext, so a start need not rebuild them. Default: true, or false while store encryption is on; an encrypted store keeps them sealed under the store key either way, unless this is set to false explicitly: then nothing derived is kept on disk, sealed or not, and every start rebuilds them in memory.",
 		field:   func(c *Config) any { return &c.Security.PersistSearchIndexes },
@@ -512,6 +539,14 @@ const MaxPruneBelow = 0.05
 func positiveDays(v float64) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
 		return fmt.Sprintf("want a positive number of days such as 1, 0.5 or 30 (got %v)", v)
+	}
+	return ""
+}
+
+// between checks that v lies in [lo, hi], in unit.
+func between(v, lo, hi uint32, unit string) string {
+	if v < lo || v > hi {
+		return fmt.Sprintf("want %d to %d %s (got %d)", lo, hi, unit, v)
 	}
 	return ""
 }

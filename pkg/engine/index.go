@@ -206,7 +206,7 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 	var text, raw *searchindex.Index
 	var wg sync.WaitGroup
 	wg.Go(func() { text, raw = e.readSnapshot(ns, snap) })
-	_, err := e.loadRecords(ctx, ns, false, nil)
+	err := e.loadRecords(ctx, ns, nil)
 	wg.Wait()
 	if err != nil {
 		return err
@@ -221,37 +221,34 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 }
 
 // rebuildNSIndexes loads the records of one namespace and builds its
-// full-text indexes from the documents loadRecords decodes with them. The
-// build starts as soon as every store is read, while loadRecords still
-// puts the records and their vectors in place (quantising every vector),
-// so that serial work overlaps the build's.
+// full-text indexes: the text index from the records as loadRecords
+// decodes them, the raw index from the journal beside it.
 func (e *Engine) rebuildNSIndexes(ctx context.Context, ns *nsState, start time.Time) error {
-	read := make(chan []*searchindex.Document, 1)
-	var loadErr error
+	var raw *searchindex.Index
+	var rawErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		defer close(read)
-		_, loadErr = e.loadRecords(ctx, ns, true, func(docs []*searchindex.Document) { read <- docs })
+		raw, rawErr = searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillRaw(ctx, ns, add) })
 	})
-	docs, ok := <-read
-	if !ok { // loading failed
-		wg.Wait()
-		return loadErr
+	b, err := searchindex.NewBuilder(ns.indexConfig)
+	if err == nil {
+		err = e.loadRecords(ctx, ns, b)
 	}
-	err := e.buildNSIndexes(ctx, ns, start, func(add searchindex.AddFunc) error {
-		for i, d := range docs {
-			if err := add(d); err != nil {
-				return err
-			}
-			docs[i] = nil
-		}
-		return nil
-	})
+	var text *searchindex.Index
+	if err == nil {
+		text = b.Finish()
+	}
 	wg.Wait()
-	if loadErr != nil {
-		return loadErr
+	if err != nil {
+		return err
 	}
-	return err
+	if rawErr != nil {
+		return fmt.Errorf("raw text index: %w", rawErr)
+	}
+	ns.text, ns.rawText = text, raw
+	e.log.Debug("search indexes built", "namespace", ns.name, "records", text.Stats().Docs,
+		"raw_entries", raw.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // buildNSIndexes builds the namespace's text index from the documents

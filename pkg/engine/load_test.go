@@ -15,8 +15,9 @@ import (
 	"memsvc.dev/memsvc/pkg/store"
 )
 
-// TestStartLoadsWhatARecordByRecordReadGives: the start reads the curated
-// stores at once and puts them together (loadRecords); the state it
+// TestStartLoadsWhatARecordByRecordReadGives: the start decodes the
+// curated records in batches on several workers and puts them together in
+// scan order (loadRecords); the state it
 // leaves — entries, incoming links, sessions, creation order, counts,
 // vectors, raw counters — is the one a read of every record in store
 // order, put one at a time, gives. Checked with the indexes from a
@@ -234,39 +235,50 @@ func TestRowSetChunks(t *testing.T) {
 }
 
 // TestRebuiltIndexesAreTheBuildOfTheStoredRecords: a start without a
-// usable snapshot builds the text index from the documents loadRecords
-// returns, decoded by the stores at once, and the raw index from the
-// journal; both must be exactly the indexes a build from a sequential read
-// of the stored records gives (same documents, same numbering of
-// documents and terms), which their snapshots' bytes show. Every store
-// holds a few hundred records, more than one chunk of a build.
+// usable snapshot builds the text index while loadRecords decodes the
+// records, batch by batch on several workers, and the raw index from the
+// journal; both must be exactly the indexes that adding the stored
+// records one by one, in a sequential read, to an empty index gives (same
+// documents, same numbering of documents and terms), which their
+// snapshots' bytes show. Every store holds several batches of records.
 func TestRebuiltIndexesAreTheBuildOfTheStoredRecords(t *testing.T) {
 	s := newSnapEnv(t, store.Options{}, false)
 	s.open()
 	fillVaried(t, s.e)
 	ctx := context.Background()
 	stores := memory.PersistentStores()
-	const perStore = 300
+	const perStore = 700
+	var recs []memory.EncodeStoreRequest
 	for i := range len(stores) * perStore {
 		st := stores[i%len(stores)]
-		c := memory.TextContent(fmt.Sprintf("extra record %d of store %s, word%d", i, st, i%37))
-		if _, err := s.e.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: c, Store: &st}); err != nil {
+		c := memory.TextContent(fmt.Sprintf("extra record %d of store %s, word%d and term%d", i, st, i%37, i))
+		recs = append(recs, memory.EncodeStoreRequest{Content: c, Store: &st})
+	}
+	for len(recs) > 0 {
+		n := min(len(recs), 1000)
+		if _, err := s.e.EncodeBatch(ctx, &memory.EncodeBatchRequest{Records: recs[:n]}); err != nil {
 			t.Fatal(err)
 		}
+		recs = recs[n:]
 	}
 	s.close()
 	if s.open() {
 		t.Fatal("indexes loaded from a snapshot, want them rebuilt")
 	}
 	ns := s.e.defaultSpace()
-	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return s.e.fillCurated(ctx, ns, add) })
-	if err != nil {
-		t.Fatal(err)
+	addAll := func(fill func(searchindex.AddFunc) error) *searchindex.Index {
+		t.Helper()
+		ix, err := searchindex.New(ns.indexConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fill(ix.Add); err != nil {
+			t.Fatal(err)
+		}
+		return ix
 	}
-	raw, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return s.e.fillRaw(ctx, ns, add) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := addAll(func(add searchindex.AddFunc) error { return s.e.fillCurated(ctx, ns, add) })
+	raw := addAll(func(add searchindex.AddFunc) error { return s.e.fillRaw(ctx, ns, add) })
 	if ns.text.Stats().Docs < len(stores)*perStore {
 		t.Fatalf("text index holds %d documents, want at least %d", ns.text.Stats().Docs, len(stores)*perStore)
 	}
@@ -277,7 +289,7 @@ func TestRebuiltIndexesAreTheBuildOfTheStoredRecords(t *testing.T) {
 		got := p.got.Snapshot().AppendTo(nil, nil)
 		want := p.want.Snapshot().AppendTo(nil, nil)
 		if !bytes.Equal(got, want) {
-			t.Errorf("%s index: snapshot of %d bytes differs from the %d bytes of a build from the records", p.name, len(got), len(want))
+			t.Errorf("%s index: snapshot of %d bytes differs from the %d bytes of the records added one by one", p.name, len(got), len(want))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -186,12 +187,14 @@ func (e *Engine) loadSpaces() error {
 	return nil
 }
 
-// storeLoad is what a start reads from one curated store of a namespace.
+// storeLoad is what a start reads from a batch of consecutive records of
+// one curated store.
 type storeLoad struct {
+	seq     int // of the batch in the scan
 	ids     []memory.ID
 	entries []*entry
-	vectors map[int]*rowSet         // normalised embeddings by dimension
-	docs    []*searchindex.Document // index documents, when asked for
+	vectors map[int]*rowSet // normalised embeddings by dimension
+	text    *searchindex.Batch
 }
 
 // rowSet holds normalised vectors of one dimension in chunks, each
@@ -249,71 +252,77 @@ func putVectors(x *vecindex.Index, loads []storeLoad) {
 }
 
 // loadRecords fills the namespace's in-memory state (entries, vectors,
-// raw counters) from the store. The curated stores are read and decoded
-// at once, one goroutine each, and the raw journal's flags beside them;
-// the results are then put together in store order, as a sequential read
-// would. With docs set it also returns the index document of every record,
-// in the order an index build from the records would add them, so a start
-// without a usable index snapshot decodes each record once; docsRead, when
-// not nil, is given them as soon as every store is read, before the
-// records are put in place, so the index build can overlap that.
-func (e *Engine) loadRecords(ctx context.Context, ns *nsState, docs bool, docsRead func([]*searchindex.Document)) ([]*searchindex.Document, error) {
-	stores := memory.PersistentStores()
-	loads := make([]storeLoad, len(stores))
-	errs := make([]error, len(stores)+1)
-	var raw rawState
-	var wg sync.WaitGroup
-	for i, st := range stores {
-		wg.Go(func() {
-			if err := e.loadStore(ctx, ns, st, docs, &loads[i]); err != nil {
-				errs[i] = fmt.Errorf("load %s store: %w", st, err)
-			}
-		})
+// raw counters) from the store, and with text set adds the index document
+// of every record to it, so a start without a usable index snapshot
+// decodes each record once. The curated records are read in store order
+// and decoded, turned into entries and analysed for the index by one
+// worker per core (store.DB.ScanRecordsParallel), the raw journal's flags
+// beside them; this goroutine puts the batches in place in the order of
+// a sequential read, as they come.
+func (e *Engine) loadRecords(ctx context.Context, ns *nsState, text *searchindex.Builder) error {
+	workers := runtime.GOMAXPROCS(0)
+	type worker struct {
+		an   *searchindex.Analyser
+		memo timeTermsMemo
 	}
+	ws := make([]worker, workers)
+	for i := range ws {
+		ws[i].memo = timeTermsMemo{}
+		if text != nil {
+			ws[i].an = text.Analyser()
+		}
+	}
+	var (
+		raw     rawState
+		rawErr  error
+		scanErr error
+		wg      sync.WaitGroup
+		batches = make(chan *storeLoad, workers)
+	)
 	wg.Go(func() {
 		err := e.db.ScanRawNewest(ns.id, store.RawRange{}, func(_ memory.ID, f store.RawFlags) (bool, error) {
 			raw.add(f)
 			return true, nil
 		})
 		if err != nil {
-			errs[len(stores)] = fmt.Errorf("load raw journal: %w", err)
+			rawErr = fmt.Errorf("load raw journal: %w", err)
 		}
 	})
+	wg.Go(func() {
+		defer close(batches)
+		scanErr = e.db.ScanRecordsParallel(ns.id, memory.PersistentStores(), workers, func(w int, b *store.RecordBatch) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			batches <- loadBatch(b, ws[w].an, ws[w].memo)
+			return nil
+		})
+	})
+	err := e.putBatches(ns, batches, text)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if err := errors.Join(scanErr, rawErr, err); err != nil {
+		return err
 	}
-	var out []*searchindex.Document
-	for i := range loads {
-		out = append(out, loads[i].docs...)
-		loads[i].docs = nil
-	}
-	if docsRead != nil {
-		docsRead(out)
-	}
-	for i := range loads {
-		l := &loads[i]
-		for j, id := range l.ids {
-			ns.st.putEntry(id, l.entries[j], false)
-		}
-	}
-	putVectors(ns.vectors, loads)
 	ns.st.recent.build(ns.st.entries)
 	ns.raw = raw
-	return out, nil
+	return nil
 }
 
-// loadStore reads and decodes the records of one curated store into l.
-func (e *Engine) loadStore(ctx context.Context, ns *nsState, st memory.StoreType, docs bool, l *storeLoad) error {
-	l.vectors = map[int]*rowSet{}
-	memo := timeTermsMemo{}
-	return e.db.ScanRecords(ns.id, st, func(rec *memory.MemoryRecord) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
+// loadBatch turns a batch of decoded records into entries, normalised
+// vectors and, with an analyser, the analysed index documents.
+func loadBatch(b *store.RecordBatch, an *searchindex.Analyser, memo timeTermsMemo) *storeLoad {
+	l := &storeLoad{
+		seq:     b.Seq,
+		ids:     make([]memory.ID, 0, len(b.Records)),
+		entries: make([]*entry, 0, len(b.Records)),
+	}
+	for _, rec := range b.Records {
 		l.ids = append(l.ids, rec.ID)
 		l.entries = append(l.entries, entryOf(rec))
 		if v := rec.Content.Embedding(); len(v) > 0 {
+			if l.vectors == nil {
+				l.vectors = map[int]*rowSet{}
+			}
 			rs := l.vectors[len(v)]
 			if rs == nil {
 				rs = &rowSet{}
@@ -321,11 +330,52 @@ func (e *Engine) loadStore(ctx context.Context, ns *nsState, st memory.StoreType
 			}
 			rs.add(rec.ID, v)
 		}
-		if docs {
-			l.docs = append(l.docs, curatedDocWith(rec, memo))
+		if an != nil {
+			an.Add(curatedDocWith(rec, memo))
 		}
-		return nil
-	})
+	}
+	if an != nil {
+		l.text = an.Batch()
+	}
+	return l
+}
+
+// putBatches puts the batches loadRecords sends in place in the order of
+// the scan, whatever order they come in: their entries, and their
+// documents into text; then every vector at once. It reads batches until
+// it is closed, also after an error.
+func (e *Engine) putBatches(ns *nsState, batches <-chan *storeLoad, text *searchindex.Builder) error {
+	pending := map[int]*storeLoad{}
+	var done []storeLoad // in scan order, for their vectors
+	var err error
+	for l := range batches {
+		pending[l.seq] = l
+		for {
+			l, ok := pending[len(done)]
+			if !ok {
+				break
+			}
+			delete(pending, l.seq)
+			done = append(done, storeLoad{vectors: l.vectors})
+			if err != nil {
+				continue
+			}
+			if text != nil {
+				if err = text.Add(l.text); err != nil {
+					err = fmt.Errorf("text index: %w", err)
+					continue
+				}
+			}
+			for j, id := range l.ids {
+				ns.st.putEntry(id, l.entries[j], false)
+			}
+		}
+	}
+	if err != nil {
+		return err
+	}
+	putVectors(ns.vectors, done)
+	return nil
 }
 
 // loadSettings reads the namespace's persisted settings and counters.

@@ -216,12 +216,15 @@ func CheckDataDir(cfg *config.Config, create bool) error {
 }
 
 // storeOptions translates the configuration into store options (the
-// encryption passphrase).
+// encryption passphrase, and the key derivation cost of a directory whose
+// encryption starts now).
 func storeOptions(cfg *config.Config, log *slog.Logger) store.Options {
 	o := store.Options{Logger: log}
 	if cfg.Security.StoreEncryptionPassphrase != nil {
 		o.Passphrase = []byte(*cfg.Security.StoreEncryptionPassphrase)
 	}
+	k := cfg.Security.StoreKDF
+	o.KDF = store.KDFParams{MemoryKiB: k.MemoryMiB << 10, Iterations: k.Iterations, Parallelism: uint8(min(k.Parallelism, 255))}
 	return o
 }
 

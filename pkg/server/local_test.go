@@ -16,6 +16,7 @@ import (
 	"memsvc.dev/memsvc/pkg/audit"
 	"memsvc.dev/memsvc/pkg/config"
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 func loadConfig(t *testing.T, dataDir string) *config.Config {
@@ -281,5 +282,42 @@ func TestLocalSearchIndexesOnDiskWithEncryption(t *testing.T) {
 	closeLocal(l)
 	if got := derived(); len(got) != 0 {
 		t.Errorf("derived files after close with persist_search_indexes = false: %v", got)
+	}
+}
+
+// TestOpenLocalStoreKDF: the security.store_kdf_* keys set the key
+// derivation of a directory whose encryption starts, and a directory
+// already encrypted keeps its own when they change.
+func TestOpenLocalStoreKDF(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	pass := "kdf settings"
+	cfg, err := config.Load(config.LoadOptions{
+		Overrides: []config.Override{{Key: "data_dir", Value: dir, Flag: "--data-dir"}},
+		Environ: []string{
+			"MEMSVC_SECURITY__STORE_ENCRYPTION_PASSPHRASE=" + pass,
+			"MEMSVC_SECURITY__STORE_KDF_MEMORY_MIB=20",
+			"MEMSVC_SECURITY__STORE_KDF_ITERATIONS=3",
+			"MEMSVC_SECURITY__STORE_KDF_PARALLELISM=2",
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.KDFParams{MemoryKiB: 20 << 10, Iterations: 3, Parallelism: 2}
+	for _, round := range []string{"create", "reopen with the defaults"} {
+		l, err := OpenLocal(ctx, cfg, LocalOptions{Create: true})
+		if err != nil {
+			t.Fatalf("%s: %v", round, err)
+		}
+		got, ok := l.db.KDF()
+		if cerr := l.Close(); cerr != nil {
+			t.Fatal(cerr)
+		}
+		if !ok || got != want {
+			t.Errorf("%s: header KDF %v (%v), want %v", round, got, ok, want)
+		}
+		cfg = loadConfig(t, dir)
+		cfg.Security.StoreEncryptionPassphrase = &pass
 	}
 }

@@ -109,7 +109,7 @@ func BenchmarkPutRecordSynced8Writers(b *testing.B) {
 
 func benchKeys(b *testing.B) *keyring {
 	b.Helper()
-	_, k, err := newHeader([]byte("bench"), *fastKDF())
+	_, k, err := newHeader([]byte("bench"), fastKDF())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func BenchmarkGetRecord(b *testing.B) {
 		opts Options
 	}{
 		{"plaintext", Options{}},
-		{"encrypted", Options{Passphrase: []byte("bench"), kdf: fastKDF()}},
+		{"encrypted", Options{Passphrase: []byte("bench"), KDF: fastKDF()}},
 	} {
 		b.Run(mode.name, func(b *testing.B) {
 			db, err := Open(b.TempDir(), mode.opts)
@@ -199,24 +199,35 @@ func BenchmarkGetRecord(b *testing.B) {
 // BenchmarkPutRecordSyncedEncrypted is BenchmarkPutRecordSynced with a
 // passphrase.
 func BenchmarkPutRecordSyncedEncrypted(b *testing.B) {
-	benchPutRecordSynced(b, Options{Passphrase: []byte("bench"), kdf: fastKDF()})
+	benchPutRecordSynced(b, Options{Passphrase: []byte("bench"), KDF: fastKDF()})
 }
 
-// BenchmarkDeriveKeys is the cost a passphrase adds to Open with the
-// default Argon2id parameters.
+// BenchmarkDeriveKeys is the cost a passphrase adds to Open: with the
+// default Argon2id parameters, and with the 64 MiB, 3 passes, 4 lanes of
+// directories created before they were the default.
 func BenchmarkDeriveKeys(b *testing.B) {
-	h, _, err := newHeader([]byte("bench"), *fastKDF())
-	if err != nil {
-		b.Fatal(err)
-	}
-	h.kdf = defaultKDF()
-	master := h.masterKey([]byte("bench"))
-	h.check = h.keyCheck(master)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := h.unlock([]byte("bench")); err != nil {
-			b.Fatal(err)
-		}
+	for _, k := range []struct {
+		name string
+		p    KDFParams
+	}{
+		{"default", DefaultKDF()},
+		{"m=64MiB-t=3-p=4", KDFParams{MemoryKiB: 64 << 10, Iterations: 3, Parallelism: 4}},
+	} {
+		b.Run(k.name, func(b *testing.B) {
+			h, _, err := newHeader([]byte("bench"), fastKDF())
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.kdf = k.p
+			master := h.masterKey([]byte("bench"))
+			h.check = h.keyCheck(master)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := h.unlock([]byte("bench")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -16,12 +16,12 @@ import (
 
 // fastKDF makes key derivation cheap in tests; the parameters are stored
 // in the header, so every later Open of the directory uses them too.
-func fastKDF() *kdfParams { return &kdfParams{memoryKiB: 64, iterations: 1, parallelism: 1} }
+func fastKDF() KDFParams { return KDFParams{MemoryKiB: 64, Iterations: 1, Parallelism: 1} }
 
 // openEnc opens dir with a passphrase; the test closes the database.
 func openEnc(t *testing.T, dir, passphrase string) *DB {
 	t.Helper()
-	db, err := Open(dir, Options{Passphrase: []byte(passphrase), kdf: fastKDF()})
+	db, err := Open(dir, Options{Passphrase: []byte(passphrase), KDF: fastKDF()})
 	if err != nil {
 		t.Fatalf("Open with passphrase: %v", err)
 	}
@@ -561,7 +561,7 @@ func TestEncryptedRecordsWithoutHeaderRefused(t *testing.T) {
 	commit(t, db, newSample().put)
 	commit(t, db, func(b *Batch) { b.Delete([]byte{kindCrypt}) })
 	closeDB(t, db)
-	_, err := Open(dir, Options{Passphrase: []byte("pw"), kdf: fastKDF()})
+	_, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: fastKDF()})
 	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "no encryption header") {
 		t.Fatalf("Open of encrypted records without a header: %v", err)
 	}
@@ -573,7 +573,7 @@ func TestEncryptedRecordsWithoutHeaderRefused(t *testing.T) {
 }
 
 func TestKeyDerivationIsDistinct(t *testing.T) {
-	h := &header{kdf: *fastKDF()}
+	h := &header{kdf: fastKDF()}
 	master := bytes.Repeat([]byte{7}, 32)
 	seen := map[string]string{}
 	for _, info := range []string{infoRecordKey, infoSessionKey, infoKeyCheck} {
@@ -590,21 +590,21 @@ func TestKeyDerivationIsDistinct(t *testing.T) {
 		t.Error("the salt does not reach the record key")
 	}
 	// Two directories created with the same passphrase get different salts.
-	a, _, err := newHeader([]byte("pw"), *fastKDF())
+	a, _, err := newHeader([]byte("pw"), fastKDF())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _, _ := newHeader([]byte("pw"), *fastKDF())
+	b, _, _ := newHeader([]byte("pw"), fastKDF())
 	if a.salt == b.salt || a.check == b.check {
 		t.Error("two new headers share a salt")
 	}
-	if _, _, err := newHeader([]byte("pw"), kdfParams{memoryKiB: 8, iterations: 1, parallelism: 4}); err == nil {
+	if _, _, err := newHeader([]byte("pw"), KDFParams{MemoryKiB: 8, Iterations: 1, Parallelism: 4}); err == nil {
 		t.Error("newHeader accepted memory below 8 KiB per lane")
 	}
 }
 
 func FuzzParseHeader(f *testing.F) {
-	h, _, err := newHeader([]byte("pw"), *fastKDF())
+	h, _, err := newHeader([]byte("pw"), fastKDF())
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -616,7 +616,7 @@ func FuzzParseHeader(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if err := got.kdf.check(); err != nil {
+		if err := got.kdf.Check(); err != nil {
 			t.Fatalf("parsed header with bad parameters: %v", err)
 		}
 		if !bytes.Equal(got.marshal(), b) {
@@ -722,4 +722,112 @@ func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
 	}
 	// Settings and deletes are not records and go through.
 	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(DefaultNS, memory.StoreEpisodic, idA) })
+}
+
+// headerKDF reads the key derivation parameters stored in dir's header.
+func headerKDF(t *testing.T, dir string) KDFParams {
+	t.Helper()
+	db := openPlain(t, dir)
+	p, ok := db.KDF()
+	if !ok {
+		t.Fatal("no encryption header")
+	}
+	closeDB(t, db)
+	return p
+}
+
+// TestNewDirectoryGetsDefaultKDF: a directory encrypted without
+// Options.KDF gets OWASP's recommended Argon2id setting in its header.
+func TestNewDirectoryGetsDefaultKDF(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir, Options{Passphrase: []byte("pw")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := db.KDF(); !ok || p != DefaultKDF() {
+		t.Errorf("KDF() = %v, %v after creating the header, want %v", p, ok, DefaultKDF())
+	}
+	closeDB(t, db)
+	want := KDFParams{MemoryKiB: 19 * 1024, Iterations: 2, Parallelism: 1}
+	if got := headerKDF(t, dir); got != want || DefaultKDF() != want {
+		t.Errorf("header of a new directory says %v (default %v), want %v", got, DefaultKDF(), want)
+	}
+}
+
+// TestKDFOptionHonoured: Options.KDF sets a new directory's parameters;
+// a later Open with other parameters (or none) keeps the header's, and the
+// passphrase still opens it.
+func TestKDFOptionHonoured(t *testing.T) {
+	dir := t.TempDir()
+	chosen := KDFParams{MemoryKiB: 256, Iterations: 3, Parallelism: 2}
+	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: chosen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := newSample()
+	commit(t, db, smp.put)
+	closeDB(t, db)
+	if got := headerKDF(t, dir); got != chosen {
+		t.Fatalf("header says %v, want the chosen %v", got, chosen)
+	}
+	for _, o := range []KDFParams{{}, fastKDF()} {
+		db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: o})
+		if err != nil {
+			t.Fatalf("reopen with KDF %v: %v", o, err)
+		}
+		smp.check(t, db)
+		closeDB(t, db)
+		if got := headerKDF(t, dir); got != chosen {
+			t.Errorf("after an Open with KDF %v the header says %v, want %v", o, got, chosen)
+		}
+	}
+	if _, err := Open(dir, Options{Passphrase: []byte("other"), KDF: chosen}); !errors.Is(err, ErrWrongPassphrase) {
+		t.Errorf("Open with another passphrase: %v, want ErrWrongPassphrase", err)
+	}
+}
+
+// TestOldDefaultKDFStillOpens: a directory whose header names the
+// parameters new directories got before (64 MiB, 3 passes, 4 lanes)
+// opens with its passphrase, and reads, under today's default.
+func TestOldDefaultKDFStillOpens(t *testing.T) {
+	dir := t.TempDir()
+	old := KDFParams{MemoryKiB: 64 << 10, Iterations: 3, Parallelism: 4}
+	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := newSample()
+	commit(t, db, smp.put)
+	closeDB(t, db)
+	db, err = Open(dir, Options{Passphrase: []byte("pw")})
+	if err != nil {
+		t.Fatalf("Open of a directory with the old parameters: %v", err)
+	}
+	smp.check(t, db)
+	if p, _ := db.KDF(); p != old {
+		t.Errorf("KDF() = %v, want the header's %v", p, old)
+	}
+	closeDB(t, db)
+}
+
+// TestKDFOptionOutOfRange: Open refuses parameters Argon2id or the
+// header limits cannot take, before it writes a header.
+func TestKDFOptionOutOfRange(t *testing.T) {
+	for _, p := range []KDFParams{
+		{MemoryKiB: 64, Iterations: 0, Parallelism: 1},
+		{MemoryKiB: 64, Iterations: 1, Parallelism: 0},
+		{MemoryKiB: 8, Iterations: 1, Parallelism: 2},
+		{MemoryKiB: 2 << 20, Iterations: 1, Parallelism: 1},
+		{MemoryKiB: 64, Iterations: 65, Parallelism: 1},
+	} {
+		dir := t.TempDir()
+		_, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: p})
+		if err == nil || !strings.Contains(err.Error(), "KDF parameters out of range") {
+			t.Errorf("Open with %v: %v, want a refusal", p, err)
+			continue
+		}
+		if db := openPlain(t, dir); db.Encryption() != EncryptionOff {
+			t.Errorf("Open with %v left a header behind", p)
+		}
+	}
 }

@@ -245,7 +245,7 @@ func TestMigrateInterruptedAndResumed(t *testing.T) {
 }
 
 func TestMigrateRefusesForeignCiphertext(t *testing.T) {
-	_, foreign, err := newHeader([]byte("another directory"), *fastKDF())
+	_, foreign, err := newHeader([]byte("another directory"), fastKDF())
 	if err != nil {
 		t.Fatal(err)
 	}

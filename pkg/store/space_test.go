@@ -93,7 +93,7 @@ func TestMigrationKeepsReserve(t *testing.T) {
 	db := openPlain(t, dir)
 	commit(t, db, newSample().put)
 	closeDB(t, db)
-	db, err := Open(dir, Options{Passphrase: []byte("pass"), kdf: fastKDF(), MinFreeBytes: 10 << 20, DiskFree: disk.DiskFree})
+	db, err := Open(dir, Options{Passphrase: []byte("pass"), KDF: fastKDF(), MinFreeBytes: 10 << 20, DiskFree: disk.DiskFree})
 	if err != nil {
 		t.Fatal(err)
 	}

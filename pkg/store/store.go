@@ -120,7 +120,9 @@
 // Open recomputes the key check and refuses a passphrase whose check
 // differs with a *WrongPassphraseError, also on an empty store, so records
 // under two keys cannot arise. The CRC tells a damaged header (ErrCorrupt)
-// from a wrong passphrase. New directories use 64 MiB, 3 passes, 4 lanes.
+// from a wrong passphrase. New directories use Options.KDF, by default
+// DefaultKDF (19 MiB, 2 passes, 1 lane); directories created before that
+// default keep 64 MiB, 3 passes, 4 lanes.
 // M and the derived key bytes are wiped after use; the cipher keeps Kr in
 // its own state for the life of the DB. Before it writes a header, Open
 // reads every record value once and refuses a directory that already holds
@@ -255,6 +257,7 @@ type DB struct {
 	// directory has an encryption header.
 	keys      *keyring
 	hasHeader bool
+	kdf       KDFParams // of the header, when hasHeader
 	// plainSessions is set while "s" may hold entries (keys != nil):
 	// writes then also delete the plaintext form of replaced index keys.
 	plainSessions atomic.Bool
@@ -318,10 +321,12 @@ type Options struct {
 	// exiting. The database must not be used after it was called. Tests
 	// with FS use it to treat that moment as a crash.
 	Fatal func(msg string)
-
-	// kdf replaces the Argon2 parameters of a new directory's header;
-	// tests use it to make key derivation cheap.
-	kdf *kdfParams
+	// KDF sets the Argon2id parameters of the encryption header Open
+	// writes when it starts encrypting a directory; the zero value selects
+	// DefaultKDF. A directory that has a header keeps the parameters
+	// written in it, whatever KDF says. Open refuses parameters Check
+	// refuses.
+	KDF KDFParams
 }
 
 // Open opens (creating if needed) the database in dir. It fails at once with

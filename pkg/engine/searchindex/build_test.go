@@ -2,6 +2,7 @@ package searchindex
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -48,5 +49,62 @@ func TestBuildWithTextAnalyzerMatchesAdd(t *testing.T) {
 	}
 	if ix.Stats().Docs != len(docs) {
 		t.Fatalf("%d documents indexed, want %d", ix.Stats().Docs, len(docs))
+	}
+}
+
+// TestBuilderAnalysers: documents analysed by three analysers in turns,
+// batches of uneven sizes (some empty) added in document order on another
+// goroutine's behalf, give the index that adding the documents one by
+// one gives; a batch added out of its analyser's order is refused, and so
+// is a document id given twice.
+func TestBuilderAnalysers(t *testing.T) {
+	an := textindex.NewAnalyzer()
+	cfg := testConfig(3)
+	cfg.Analyzer, cfg.AnalyzerVersion = an, an.Version()
+	docs := textDocs(2000)
+	b, err := NewBuilder(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := []*Analyser{b.Analyser(), b.Analyser(), b.Analyser()}
+	var batches []*Batch
+	for i, k := 0, 0; i < len(docs); k++ {
+		a := as[k%len(as)]
+		for range (k * 37) % 150 { // 0 to 149 documents
+			if i < len(docs) {
+				a.Add(docs[i])
+				i++
+			}
+		}
+		batches = append(batches, a.Batch())
+	}
+	for _, bt := range batches {
+		if err := b.Add(bt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	built := b.Finish().Snapshot().AppendTo(nil, nil)
+	if added := addAll(t, cfg, docs).Snapshot().AppendTo(nil, nil); !bytes.Equal(built, added) {
+		t.Fatal("a build by three analysers and additions of the same documents differ")
+	}
+
+	b, _ = NewBuilder(cfg)
+	a := b.Analyser()
+	a.Add(docs[0])
+	first := a.Batch()
+	a.Add(docs[1])
+	second := a.Batch()
+	if err := b.Add(second); err == nil || !strings.Contains(err.Error(), "out of order") {
+		t.Errorf("second batch added first: %v", err)
+	}
+	if err := b.Add(first); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Add(second); err != nil {
+		t.Fatal(err)
+	}
+	a.Add(docs[0])
+	if err := b.Add(a.Batch()); !errors.Is(err, ErrDuplicate) {
+		t.Errorf("a document added twice: %v, want ErrDuplicate", err)
 	}
 }
