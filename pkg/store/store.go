@@ -273,8 +273,9 @@ type DB struct {
 	// space refuses commits that would eat into the free-space reserve.
 	space spaceGuard
 
-	quarantine quarantine // values that cannot be read (quarantine.go)
-	reg        registry   // namespace names and numbers (namespace.go)
+	quarantine quarantine   // values that cannot be read (quarantine.go)
+	recs       *recordCache // decoded records; nil when off (reccache.go)
+	reg        registry     // namespace names and numbers (namespace.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -295,6 +296,10 @@ type Options struct {
 	Logger *slog.Logger
 	// CacheBytes is the block cache size; 0 selects DefaultCacheBytes.
 	CacheBytes int64
+	// RecordCacheBytes bounds the cache of decoded curated records
+	// (reccache.go); 0 selects DefaultRecordCacheBytes, negative turns it
+	// off.
+	RecordCacheBytes int64
 	// MinFreeBytes is the free space the store keeps on the file system of
 	// its directory: Open refuses a directory with less, and a commit that
 	// would leave less is refused with a *NoSpaceError (matching
@@ -411,6 +416,12 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open database in %s: %w", dir, err)
 	}
 	db := &DB{pdb: pdb, lock: lock, dir: dir, fs: fs, log: log, manifests: manifests, space: newSpaceGuard(dir, o)}
+	switch {
+	case o.RecordCacheBytes == 0:
+		db.recs = newRecordCache(DefaultRecordCacheBytes)
+	case o.RecordCacheBytes > 0:
+		db.recs = newRecordCache(o.RecordCacheBytes)
+	}
 	if err := db.checkLayout(); err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -609,19 +620,33 @@ type Batch struct {
 	// dropped are the namespaces DropNamespace removes from the registry
 	// on commit.
 	dropped []NS
+	// recKeys are the curated-record keys the batch writes or deletes,
+	// and rangeDeleted is set when it deletes a range: what the record
+	// cache drops on commit (reccache.go).
+	recKeys      [][]byte
+	rangeDeleted bool
 }
 
 // NewBatch starts an empty batch.
 func (db *DB) NewBatch() *Batch { return &Batch{db: db, b: db.pdb.NewBatch()} }
 
 // Set writes value under key.
-func (b *Batch) Set(key, value []byte) { _ = b.b.Set(key, value, nil) }
+func (b *Batch) Set(key, value []byte) {
+	b.noteWrite(key)
+	_ = b.b.Set(key, value, nil)
+}
 
 // Delete removes key.
-func (b *Batch) Delete(key []byte) { _ = b.b.Delete(key, nil) }
+func (b *Batch) Delete(key []byte) {
+	b.noteWrite(key)
+	_ = b.b.Delete(key, nil)
+}
 
 // DeleteRange removes every key in [lower, upper).
-func (b *Batch) DeleteRange(lower, upper []byte) { _ = b.b.DeleteRange(lower, upper, nil) }
+func (b *Batch) DeleteRange(lower, upper []byte) {
+	b.rangeDeleted = true
+	_ = b.b.DeleteRange(lower, upper, nil)
+}
 
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }
@@ -658,6 +683,8 @@ func (b *Batch) Append(o *Batch) error {
 	b.healed = append(b.healed, o.healed...)
 	b.released = append(b.released, o.released...)
 	b.dropped = append(b.dropped, o.dropped...)
+	b.recKeys = append(b.recKeys, o.recKeys...)
+	b.rangeDeleted = b.rangeDeleted || o.rangeDeleted
 	return nil
 }
 
@@ -681,6 +708,7 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	}
 	b.db.commitMu.RLock()
 	defer b.db.commitMu.RUnlock()
+	defer b.holdCached()()
 	if err := b.b.Commit(o); err != nil {
 		return err
 	}
@@ -826,8 +854,18 @@ func (b *Batch) DeleteRecord(ns NS, st memory.StoreType, id memory.ID) {
 }
 
 // GetRecord reads one curated record of namespace ns, or ErrNotFound.
+// The record is the caller's to change: with the record cache on
+// (reccache.go) it is a copy of the cached one.
 func (db *DB) GetRecord(ns NS, st memory.StoreType, id memory.ID) (*memory.MemoryRecord, error) {
 	key := recordKey(ns, st, id)
+	var gen uint64
+	if db.recs != nil {
+		var rec *memory.MemoryRecord
+		var ok bool
+		if rec, gen, ok = db.recs.get(key); ok {
+			return rec, nil
+		}
+	}
 	v, err := db.Get(key)
 	if err != nil {
 		return nil, err
@@ -836,6 +874,9 @@ func (db *DB) GetRecord(ns NS, st memory.StoreType, id memory.ID) (*memory.Memor
 	if err != nil {
 		db.damaged(key, ns, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
+	}
+	if db.recs != nil {
+		db.recs.put(key, gen, rec)
 	}
 	return rec, nil
 }
