@@ -456,8 +456,9 @@ func (p *prepared) lensOf(n uint32) []uint32 {
 
 // topK keeps the best hits: a min-heap on rank, h[0] the worst kept.
 // Ranks compare scores first; a document's id is read only when its
-// score ties with a kept one or it is kept, so most candidates cost no
-// access to the document table.
+// score ties with another's, or for the hits returned, so most
+// candidates, kept for a while or not, cost no access to the document
+// table.
 type topK struct {
 	docs []docEntry
 	k    int
@@ -511,7 +512,6 @@ func (t *topK) wants(r *ranked) bool {
 }
 
 func (t *topK) push(r ranked) {
-	t.loadID(&r)
 	if len(t.h) < t.k {
 		t.h = append(t.h, r)
 		for i := len(t.h) - 1; i > 0; {
@@ -650,6 +650,10 @@ func (p *prepared) maxScore(top *topK, filter docFilter) {
 	for ess < len(lists) && prefix[ess] < theta {
 		ess++
 	}
+	// The block bounds bb, their sum bsum and the first block end end,
+	// which hold for every document up to end: d only grows, and no
+	// list's block changes before d passes end.
+	bsum, end, haveBlocks := 0.0, uint32(0), false
 	for ess < len(lists) {
 		d := uint32(noDoc)
 		for i := ess; i < len(lists); i++ {
@@ -660,16 +664,18 @@ func (p *prepared) maxScore(top *topK, filter docFilter) {
 		}
 		if theta > 0 {
 			// Block bound over every list, for the interval [d, end].
-			bsum, end := 0.0, uint32(noDoc)
-			for i := range lists {
-				b, last, ok := lists[i].blockBound(p, d)
-				if !ok {
-					b = 0
-				} else {
-					end = min(end, last)
+			if !haveBlocks || d > end {
+				bsum, end, haveBlocks = 0.0, uint32(noDoc), true
+				for i := range lists {
+					b, last, ok := lists[i].blockBound(p, d)
+					if !ok {
+						b = 0
+					} else {
+						end = min(end, last)
+					}
+					bb[i] = b
+					bsum += b
 				}
-				bb[i] = b
-				bsum += b
 			}
 			if bsum < theta {
 				if end == noDoc {
