@@ -105,6 +105,7 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		}
 		e.observeRecall(ns, p.storeList, seen)
 	}
+	resp.Memories = make([]memory.RecalledMemory, 0, len(cands))
 	var words *wordClasser // made for the first record human mode masks
 	for i, c := range cands {
 		rec := recs[i]

@@ -572,7 +572,7 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := &topK{docs: p.docs, k: q.Limit}
+	top := &topK{docs: p.docs, k: q.Limit, h: make([]ranked, 0, min(q.Limit, 1024))}
 	if q.All {
 		p.conjunctive(p.filterOf(&q), func(doc uint32, score float64) bool {
 			r := ranked{score: score, doc: doc}
@@ -850,7 +850,7 @@ const seedBlocks = 1
 // fewer than k documents were seen.
 func (p *prepared) seedThreshold(lists []cursor, k int, filter docFilter) float64 {
 	c := p.c
-	var seen []seed
+	seen := make([]seed, 0, len(lists)*seedBlocks*blockSize)
 	for i := range lists {
 		cu := &lists[i]
 		te := cu.te
