@@ -866,11 +866,19 @@ func (db *DB) GetRecord(ns NS, st memory.StoreType, id memory.ID) (*memory.Memor
 			return rec, nil
 		}
 	}
-	v, err := db.Get(key)
+	// Decoded straight from pebble's buffer: DecodeRecord copies what it
+	// keeps.
+	v, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeAt(db.keys, key, v, true, DecodeRecord)
+	rec, err := decodeAt(db.keys, key, v, false, DecodeRecord)
+	if cerr := closer.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		db.damaged(key, ns, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
