@@ -21,8 +21,9 @@ import (
 //     text, time and speaker fields (index.go).
 //  3. Second stage: each candidate's text score plus Proximity times the
 //     BM25TP term-pair score (searchindex.Index.ScoreProximity), then shared
-//     with its neighbours in its conversation (rank.SmoothNeighbours over
-//     the engine's sequence, sequence.go), which brings in the record
+//     with its neighbours in its conversation (the smoothing of
+//     rank.SmoothNeighbours, computed by stage.smooth over the engine's
+//     sequence, sequence.go), which brings in the record
 //     after the turn that echoes the question; last, each record's own
 //     time and speaker evidence, which is not shared (neighbours in one
 //     session have the same time, and a name says nothing about the
