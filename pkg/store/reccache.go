@@ -17,7 +17,8 @@ import (
 // from the cache once pebble has applied it. Every write of the store
 // goes through a Batch (the engine's writes, imports, drops, the recall
 // write-behind), except the encryption migration, which rewrites sealed
-// values with unchanged plaintext and clears the cache anyway.
+// values with unchanged plaintext and holds the whole cache out around
+// each chunk anyway.
 //
 // A commit holds the keys it writes out of the cache while pebble applies
 // it: before, it drops them and marks their shards busy; after, it
@@ -153,9 +154,6 @@ func (c *recordCache) hold(keys [][]byte, all bool) (release func()) {
 		}
 	}
 }
-
-// clear drops every record.
-func (c *recordCache) clear() { c.hold(nil, true)() }
 
 // enter starts a commit that writes key (every key when all is set).
 func (s *cacheShard) enter(key []byte, all bool) {
