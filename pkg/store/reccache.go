@@ -13,8 +13,8 @@ import (
 // pebble read and a decode. It sits under GetRecord and is kept coherent
 // by the commits themselves: a batch notes every curated-record key it
 // writes or deletes (Set, Delete) and whether it deletes a range (which
-// may hold records), and its commit drops those keys, or everything,
-// from the cache once pebble has applied it. Every write of the store
+// may hold records), and its commit keeps those keys, or every key, out
+// of the cache while pebble applies it. Every write of the store
 // goes through a Batch (the engine's writes, imports, drops, the recall
 // write-behind), except the encryption migration, which rewrites sealed
 // values with unchanged plaintext and holds the whole cache out around
