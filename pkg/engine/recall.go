@@ -105,14 +105,15 @@ func (e *Engine) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest
 		}
 		e.observeRecall(ns, p.storeList, seen)
 	}
-	var words *wordClasser // made for the first record human mode renders
+	resp.Memories = make([]memory.RecalledMemory, 0, len(cands))
+	var words *wordClasser // made for the first record human mode masks
 	for i, c := range cands {
 		rec := recs[i]
 		// Rendered from the score the record had when recalled (see
 		// finishRecall), so a faded memory comes back faded even though
 		// this recall reinforces it.
 		rendered := rec.Content
-		if p.modes[rec.Store] == memory.ModeHuman {
+		if p.modes[rec.Store] == memory.ModeHuman && maskedShare(rec.Fidelity.Score) > 0 {
 			if words == nil {
 				words = newWordClasser(p.text, e.function)
 			}
@@ -277,20 +278,25 @@ func (p *recallPlan) weights() (text, vector float64) {
 }
 
 // relevance adds up what each record scores, in the order records are
-// found.
+// found: score[i] is what order[i] scored.
 type relevance struct {
-	score map[memory.ID]float64
 	order []memory.ID
+	score []float64
+	at    docSet // indexes of order
 }
 
 func (r *relevance) add(id memory.ID, s float64) {
-	if r.score == nil {
-		r.score = map[memory.ID]float64{}
+	if r.at.slots == nil {
+		r.at.init(64)
 	}
-	if _, ok := r.score[id]; !ok {
+	i := r.at.find(r.order, id)
+	if i < 0 {
+		i = len(r.order)
 		r.order = append(r.order, id)
+		r.score = append(r.score, 0)
+		r.at.insert(r.order, i)
 	}
-	r.score[id] += s
+	r.score[i] += s
 }
 
 // eligible decides store, time and dormancy; fidelity filtering is
@@ -362,9 +368,9 @@ func (e *Engine) textHitsLocked(ns *nsState, p *recallPlan, k int, w float64, fo
 // that changed since the vector scan saw them.
 func eligibleLocked(ns *nsState, p *recallPlan, found *relevance) []candidate {
 	cands := make([]candidate, 0, len(found.order))
-	for _, id := range found.order {
+	for i, id := range found.order {
 		if ent, ok := eligible(ns, p, id); ok {
-			cands = append(cands, candidate{id: id, store: ent.store, score: found.score[id]})
+			cands = append(cands, candidate{id: id, store: ent.store, score: found.score[i]})
 		}
 	}
 	return cands
@@ -417,16 +423,17 @@ func recentLocked(ns *nsState, p *recallPlan, k int) []memory.ID {
 // activateLocked spreads activation from the best candidates and merges the
 // activated records in.
 func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
-	ranked := slices.Clone(cands)
-	slices.SortStableFunc(ranked, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
-	idx := make(map[memory.ID]int, len(cands))
+	seeds := bestSeeds(cands)
+	ids := make([]memory.ID, len(cands), len(cands)+16)
+	var idx docSet // indexes of ids, which are those of cands
+	idx.init(cap(ids))
 	for i, c := range cands {
-		idx[c.id] = i
+		ids[i] = c.id
+		idx.insert(ids, i)
 	}
-	for s := 0; s < len(ranked) && s < activationSeeds; s++ {
-		src := ranked[s]
+	for _, src := range seeds {
 		for _, a := range spreadLocked(ns, src.id, p.depth, recallMinWeight, nil) {
-			if i, ok := idx[a.id]; ok {
+			if i := idx.find(ids, a.id); i >= 0 {
 				cands[i].score += activationBoost * a.level * src.score
 				if cands[i].path == nil {
 					cands[i].path = a.path
@@ -437,11 +444,35 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 			if !ok {
 				continue
 			}
-			idx[a.id] = len(cands)
+			ids = append(ids, a.id)
+			idx.insert(ids, len(cands))
 			cands = append(cands, candidate{id: a.id, store: ent.store, score: activationOnly * a.level * src.score, path: a.path})
 		}
 	}
 	return cands
+}
+
+// bestSeeds returns copies of the activationSeeds best candidates, best
+// first, the earlier of equal scores first: the head of cands sorted
+// stably by descending score.
+func bestSeeds(cands []candidate) []candidate {
+	n := min(activationSeeds, len(cands))
+	var picked [activationSeeds]int
+	out := make([]candidate, 0, n)
+	for len(out) < n {
+		best := -1
+		for i := range cands {
+			if slices.Contains(picked[:len(out)], i) {
+				continue
+			}
+			if best < 0 || cands[i].score > cands[best].score {
+				best = i
+			}
+		}
+		picked[len(out)] = best
+		out = append(out, cands[best])
+	}
+	return out
 }
 
 // finishRecall reads the answer's records and, when asked, reconsolidates

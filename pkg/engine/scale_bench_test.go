@@ -150,15 +150,21 @@ func loadScaleWith(b *testing.B, ctx context.Context, n, other int, sopts store.
 	return env
 }
 
-// latencies runs op b.N times and reports its p50 and p99.
+// latencies runs op b.N times and reports its p50 and p99, and the
+// process CPU time per op (background work included), which a busy
+// machine inflates far less than the wall time.
 func latencies(b *testing.B, op func(i int)) {
 	b.Helper()
 	d := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
+	cpu := cputime.Process()
 	for i := 0; i < b.N; i++ {
 		t := time.Now()
 		op(i)
 		d = append(d, time.Since(t))
+	}
+	if cpu > 0 {
+		b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 	}
 	b.StopTimer()
 	reportPercentiles(b, d)

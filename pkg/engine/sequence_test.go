@@ -92,16 +92,33 @@ func (w *seqWorld) order(ctx context.Context) []string {
 		}
 		return "?" + id.String()
 	}
-	// A ranking's memo finds the same neighbours, most of them from the
-	// place where the lookup of the record next to them found them.
-	m := newSeqMemo(ns.st)
+	// The second stage finds the same neighbours, and looking theirs up
+	// from where it found them finds them too.
 	same := func(id memory.ID) {
-		mp, mpok := m.Prev(id)
-		mn, mnok := m.Next(id)
 		cp, cpok := c.Prev(id)
 		cn, cnok := c.Next(id)
+		st := newStage(1)
+		st.add(id, seqPlace{})
+		st.neighbours(c)
+		at := func(j int32) (memory.ID, bool) {
+			if j < 0 {
+				return memory.ID{}, false
+			}
+			return st.ids[j], true
+		}
+		mp, mpok := at(st.prev[0])
+		mn, mnok := at(st.next[0])
 		if mp != cp || mpok != cpok || mn != cn || mnok != cnok {
-			w.t.Errorf("memo's neighbours of %s: %s, %s; want %s, %s", label(id, true), label(mp, mpok), label(mn, mnok), label(cp, cpok), label(cn, cnok))
+			w.t.Errorf("second stage's neighbours of %s: %s, %s; want %s, %s", label(id, true), label(mp, mpok), label(mn, mnok), label(cp, cpok), label(cn, cnok))
+		}
+		for j := 1; j < len(st.ids); j++ {
+			nb := st.ids[j]
+			p, n, _, _ := ns.st.neighboursAt(nb, st.at[j])
+			wp, wpok := c.Prev(nb)
+			wn, wnok := c.Next(nb)
+			if p.id != wp || p.ok != wpok || n.id != wn || n.ok != wnok {
+				w.t.Errorf("neighbours of %s looked up from where the second stage found it: %s, %s; want %s, %s", label(nb, true), label(p.id, p.ok), label(n.id, n.ok), label(wp, wpok), label(wn, wnok))
+			}
 		}
 		// A place that is not the record's is not trusted.
 		for i := range 3 {
@@ -114,11 +131,6 @@ func (w *seqWorld) order(ctx context.Context) []string {
 	var out []string
 	for id := range ns.st.entries {
 		same(id)
-		for _, side := range [2]func(memory.ID) (memory.ID, bool){m.Prev, m.Next} {
-			if n, ok := side(id); ok {
-				same(n)
-			}
-		}
 		n, ok := w.name[id]
 		if !ok {
 			continue

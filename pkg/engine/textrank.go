@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -20,8 +21,9 @@ import (
 //     text, time and speaker fields (index.go).
 //  3. Second stage: each candidate's text score plus Proximity times the
 //     BM25TP term-pair score (searchindex.Index.ScoreProximity), then shared
-//     with its neighbours in its conversation (rank.SmoothNeighbours over
-//     the engine's sequence, sequence.go), which brings in the record
+//     with its neighbours in its conversation (the smoothing of
+//     rank.SmoothNeighbours, computed by stage.smooth over the engine's
+//     sequence, sequence.go), which brings in the record
 //     after the turn that echoes the question; last, each record's own
 //     time and speaker evidence, which is not shared (neighbours in one
 //     session have the same time, and a name says nothing about the
@@ -95,85 +97,74 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 	if r.Candidates > 0 && len(hits) > r.Candidates {
 		top, rest = hits[:r.Candidates], hits[r.Candidates:]
 	}
-	// The candidates, then their neighbours that are not candidates:
-	// the index scores them all in one call per kind of evidence.
-	docs := make([]memory.ID, len(top), 3*len(top))
-	for i, h := range top {
-		docs[i] = h.ID
+	st := newStage(len(top))
+	for _, h := range top {
+		st.add(h.ID, seqPlace{})
 	}
 	smooth := r.Context != (rank.Context{})
 	if smooth {
-		if c, ok := seq.(conversation); ok {
-			seq = newSeqMemo(c.s)
-		}
-		docs = appendNeighbours(docs, seq, len(top))
+		// The candidates, then their neighbours that are not candidates:
+		// the index scores them all in one call per kind of evidence.
+		st.neighbours(placedOf(seq))
 	}
 	// Proximity is of the text's terms: the field terms of a record sit
 	// next to each other in their field whatever the record says.
 	textQ, fieldQ := q, q
 	textQ.Terms, fieldQ.Terms = content, fields
-	bm25, prox, err := ix.ScoreProximity(textQ, docs)
+	bm25, prox, err := ix.ScoreProximity(textQ, st.ids)
 	if err != nil {
 		return nil, fmt.Errorf("text proximity: %w", err)
 	}
-	cands := make([]rank.Scored[memory.ID], len(top), len(hits))
+	n := len(top)
+	cands := make([]stagedScore, len(st.ids), len(st.ids)+len(rest))
 	for i, h := range top {
-		cands[i] = rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score + r.Proximity*prox[i].Score}
+		cands[i] = stagedScore{doc: h.ID, score: h.Score + r.Proximity*prox[i].Score}
 	}
-	var near map[memory.ID]float64 // the neighbours that are not hits: their text evidence
 	if smooth {
 		// Time and speaker evidence stays a record's own: the candidates'
 		// comes off now and, like the neighbours', is added back after
 		// the smoothing.
-		own, err := r.fieldScores(ix, fieldQ, docs)
+		own, err := r.fieldScores(ix, fieldQ, st.ids)
 		if err != nil {
 			return nil, err
 		}
-		ownOf := make(map[memory.ID]float64, len(docs))
-		for i, id := range docs {
-			if own[i] > 0 {
-				ownOf[id] = own[i]
-			}
+		base := make([]float64, len(st.ids))
+		for i := range n {
+			base[i] = max(0, cands[i].score-own[i])
 		}
-		for i := range cands {
-			cands[i].Score = max(0, cands[i].Score-own[i])
-		}
-		// A neighbour's own text evidence, which rank.SmoothNeighbours
-		// shares with the records next to it; proximity only where a
-		// query term occurs (it is 0 elsewhere).
-		near = make(map[memory.ID]float64, len(docs)-len(top))
-		for i := len(top); i < len(docs); i++ {
-			near[docs[i]] = bm25[i]
+		// A neighbour's own text evidence, which the smoothing shares
+		// with the records next to it; proximity only where a query
+		// term occurs (it is 0 elsewhere).
+		for i := n; i < len(st.ids); i++ {
+			base[i] = bm25[i]
 			if bm25[i] > 0 {
-				near[docs[i]] += r.Proximity * prox[i].Score
+				base[i] += r.Proximity * prox[i].Score
 			}
+			cands[i] = stagedScore{doc: st.ids[i], neighbour: true}
 		}
-		cands = rank.SmoothNeighbours(cands, seq, r.Context, func(id memory.ID) float64 { return near[id] })
+		st.smooth(base, r.Context)
 		for i := range cands {
-			cands[i].Score += ownOf[cands[i].Doc]
+			cands[i].score = base[i]
+			if own[i] > 0 {
+				cands[i].score += own[i]
+			}
 		}
 	}
-	if len(rest) > 0 {
-		seen := make(map[memory.ID]bool, len(cands))
-		for _, c := range cands {
-			seen[c.Doc] = true
-		}
-		for _, h := range rest {
-			if !seen[h.ID] {
-				cands = append(cands, rank.Scored[memory.ID]{Doc: h.ID, Score: h.Score})
-			}
+	for _, h := range rest {
+		if !st.has(h.ID) {
+			cands = append(cands, stagedScore{doc: h.ID, score: h.Score})
 		}
 	}
 	// Equal scores fall to the id, as everywhere in recall.
-	slices.SortFunc(cands, func(a, b rank.Scored[memory.ID]) int { return byScoreThenID(a.Score, b.Score, a.Doc, b.Doc) })
-	out := cands[:0]
+	slices.SortFunc(cands, func(a, b stagedScore) int { return byScoreThenID(a.score, b.score, a.doc, b.doc) })
+	out := make([]rank.Scored[memory.ID], 0, min(k, len(cands)))
 	for _, c := range cands {
 		if len(out) == k {
 			break
 		}
 		// The first stage's hits passed the filter; neighbours may not.
-		if _, nb := near[c.Doc]; c.Score > 0 && (!nb || eligible(c.Doc)) {
-			out = append(out, c)
+		if c.score > 0 && (!c.neighbour || eligible(c.doc)) {
+			out = append(out, rank.Scored[memory.ID]{Doc: c.doc, Score: c.score})
 		}
 	}
 	return out, nil
@@ -212,72 +203,192 @@ func (r textRanking) fieldScores(ix *searchindex.Index, fieldQ searchindex.Query
 	return s, nil
 }
 
-// appendNeighbours appends to docs, whose first n are the candidates,
-// the records before and after each candidate in seq that are neither
-// candidates nor appended already, in that order.
-func appendNeighbours(docs []memory.ID, seq rank.Sequence[memory.ID], n int) []memory.ID {
-	for i := range n {
-		for _, side := range [2]func(memory.ID) (memory.ID, bool){seq.Prev, seq.Next} {
-			if nb, ok := side(docs[i]); ok && !slices.Contains(docs, nb) {
-				docs = append(docs, nb)
-			}
+// stagedScore is a document of the second stage's answer and its score;
+// neighbour is set for a neighbour of a candidate that the first stage
+// did not return (the filter has not seen it).
+type stagedScore struct {
+	doc       memory.ID
+	score     float64
+	neighbour bool
+}
+
+// stage holds the documents the second stage scores, in order: the n
+// first-stage candidates, then the neighbours of the candidates that are
+// not candidates, in the order they were reached (each candidate's
+// record before, then after). For each it keeps where the conversation
+// order found it and which of the documents are its neighbours, so that
+// the smoothing looks nothing up in maps.
+type stage struct {
+	ids        []memory.ID
+	at         []seqPlace
+	prev, next []int32 // index in ids of the neighbour, -1: none among them
+	set        docSet
+	n          int
+}
+
+func newStage(n int) *stage {
+	st := &stage{n: n}
+	c := 3 * n
+	st.ids = make([]memory.ID, 0, c)
+	st.at = make([]seqPlace, 0, c)
+	st.set.init(c)
+	return st
+}
+
+// add appends document id, found at place at, and returns its index.
+func (st *stage) add(id memory.ID, at seqPlace) int {
+	i := len(st.ids)
+	st.ids = append(st.ids, id)
+	st.at = append(st.at, at)
+	st.set.insert(st.ids, i)
+	return i
+}
+
+// has reports whether id is one of the documents.
+func (st *stage) has(id memory.ID) bool { return st.set.find(st.ids, id) >= 0 }
+
+// neighbours appends the neighbours of the candidates in seq that are not
+// candidates, and links every document to those of its neighbours that
+// are among the documents.
+func (st *stage) neighbours(seq placedSequence) {
+	st.prev = make([]int32, 0, cap(st.ids))
+	st.next = make([]int32, 0, cap(st.ids))
+	link := func(nb neighbourOf, at seqPlace, grow bool) int32 {
+		if !nb.ok {
+			return -1
 		}
+		j := st.set.find(st.ids, nb.id)
+		switch {
+		case j < 0 && grow:
+			j = st.add(nb.id, at)
+		case j >= 0 && !st.at[j].ok:
+			st.at[j] = at // spares the search when it is looked up
+		}
+		return int32(j)
 	}
-	return docs
+	for i := 0; i < len(st.ids); i++ {
+		// Candidates bring their neighbours in; a neighbour's own
+		// neighbours count only if they are among the documents already
+		// (two steps from every candidate, a record lends nothing).
+		prev, next, prevAt, nextAt := seq.neighboursAt(st.ids[i], st.at[i])
+		grow := i < st.n
+		st.prev = append(st.prev, link(prev, prevAt, grow))
+		st.next = append(st.next, link(next, nextAt, grow))
+	}
 }
 
-// seqMemo remembers the neighbours a ranking looked up in the engine's
-// conversation order: each record's are asked for several times (once to
-// score it, once per record next to it), and both are found with one
-// lookup of its place. A neighbour found in its session's list is looked
-// up in turn from the place it was found at, without searching the list.
-type seqMemo struct {
-	s    *state
-	memo map[memory.ID]seqLook
+// smooth replaces base, each document's own score, with the score it has
+// once it shares in its neighbours' evidence:
+//
+//	s'(d) = s(d) + Before · s(prev(d)) + After · s(next(d))
+//
+// with 0 for a neighbour outside the documents: what
+// rank.SmoothNeighbours computes, bit for bit.
+func (st *stage) smooth(base []float64, c rank.Context) {
+	out := make([]float64, len(base))
+	for i := range base {
+		s := base[i]
+		if j := st.prev[i]; j >= 0 && c.Before != 0 {
+			s += c.Before * base[j]
+		}
+		if j := st.next[i]; j >= 0 && c.After != 0 {
+			s += c.After * base[j]
+		}
+		out[i] = s
+	}
+	copy(base, out)
 }
 
-// seqLook is what seqMemo knows of a record: where it sits, when it was
-// found as a neighbour, and its neighbours once looked up.
-type seqLook struct {
-	at   seqPlace
-	n    [2]neighbourOf
-	done bool
+// placedSequence is a conversation order that can start a lookup from
+// where an earlier one found the record (conversation, whose lookups
+// otherwise cost a map access and a search of the session's list).
+type placedSequence interface {
+	neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf, prevAt, nextAt seqPlace)
 }
 
+// neighboursAt is state.neighboursAt.
+func (c conversation) neighboursAt(id memory.ID, at seqPlace) (prev, next neighbourOf, prevAt, nextAt seqPlace) {
+	return c.s.neighboursAt(id, at)
+}
+
+// placedOf returns seq as a placedSequence: itself when it is one, else a
+// wrapper that ignores places.
+func placedOf(seq rank.Sequence[memory.ID]) placedSequence {
+	if p, ok := seq.(placedSequence); ok {
+		return p
+	}
+	return placeless{seq}
+}
+
+type placeless struct{ seq rank.Sequence[memory.ID] }
+
+func (p placeless) neighboursAt(id memory.ID, _ seqPlace) (prev, next neighbourOf, _, _ seqPlace) {
+	prev.id, prev.ok = p.seq.Prev(id)
+	next.id, next.ok = p.seq.Next(id)
+	return prev, next, seqPlace{}, seqPlace{}
+}
+
+// neighbourOf is a neighbour in a conversation, if there is one.
 type neighbourOf struct {
 	id memory.ID
 	ok bool
 }
 
-func newSeqMemo(s *state) *seqMemo {
-	return &seqMemo{s: s, memo: make(map[memory.ID]seqLook, 128)}
+// docSet finds a document's index in a stage's ids: an open-addressing
+// table of indexes plus one (0: empty), hashed by the id's last eight
+// bytes (random in memsvc's ids; colliding ids only make probes longer).
+type docSet struct {
+	slots []int32
 }
 
-// Prev returns the record before doc.
-func (m *seqMemo) Prev(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[0]; return n.id, n.ok }
-
-// Next returns the record after doc.
-func (m *seqMemo) Next(doc memory.ID) (memory.ID, bool) { n := m.look(doc)[1]; return n.id, n.ok }
-
-func (m *seqMemo) look(doc memory.ID) [2]neighbourOf {
-	l := m.memo[doc]
-	if l.done {
-		return l.n
+// init sizes the set for about n documents; it grows as needed.
+func (s *docSet) init(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
 	}
-	prev, next, prevAt, nextAt := m.s.neighboursAt(doc, l.at)
-	m.memo[doc] = seqLook{at: l.at, n: [2]neighbourOf{prev, next}, done: true}
-	m.place(prev, prevAt)
-	m.place(next, nextAt)
-	return [2]neighbourOf{prev, next}
+	s.slots = make([]int32, size)
 }
 
-// place notes where neighbour n sits, if it was found in a list and has
-// not been looked up.
-func (m *seqMemo) place(n neighbourOf, at seqPlace) {
-	if !n.ok || !at.ok {
-		return
+func (s *docSet) home(id memory.ID) int {
+	h := binary.LittleEndian.Uint64(id[8:]) * 0x9e3779b97f4a7c15
+	return int(h >> 32 & uint64(len(s.slots)-1))
+}
+
+// find returns the index in ids of id, or -1.
+func (s *docSet) find(ids []memory.ID, id memory.ID) int {
+	mask := len(s.slots) - 1
+	for i := s.home(id); ; i = (i + 1) & mask {
+		v := s.slots[i]
+		if v == 0 {
+			return -1
+		}
+		if ids[v-1] == id {
+			return int(v - 1)
+		}
 	}
-	if _, known := m.memo[n.id]; !known {
-		m.memo[n.id] = seqLook{at: at}
+}
+
+// insert adds ids[i], which is not in the set.
+func (s *docSet) insert(ids []memory.ID, i int) {
+	if 2*(i+1) > len(s.slots) {
+		// Keep the table at most half full.
+		old := s.slots
+		s.slots = make([]int32, 2*len(old))
+		for _, v := range old {
+			if v != 0 {
+				s.place(ids[v-1], v)
+			}
+		}
 	}
+	s.place(ids[i], int32(i+1))
+}
+
+func (s *docSet) place(id memory.ID, v int32) {
+	mask := len(s.slots) - 1
+	i := s.home(id)
+	for s.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	s.slots[i] = v
 }

@@ -276,8 +276,9 @@ type DB struct {
 	// space refuses commits that would eat into the free-space reserve.
 	space spaceGuard
 
-	quarantine quarantine // values that cannot be read (quarantine.go)
-	reg        registry   // namespace names and numbers (namespace.go)
+	quarantine quarantine   // values that cannot be read (quarantine.go)
+	recs       *recordCache // decoded records; nil when off (reccache.go)
+	reg        registry     // namespace names and numbers (namespace.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -298,6 +299,10 @@ type Options struct {
 	Logger *slog.Logger
 	// CacheBytes is the block cache size; 0 selects DefaultCacheBytes.
 	CacheBytes int64
+	// RecordCacheBytes bounds the cache of decoded curated records
+	// (reccache.go); 0 selects DefaultRecordCacheBytes, negative turns it
+	// off.
+	RecordCacheBytes int64
 	// MinFreeBytes is the free space the store keeps on the file system of
 	// its directory: Open refuses a directory with less, and a commit that
 	// would leave less is refused with a *NoSpaceError (matching
@@ -416,6 +421,12 @@ func open(dir string, fs vfs.FS, lock *pebble.Lock, o Options) (*DB, error) {
 		return nil, fmt.Errorf("open database in %s: %w", dir, err)
 	}
 	db := &DB{pdb: pdb, lock: lock, dir: dir, fs: fs, log: log, manifests: manifests, space: newSpaceGuard(dir, o)}
+	switch {
+	case o.RecordCacheBytes == 0:
+		db.recs = newRecordCache(DefaultRecordCacheBytes)
+	case o.RecordCacheBytes > 0:
+		db.recs = newRecordCache(o.RecordCacheBytes)
+	}
 	if err := db.checkLayout(); err != nil {
 		_ = pdb.Close()
 		return nil, err
@@ -614,19 +625,33 @@ type Batch struct {
 	// dropped are the namespaces DropNamespace removes from the registry
 	// on commit.
 	dropped []NS
+	// recKeys are the curated-record keys the batch writes or deletes,
+	// and rangeDeleted is set when it deletes a range: what the record
+	// cache drops on commit (reccache.go).
+	recKeys      [][]byte
+	rangeDeleted bool
 }
 
 // NewBatch starts an empty batch.
 func (db *DB) NewBatch() *Batch { return &Batch{db: db, b: db.pdb.NewBatch()} }
 
 // Set writes value under key.
-func (b *Batch) Set(key, value []byte) { _ = b.b.Set(key, value, nil) }
+func (b *Batch) Set(key, value []byte) {
+	b.noteWrite(key)
+	_ = b.b.Set(key, value, nil)
+}
 
 // Delete removes key.
-func (b *Batch) Delete(key []byte) { _ = b.b.Delete(key, nil) }
+func (b *Batch) Delete(key []byte) {
+	b.noteWrite(key)
+	_ = b.b.Delete(key, nil)
+}
 
 // DeleteRange removes every key in [lower, upper).
-func (b *Batch) DeleteRange(lower, upper []byte) { _ = b.b.DeleteRange(lower, upper, nil) }
+func (b *Batch) DeleteRange(lower, upper []byte) {
+	b.rangeDeleted = true
+	_ = b.b.DeleteRange(lower, upper, nil)
+}
 
 // Empty reports whether the batch holds no writes.
 func (b *Batch) Empty() bool { return b.b.Empty() }
@@ -663,6 +688,8 @@ func (b *Batch) Append(o *Batch) error {
 	b.healed = append(b.healed, o.healed...)
 	b.released = append(b.released, o.released...)
 	b.dropped = append(b.dropped, o.dropped...)
+	b.recKeys = append(b.recKeys, o.recKeys...)
+	b.rangeDeleted = b.rangeDeleted || o.rangeDeleted
 	return nil
 }
 
@@ -686,6 +713,7 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	}
 	b.db.commitMu.RLock()
 	defer b.db.commitMu.RUnlock()
+	defer b.holdCached()()
 	if err := b.b.Commit(o); err != nil {
 		return err
 	}
@@ -831,16 +859,37 @@ func (b *Batch) DeleteRecord(ns NS, st memory.StoreType, id memory.ID) {
 }
 
 // GetRecord reads one curated record of namespace ns, or ErrNotFound.
+// The record is the caller's to change: with the record cache on
+// (reccache.go) it is a copy of the cached one.
 func (db *DB) GetRecord(ns NS, st memory.StoreType, id memory.ID) (*memory.MemoryRecord, error) {
 	key := recordKey(ns, st, id)
-	v, err := db.Get(key)
+	var gen uint64
+	if db.recs != nil {
+		var rec *memory.MemoryRecord
+		var ok bool
+		if rec, gen, ok = db.recs.get(key); ok {
+			return rec, nil
+		}
+	}
+	// Decoded straight from pebble's buffer: DecodeRecord copies what it
+	// keeps.
+	v, closer, err := db.pdb.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, ErrNotFound
+	}
 	if err != nil {
 		return nil, err
 	}
-	rec, err := decodeAt(db.keys, key, v, true, DecodeRecord)
+	rec, err := decodeAt(db.keys, key, v, false, DecodeRecord)
+	if cerr := closer.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
 	if err != nil {
 		db.damaged(key, ns, st, err)
 		return nil, fmt.Errorf("%s record %s: %w", st, id, err)
+	}
+	if db.recs != nil {
+		db.recs.put(key, gen, rec)
 	}
 	return rec, nil
 }

@@ -456,8 +456,9 @@ func (p *prepared) lensOf(n uint32) []uint32 {
 
 // topK keeps the best hits: a min-heap on rank, h[0] the worst kept.
 // Ranks compare scores first; a document's id is read only when its
-// score ties with a kept one or it is kept, so most candidates cost no
-// access to the document table.
+// score ties with another's, or for the hits returned, so most
+// candidates, kept for a while or not, cost no access to the document
+// table.
 type topK struct {
 	docs []docEntry
 	k    int
@@ -511,7 +512,6 @@ func (t *topK) wants(r *ranked) bool {
 }
 
 func (t *topK) push(r ranked) {
-	t.loadID(&r)
 	if len(t.h) < t.k {
 		t.h = append(t.h, r)
 		for i := len(t.h) - 1; i > 0; {
@@ -572,7 +572,7 @@ func (ix *Index) Search(q Query) ([]Hit, error) {
 	if err != nil {
 		return nil, err
 	}
-	top := &topK{docs: p.docs, k: q.Limit}
+	top := &topK{docs: p.docs, k: q.Limit, h: make([]ranked, 0, min(q.Limit, 1024))}
 	if q.All {
 		p.conjunctive(p.filterOf(&q), func(doc uint32, score float64) bool {
 			r := ranked{score: score, doc: doc}
@@ -650,6 +650,10 @@ func (p *prepared) maxScore(top *topK, filter docFilter) {
 	for ess < len(lists) && prefix[ess] < theta {
 		ess++
 	}
+	// The block bounds bb, their sum bsum and the first block end end,
+	// which hold for every document up to end: d only grows, and no
+	// list's block changes before d passes end.
+	bsum, end, haveBlocks := 0.0, uint32(0), false
 	for ess < len(lists) {
 		d := uint32(noDoc)
 		for i := ess; i < len(lists); i++ {
@@ -660,16 +664,18 @@ func (p *prepared) maxScore(top *topK, filter docFilter) {
 		}
 		if theta > 0 {
 			// Block bound over every list, for the interval [d, end].
-			bsum, end := 0.0, uint32(noDoc)
-			for i := range lists {
-				b, last, ok := lists[i].blockBound(p, d)
-				if !ok {
-					b = 0
-				} else {
-					end = min(end, last)
+			if !haveBlocks || d > end {
+				bsum, end, haveBlocks = 0.0, uint32(noDoc), true
+				for i := range lists {
+					b, last, ok := lists[i].blockBound(p, d)
+					if !ok {
+						b = 0
+					} else {
+						end = min(end, last)
+					}
+					bb[i] = b
+					bsum += b
 				}
-				bb[i] = b
-				bsum += b
 			}
 			if bsum < theta {
 				if end == noDoc {
@@ -844,7 +850,7 @@ const seedBlocks = 1
 // fewer than k documents were seen.
 func (p *prepared) seedThreshold(lists []cursor, k int, filter docFilter) float64 {
 	c := p.c
-	var seen []seed
+	seen := make([]seed, 0, len(lists)*seedBlocks*blockSize)
 	for i := range lists {
 		cu := &lists[i]
 		te := cu.te
