@@ -218,10 +218,21 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 }
 
 // bytes parses content data: an integer array in one pass, into a slice
-// sized as Bytes' own parser sizes it, anything else (base64, null)
-// through json.Unmarshal.
+// sized as Bytes' own parser sizes it, a base64 string without escapes
+// where it lies, anything else (null, escapes) through json.Unmarshal.
 func (d *recallDecoder) bytes(b *Bytes) bool {
-	if d.Peek() != '[' {
+	switch d.Peek() {
+	case '[':
+	case '"':
+		save := d.Pos
+		if s, ok := d.PlainString(); ok {
+			v, ok := decodeBase64(s)
+			*b = v
+			return ok
+		}
+		d.Pos = save
+		return d.delegate(b)
+	default:
 		return d.delegate(b)
 	}
 	n := bytes.IndexByte(d.Data[d.Pos:], ']')
