@@ -335,7 +335,9 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, que
 	ct := ""
 	if in != nil {
 		var err error
-		if b, err = json.Marshal(in); err != nil {
+		// Binary values in base64, which memsvc servers read in every
+		// request: a quarter to a third the size of the arrays.
+		if b, err = json.Marshal(memory.Base64Request(in)); err != nil {
 			return invalidRequest(err)
 		}
 		ct = wire.ContentTypeJSON

@@ -184,10 +184,21 @@ func (c *RecallCue) UnmarshalJSON(data []byte) error {
 type contentForm struct {
 	c *MemoryContent
 	f BinaryForm
+	// nilBlocks writes a nil block list as null, as encoding/json writes
+	// the content of a request; answers write [].
+	nilBlocks bool
 }
 
 // MarshalJSON writes the content as appendContentJSON does.
 func (c contentForm) MarshalJSON() ([]byte, error) {
+	if c.nilBlocks && c.c.Blocks == nil {
+		b, err := appendContentJSON(nil, c.c, nil, c.f)
+		if err != nil {
+			return nil, err
+		}
+		const empty, null = `{"blocks":[]`, `{"blocks":null`
+		return append([]byte(null), b[len(empty):]...), nil
+	}
 	return appendContentJSON(make([]byte, 0, contentSizeHint(c.c)), c.c, nil, c.f)
 }
 
@@ -208,7 +219,7 @@ func (r *RecallRawQueryResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byt
 	recs := make([]entry, len(r.Records))
 	for i := range r.Records {
 		rec := &r.Records[i]
-		recs[i] = entry{(*plain)(rec), contentForm{&rec.Content, f}, orEmpty(rec.DerivedMemoryIDs)}
+		recs[i] = entry{(*plain)(rec), contentForm{c: &rec.Content, f: f}, orEmpty(rec.DerivedMemoryIDs)}
 	}
 	b, err := json.Marshal(struct {
 		Records         []entry `json:"records"`

@@ -38,7 +38,7 @@ func Base64Request(req any) any {
 	case *EncodeUpdateRequest:
 		var c *contentForm
 		if r.Content != nil {
-			c = &contentForm{r.Content, BinaryBase64}
+			c = &contentForm{r.Content, BinaryBase64, true}
 		}
 		// As EncodeUpdateRequest.MarshalJSON: nil metadata is null.
 		return struct {
@@ -90,7 +90,7 @@ type storeBase64 struct {
 }
 
 func storeRequestBase64(r *EncodeStoreRequest) storeBase64 {
-	return storeBase64{(*plainStore)(r), contentForm{&r.Content, BinaryBase64}}
+	return storeBase64{(*plainStore)(r), contentForm{&r.Content, BinaryBase64, true}}
 }
 
 type plainRaw EncodeStoreRawRequest
@@ -103,7 +103,7 @@ type rawBase64 struct {
 }
 
 func rawRequestBase64(r *EncodeStoreRawRequest) rawBase64 {
-	return rawBase64{(*plainRaw)(r), contentForm{&r.Content, BinaryBase64}}
+	return rawBase64{(*plainRaw)(r), contentForm{&r.Content, BinaryBase64, true}}
 }
 
 // cueBase64 writes a cue as RecallCue.MarshalJSON does, with its image,
