@@ -56,9 +56,9 @@ func (c jsonCorpus) binaryContent() MemoryContent {
 	for i := range m.Blocks {
 		b := &m.Blocks[i]
 		b.Embedding = c.edgeFloat32s()
-		switch c.pick(6) {
+		switch c.pick(12) {
 		case 0:
-			b.Data = make(Bytes, 1+c.pick(200_000))
+			b.Data = make(Bytes, 1+c.pick(70_000))
 			for j := range b.Data {
 				b.Data[j] = byte(c.rng.Uint32())
 			}
@@ -137,12 +137,12 @@ func decodeInto[T any](t *testing.T, text []byte) T {
 // BinaryBase64, decodes (with the strict decoder and with json.Unmarshal)
 // to exactly the values the default form decodes to, on random answers
 // full of edge cases: nil and empty data and embeddings, blocks of up to
-// 200 KB, embeddings of 1 to 1,536 values with subnormals, negative zero
+// 70 KB, embeddings of 1 to 1,536 values with subnormals, negative zero
 // and the largest float32. The default form stays what json.Marshal
 // writes, and the base64 form has no arrays where binary values are.
 func TestBinaryFormRoundTrip(t *testing.T) {
 	c := jsonCorpus{rand.New(rand.NewPCG(17, 4))}
-	for i := range 150 {
+	for i := range 60 {
 		r := c.binaryAnswer()
 		arrays, err := r.AppendJSONForm(nil, BinaryArrays)
 		if err != nil {
@@ -245,7 +245,7 @@ func TestBase64RequestRoundTrip(t *testing.T) {
 			return p.Elem().Interface(), err
 		}
 	}
-	for range 100 {
+	for range 40 {
 		store := EncodeStoreRequest{Content: c.binaryContent(), Metadata: JSON(`{"k":1}`)}
 		if c.pick(2) == 0 {
 			s := StoreSemantic
