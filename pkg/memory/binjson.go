@@ -166,8 +166,16 @@ func (b *ContentBlock) UnmarshalJSON(data []byte) error {
 }
 
 // UnmarshalJSON reads a cue as encoding/json reads its fields, with the
-// image, the audio and the embedding in either BinaryForm.
+// image, the audio and the embedding in either BinaryForm: in one pass
+// when the keys are spelled as memsvc writes them, else through
+// encoding/json, whose results and errors then stand.
 func (c *RecallCue) UnmarshalJSON(data []byte) error {
+	d := recallDecoder{Scanner: jsonscan.Scanner{Data: data}}
+	out := *c
+	if d.cue(&out) && d.End() {
+		*c = out
+		return nil
+	}
 	type plain RecallCue
 	t := struct {
 		*plain
@@ -226,4 +234,52 @@ func (r *RecallRawQueryResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byt
 		TotalCandidates uint32  `json:"total_candidates"`
 	}{recs, r.TotalCandidates})
 	return append(dst, b...), err
+}
+
+// cue parses a recall cue over *c, as json.Unmarshal decodes one.
+func (d *recallDecoder) cue(c *RecallCue) bool {
+	return d.Object(func(key []byte) bool {
+		switch string(key) {
+		case "text":
+			if d.Null() {
+				c.Text = nil
+				return true
+			}
+			var s string
+			c.Text = &s
+			return d.str(&s)
+		case "image":
+			return d.bytes(&c.Image)
+		case "audio":
+			return d.bytes(&c.Audio)
+		case "emotion":
+			if d.Null() {
+				c.Emotion = nil
+				return true
+			}
+			// Into a copy of what c points at, as encoding/json decodes
+			// into it: c keeps its values if the parse is abandoned.
+			e := EmotionVector{}
+			if c.Emotion != nil {
+				e = *c.Emotion
+			}
+			c.Emotion = &e
+			return ScanEmotionJSON(&d.Scanner, c.Emotion)
+		case "temporal":
+			if c.Temporal != nil {
+				t := *c.Temporal
+				c.Temporal = &t
+			}
+			return d.delegate(&c.Temporal)
+		case "spatial":
+			c.Spatial = nil // decoded afresh, not into c's array
+			return d.delegate(&c.Spatial)
+		case "semantic":
+			c.Semantic = nil
+			return d.delegate(&c.Semantic)
+		case "embedding":
+			return d.embedding(&c.Embedding)
+		}
+		return false
+	})
 }

@@ -423,3 +423,79 @@ func TestBinaryFormExample(t *testing.T) {
 		t.Errorf("empty values: got %s (%v)\nwant %s", got, err, want)
 	}
 }
+
+// TestCueDecodeMatchesJSON: the one-pass cue decoder gives what
+// encoding/json gives (through a twin of RecallCue without its
+// UnmarshalJSON), on cues as clients write them and on variants it leaves
+// to encoding/json (capitalised or unknown or repeated keys, white space,
+// nulls, escapes).
+func TestCueDecodeMatchesJSON(t *testing.T) {
+	type twin struct {
+		Text      *string         `json:"text"`
+		Image     Bytes           `json:"image"`
+		Audio     Bytes           `json:"audio"`
+		Emotion   *EmotionVector  `json:"emotion"`
+		Temporal  *TemporalRange  `json:"temporal"`
+		Spatial   json.RawMessage `json:"spatial"`
+		Semantic  json.RawMessage `json:"semantic"`
+		Embedding []float32       `json:"embedding"`
+	}
+	c := jsonCorpus{rand.New(rand.NewPCG(21, 22))}
+	variants := []func(string) string{
+		func(s string) string { return s },
+		func(s string) string { return strings.Replace(s, `"text"`, `"Text"`, 1) },
+		func(s string) string { return strings.Replace(s, `{`, `{"other":[1,{"x":2}],`, 1) },
+		func(s string) string { return strings.Replace(s, `{`, `{"text":"first",`, 1) },
+		func(s string) string { return strings.ReplaceAll(s, `,`, " ,\n ") },
+		func(s string) string { return strings.Replace(s, `"emotion":null`, `"emotion":{"joy":0.5,"Fear":1}`, 1) },
+		func(s string) string { return strings.Replace(s, `"temporal":null`, `"temporal":{"start":"2026-01-01T00:00:00Z","end":"2026-02-01T00:00:00+02:00"}`, 1) },
+		func(s string) string { return strings.Replace(s, `"spatial":null`, `"spatial":{"lat": 1.5}`, 1) },
+		func(s string) string { return strings.Replace(s, `"text":"`, `"text":"\u00e9\n`, 1) },
+		func(s string) string { return strings.Replace(s, `"image":null`, `"image":"aGk="`, 1) },
+		func(s string) string { return strings.Replace(s, `"embedding":`, `"embedding":1,"x":`, 1) },
+	}
+	for i := range 300 {
+		cue := RecallCue{Embedding: c.edgeFloat32s()}
+		if c.pick(2) == 0 {
+			text := c.text()
+			cue.Text = &text
+			cue.Audio = Bytes(c.text())
+		}
+		if c.pick(3) == 0 {
+			cue.Emotion = &EmotionVector{Joy: c.float(), Valence: c.float()}
+		}
+		arrays, err := json.Marshal(cue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := variants[i%len(variants)](string(arrays))
+		var want twin
+		wantErr := json.Unmarshal([]byte(text), &want)
+		var got RecallCue
+		gotErr := json.Unmarshal([]byte(text), &got)
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Fatalf("cue %s: error %v, encoding/json's %v", text, gotErr, wantErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(twin(got), want) {
+			t.Fatalf("cue %s:\n got %+v\nwant %+v", text, got, want)
+		}
+		// The same cue with its binary values in base64.
+		compact, err := json.Marshal(cueBase64{&cue})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromCompact RecallCue
+		if err := json.Unmarshal(compact, &fromCompact); err != nil {
+			t.Fatal(err)
+		}
+		var fromArrays RecallCue
+		if err := json.Unmarshal(arrays, &fromArrays); err != nil || !reflect.DeepEqual(fromCompact, fromArrays) {
+			t.Fatalf("cue %s decodes otherwise than %s (%v)", compact, arrays, err)
+		}
+		d := recallDecoder{}
+		d.Data = compact
+		if !d.cue(&RecallCue{}) || !d.End() {
+			t.Errorf("the one-pass decoder left %s to encoding/json", compact)
+		}
+	}
+}
