@@ -447,8 +447,12 @@ func TestCueDecodeMatchesJSON(t *testing.T) {
 		func(s string) string { return strings.Replace(s, `{`, `{"other":[1,{"x":2}],`, 1) },
 		func(s string) string { return strings.Replace(s, `{`, `{"text":"first",`, 1) },
 		func(s string) string { return strings.ReplaceAll(s, `,`, " ,\n ") },
-		func(s string) string { return strings.Replace(s, `"emotion":null`, `"emotion":{"joy":0.5,"Fear":1}`, 1) },
-		func(s string) string { return strings.Replace(s, `"temporal":null`, `"temporal":{"start":"2026-01-01T00:00:00Z","end":"2026-02-01T00:00:00+02:00"}`, 1) },
+		func(s string) string {
+			return strings.Replace(s, `"emotion":null`, `"emotion":{"joy":0.5,"Fear":1}`, 1)
+		},
+		func(s string) string {
+			return strings.Replace(s, `"temporal":null`, `"temporal":{"start":"2026-01-01T00:00:00Z","end":"2026-02-01T00:00:00+02:00"}`, 1)
+		},
 		func(s string) string { return strings.Replace(s, `"spatial":null`, `"spatial":{"lat": 1.5}`, 1) },
 		func(s string) string { return strings.Replace(s, `"text":"`, `"text":"\u00e9\n`, 1) },
 		func(s string) string { return strings.Replace(s, `"image":null`, `"image":"aGk="`, 1) },
