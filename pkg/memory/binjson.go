@@ -58,10 +58,11 @@ func appendBinaryFloat32s(dst []byte, v []float32, f BinaryForm) ([]byte, error)
 	buf := dst[:n+2+enc+4*len(v)]
 	raw := buf[n+2+enc:]
 	for i, x := range v {
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		bits := math.Float32bits(x)
+		if !finite32(bits) {
 			return dst, errUnsupportedFloat
 		}
-		binary.LittleEndian.PutUint32(raw[4*i:], math.Float32bits(x))
+		binary.LittleEndian.PutUint32(raw[4*i:], bits)
 	}
 	buf[n] = '"'
 	base64.StdEncoding.Encode(buf[n+1:], raw)
@@ -99,14 +100,18 @@ func decodeFloat32s(field string, s []byte) ([]float32, error) {
 	}
 	v := make([]float32, len(raw)/4)
 	for i := range v {
-		x := math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
-		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
-			return nil, Invalid(fmt.Sprintf("%s[%d]", field, i), "must be a finite number (got %v)", x)
+		bits := binary.LittleEndian.Uint32(raw[4*i:])
+		if !finite32(bits) {
+			return nil, Invalid(fmt.Sprintf("%s[%d]", field, i), "must be a finite number (got %v)", math.Float32frombits(bits))
 		}
-		v[i] = x
+		v[i] = math.Float32frombits(bits)
 	}
 	return v, nil
 }
+
+// finite32 reports whether the binary32 value of bits is neither NaN nor
+// an infinity: its exponent is not all ones.
+func finite32(bits uint32) bool { return bits&0x7f800000 != 0x7f800000 }
 
 // embeddingJSON is an embedding as the fallback decoders read it: null,
 // an array of numbers (as encoding/json reads []float32, errors

@@ -138,11 +138,12 @@ func (d *recallDecoder) embedding(out *[]float32) bool {
 	}
 	if d.Peek() == '"' {
 		// BinaryBase64; a string with escapes is left to encoding/json.
-		tok, ok := d.PlainString()
-		if !ok {
+		// (Invalid UTF-8 needs no check: it is not base64.)
+		tok, escaped, ok := d.StrToken()
+		if !ok || escaped {
 			return false
 		}
-		vals, err := decodeFloat32s("embedding", tok)
+		vals, err := decodeFloat32s("embedding", tok[1:len(tok)-1])
 		if err != nil {
 			return false
 		}
