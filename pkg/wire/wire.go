@@ -136,9 +136,10 @@ const (
 	// (memory.RecallBrief), "full" (or absent) for the full one.
 	QueryView = "view"
 
-	// QueryBinary, on every /v1 route, selects how the answer writes
-	// binary values (content data, archives) and embeddings. Absent, they
-	// are the CMP arrays (memory.BinaryArrays): integers 0-255 and
+	// QueryBinary, on every /v1 route that answers JSON (all but the
+	// streaming export), selects how the answer writes binary values
+	// (content data, archives) and embeddings. Absent, they are the CMP
+	// arrays (memory.BinaryArrays): integers 0-255 and
 	// numbers. BinaryBase64 asks for memory.BinaryBase64: each bytes value
 	// a standard padded base64 string, each embedding a standard padded
 	// base64 string of its little-endian IEEE-754 binary32 values. Any
