@@ -51,8 +51,8 @@ func appendBinaryFloat32s(dst []byte, v []float32, f BinaryForm) ([]byte, error)
 		return appendJSONFloat32s(dst, v)
 	}
 	n := len(dst)
-	// The raw values go at the end of the room the text needs, and the
-	// text is written over the front of it.
+	// The raw values go just past the room the text needs, in the same
+	// allocation, and are encoded into that room.
 	enc := base64.StdEncoding.EncodedLen(4 * len(v))
 	dst = slices.Grow(dst, 2+enc+4*len(v))
 	buf := dst[:n+2+enc+4*len(v)]
