@@ -224,9 +224,10 @@ func (d *recallDecoder) bytes(b *Bytes) bool {
 	switch d.Peek() {
 	case '[':
 	case '"':
+		// No UTF-8 check: a byte that is not ASCII is not base64 either.
 		save := d.Pos
-		if s, ok := d.PlainString(); ok {
-			v, ok := decodeBase64(s)
+		if tok, escaped, ok := d.StrToken(); ok && !escaped {
+			v, ok := decodeBase64(tok[1 : len(tok)-1])
 			*b = v
 			return ok
 		}
