@@ -12,7 +12,8 @@ import (
 )
 
 // TestRecallQueryDecodeBrief: the brief recall is RecallQuery's request
-// to the same route with ?view=brief, and decode gets the answer as it
+// to the same route with ?view=brief (RecallQuery asks for the full
+// answer with binary values in base64), and decode gets the answer as it
 // came.
 func TestRecallQueryDecodeBrief(t *testing.T) {
 	const body = `{"view":"brief","memories":[],"total_candidates":2}`
@@ -43,7 +44,7 @@ func TestRecallQueryDecodeBrief(t *testing.T) {
 	briefSent := sent
 	// The canned body reads as a full answer too; only the request matters.
 	_, _ = c.RecallQuery(context.Background(), &req)
-	if sent != briefSent || last.Load().URL.RawQuery != "" {
+	if sent != briefSent || last.Load().URL.RawQuery != wire.QueryBinary+"="+wire.BinaryBase64 {
 		t.Errorf("brief request %s, RecallQuery sends %s to %s", briefSent, sent, last.Load().URL)
 	}
 }

@@ -24,6 +24,21 @@ func do[Resp any](ctx context.Context, c *Client, r retryable, method, path stri
 	return &out, nil
 }
 
+// doBinary is do for the answers that hold binary values (content,
+// archives): it asks for them in base64 (wire.QueryBinary), a quarter to
+// a third the size of the integer and number arrays. A server that does
+// not know the parameter answers in arrays, which decode the same.
+func doBinary[Resp any](ctx context.Context, c *Client, r retryable, method, path string, in any) (*Resp, error) {
+	var out Resp
+	if err := c.call(ctx, r, method, path, binaryQuery(), in, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// binaryQuery asks for an answer's binary values in base64.
+func binaryQuery() url.Values { return url.Values{wire.QueryBinary: {wire.BinaryBase64}} }
+
 // EncodeStore implements memory.Service.
 func (c *Client) EncodeStore(ctx context.Context, req *memory.EncodeStoreRequest) (*memory.EncodeStoreResponse, error) {
 	return do[memory.EncodeStoreResponse](ctx, c, once, http.MethodPost, wire.PathEncode, req)
@@ -51,22 +66,22 @@ func (c *Client) EncodeBatchRaw(ctx context.Context, req *memory.EncodeBatchStor
 
 // RecallQuery implements memory.Service.
 func (c *Client) RecallQuery(ctx context.Context, req *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return do[memory.RecallQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallQuery, req)
+	return doBinary[memory.RecallQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallQuery, req)
 }
 
 // RecallRaw implements memory.Service.
 func (c *Client) RecallRaw(ctx context.Context, req *memory.RecallRawQueryRequest) (*memory.RecallRawQueryResponse, error) {
-	return do[memory.RecallRawQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallRaw, req)
+	return doBinary[memory.RecallRawQueryResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallRaw, req)
 }
 
 // RecallAssociate implements memory.Service.
 func (c *Client) RecallAssociate(ctx context.Context, req *memory.RecallAssociateRequest) (*memory.RecallAssociateResponse, error) {
-	return do[memory.RecallAssociateResponse](ctx, c, repeat, http.MethodPost, wire.RecordPath(wire.PathRecallAssociate, req.RecordID), req)
+	return doBinary[memory.RecallAssociateResponse](ctx, c, repeat, http.MethodPost, wire.RecordPath(wire.PathRecallAssociate, req.RecordID), req)
 }
 
 // RecallTimeline implements memory.Service.
 func (c *Client) RecallTimeline(ctx context.Context, req *memory.RecallTimelineRequest) (*memory.RecallTimelineResponse, error) {
-	return do[memory.RecallTimelineResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallTimeline, req)
+	return doBinary[memory.RecallTimelineResponse](ctx, c, repeat, http.MethodPost, wire.PathRecallTimeline, req)
 }
 
 // RecallGraph implements memory.Service.
@@ -118,7 +133,7 @@ func (c *Client) StatsAll(ctx context.Context) (*memory.Stats, error) {
 // Record implements memory.Service. The include flags are not sent; the
 // server returns the full record regardless.
 func (c *Client) Record(ctx context.Context, req *memory.IntrospectRecordRequest) (*memory.MemoryRecord, error) {
-	return do[memory.MemoryRecord](ctx, c, repeat, http.MethodGet, wire.RecordPath(wire.PathRecord, req.RecordID), nil)
+	return doBinary[memory.MemoryRecord](ctx, c, repeat, http.MethodGet, wire.RecordPath(wire.PathRecord, req.RecordID), nil)
 }
 
 // DecayForecast implements memory.Service.
@@ -217,7 +232,7 @@ func (c *Client) Export(ctx context.Context, req *memory.ExportRequest, w io.Wri
 var errNoStreamRoute = errors.New("no streaming export route")
 
 func (c *Client) exportJSON(ctx context.Context, req *memory.ExportRequest, w io.Writer) (*memory.ExportResponse, error) {
-	out, err := do[wire.ExportArchiveResponse](ctx, c, repeat, http.MethodPost, wire.PathExport, req)
+	out, err := doBinary[wire.ExportArchiveResponse](ctx, c, repeat, http.MethodPost, wire.PathExport, req)
 	if err != nil {
 		return nil, err
 	}

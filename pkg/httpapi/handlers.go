@@ -27,6 +27,11 @@ type apiFunc func(w http.ResponseWriter, r *http.Request) (any, error)
 func (s *Server) api(status int, f apiFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r = r.WithContext(memory.WithAnswerLimit(r.Context(), s.maxResponse))
+		form, err := binaryForm(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
 		res, err := f(w, r)
 		if err != nil {
 			s.writeError(w, r, serviceError(err))
@@ -40,7 +45,7 @@ func (s *Server) api(status int, f apiFunc) http.Handler {
 			s.writeError(w, r, errors.New("service returned neither a result nor an error"))
 			return
 		}
-		b, pooled, err := s.encode(res)
+		b, pooled, err := s.encode(res, form)
 		if err != nil {
 			s.writeError(w, r, fmt.Errorf("encode response: %w", err))
 			return
@@ -54,6 +59,23 @@ func (s *Server) api(status int, f apiFunc) http.Handler {
 		}
 		writeBody(w, status, b)
 	})
+}
+
+// binaryForm is the form of binary values the request asks its answer
+// in (wire.QueryBinary).
+func binaryForm(r *http.Request) (memory.BinaryForm, error) {
+	if r.URL.RawQuery == "" {
+		return memory.BinaryArrays, nil
+	}
+	f := memory.BinaryArrays
+	for _, v := range r.URL.Query()[wire.QueryBinary] {
+		if v != wire.BinaryBase64 {
+			return f, memory.Invalid(wire.QueryBinary, "query value %s: want %s, or leave the parameter out for integer and number arrays",
+				memory.Quote(v), wire.BinaryBase64)
+		}
+		f = memory.BinaryBase64
+	}
+	return f, nil
 }
 
 // maxPooledAnswer bounds the answer buffers kept for reuse: a rare huge
@@ -247,8 +269,12 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
 		return nil, err
 	}
 	// The archive travels as an integer array, up to four bytes per
-	// archive byte: stop writing it once that would pass the answer limit.
+	// archive byte, or in base64, four bytes per three: stop writing it
+	// once that would pass the answer limit.
 	buf := &cappedBuffer{max: s.maxResponse / 4}
+	if form, _ := binaryForm(r); form == memory.BinaryBase64 {
+		buf.max = s.maxResponse / 4 * 3
+	}
 	resp, err := s.svc.Export(r.Context(), &req, buf)
 	if buf.over {
 		return nil, memory.Errorf(memory.CodeContentTooLarge, "%s: the archive passes %d bytes, which as a JSON integer array exceeds the server's limit of %d bytes for one answer; use the streaming route %s (memsvc clients do by default)",
@@ -386,9 +412,21 @@ func writeBody(w http.ResponseWriter, status int, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// encode encodes an answer, in a buffer of s.answers when it reports
-// true: the buffer goes back with s.answers.put once written.
-func (s *Server) encode(v any) ([]byte, bool, error) {
+// formAppender is an answer that holds binary values: it writes them in
+// either memory.BinaryForm.
+type formAppender interface {
+	AppendJSONForm(dst []byte, f memory.BinaryForm) ([]byte, error)
+}
+
+// encode encodes an answer (not a nil pointer) with its binary values in
+// form f, in a buffer
+// of s.answers when it reports true: the buffer goes back with
+// s.answers.put once written.
+func (s *Server) encode(v any, f memory.BinaryForm) ([]byte, bool, error) {
+	if fa, ok := v.(formAppender); ok && f != memory.BinaryArrays {
+		b, err := fa.AppendJSONForm(s.answers.get(), f)
+		return b, true, err
+	}
 	app := appenderOf(v)
 	if app == nil {
 		b, err := json.Marshal(v)

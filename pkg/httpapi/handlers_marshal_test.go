@@ -46,7 +46,7 @@ func TestMarshal(t *testing.T) {
 			t.Errorf("%T: marshal %s %v, want %s", tc.v, got, err, want)
 		}
 		for range 2 {
-			got, pooled, err := srv.encode(tc.v)
+			got, pooled, err := srv.encode(tc.v, memory.BinaryArrays)
 			if err != nil {
 				t.Fatalf("%T: %v", tc.v, err)
 			}

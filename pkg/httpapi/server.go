@@ -79,6 +79,10 @@
 //     Access-Control-Request-Headers, so browsers may send Authorization.
 //   - Streaming export and import routes (pkg/wire) carry archives as raw
 //     bytes, because the JSON integer arrays inflate them about 3.5 times.
+//   - ?binary=base64 (wire.QueryBinary) on any /v1 route writes the
+//     answer's bytes and embeddings in base64 (memory.BinaryBase64); the
+//     default stays the CMP arrays. Request bodies are read in either
+//     form without a parameter.
 package httpapi
 
 import (

@@ -125,14 +125,30 @@ type lastEmbedding struct {
 	vals []float32
 }
 
-// embedding parses an array of float32 into *out as json.Unmarshal does:
-// null is nil and [] an empty, non-nil slice.
+// embedding parses an array of float32 into *out as json.Unmarshal does
+// (null is nil and [] an empty, non-nil slice), or a base64 string of
+// BinaryBase64 as embeddingJSON does.
 func (d *recallDecoder) embedding(out *[]float32) bool {
 	d.WS()
 	start := d.Pos
 	if last := &d.lastEmbedding; last.vals != nil && bytes.HasPrefix(d.Data[start:], last.text) {
 		*out = slices.Clone(last.vals)
 		d.Pos = start + len(last.text)
+		return true
+	}
+	if d.Peek() == '"' {
+		// BinaryBase64; a string with escapes is left to encoding/json.
+		// (Invalid UTF-8 needs no check: it is not base64.)
+		tok, escaped, ok := d.StrToken()
+		if !ok || escaped {
+			return false
+		}
+		vals, err := decodeFloat32s("embedding", tok[1:len(tok)-1])
+		if err != nil {
+			return false
+		}
+		*out = vals
+		d.lastEmbedding = lastEmbedding{text: d.Data[start:d.Pos], vals: vals}
 		return true
 	}
 	vals := []float32{}
@@ -174,11 +190,12 @@ type embeddingText struct {
 	start, end int // its bytes in the answer
 }
 
-// appendEmbedding appends v as appendJSONFloat32s does, copying the text
-// of the same slice if t holds it; a nil t only formats.
-func (t *embeddingTexts) appendEmbedding(dst []byte, v []float32) ([]byte, error) {
+// appendEmbedding appends v as appendBinaryFloat32s does in form f,
+// copying the text of the same slice if t holds it (a memory's texts are
+// all of one form); a nil t only formats.
+func (t *embeddingTexts) appendEmbedding(dst []byte, v []float32, f BinaryForm) ([]byte, error) {
 	if t == nil || len(v) == 0 {
-		return appendJSONFloat32s(dst, v)
+		return appendBinaryFloat32s(dst, v, f)
 	}
 	for _, e := range t.list {
 		if e.first == &v[0] && e.n == len(v) {
@@ -186,7 +203,7 @@ func (t *embeddingTexts) appendEmbedding(dst []byte, v []float32) ([]byte, error
 		}
 	}
 	start := len(dst)
-	dst, err := appendJSONFloat32s(dst, v)
+	dst, err := appendBinaryFloat32s(dst, v, f)
 	if err == nil {
 		if t.list == nil {
 			t.list = t.buf[:0]

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,8 +9,9 @@ import (
 )
 
 // Bytes is binary data. On the wire it is a JSON array of integers 0-255,
-// the upstream CMP encoding; on input a base64 string is accepted as well,
-// because it is a third the size.
+// the upstream CMP encoding, unless the answer is asked for in
+// BinaryBase64; on input a base64 string is accepted as well, because it
+// is a quarter the size.
 type Bytes []byte
 
 // MarshalJSON writes the integer-array form. An empty or nil value is [].
@@ -29,8 +29,8 @@ func (b Bytes) MarshalJSON() ([]byte, error) {
 
 var errBytesShape = errors.New("want an array of integers 0-255 or a base64 string")
 
-// UnmarshalJSON reads an integer array or a base64 (standard or URL
-// alphabet, padded or not) string.
+// UnmarshalJSON reads an integer array or a base64 string: standard
+// padded (memsvc's BinaryBase64), or unpadded, or in the URL alphabet.
 func (b *Bytes) UnmarshalJSON(data []byte) error {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 {
@@ -44,22 +44,36 @@ func (b *Bytes) UnmarshalJSON(data []byte) error {
 		*b = nil
 		return nil
 	case '"':
-		var s string
-		if err := json.Unmarshal(data, &s); err != nil {
-			return errBytesShape
-		}
-		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-			if v, err := enc.DecodeString(s); err == nil {
-				*b = v
-				return nil
-			}
-		}
-		return fmt.Errorf("invalid base64 string: %w", errBytesShape)
+		return b.parseString(data)
 	case '[':
 		return b.parseArray(data)
 	default:
 		return errBytesShape
 	}
+}
+
+// parseString reads a base64 string (data is a JSON string token). A
+// string without escapes, which is every base64 string a client means,
+// is decoded where it lies; one with escapes is unquoted by
+// encoding/json first.
+func (b *Bytes) parseString(data []byte) error {
+	if len(data) < 2 || data[len(data)-1] != '"' {
+		return errBytesShape
+	}
+	s := data[1 : len(data)-1]
+	if bytes.IndexByte(s, '\\') >= 0 {
+		var str string
+		if err := json.Unmarshal(data, &str); err != nil {
+			return errBytesShape
+		}
+		s = []byte(str)
+	}
+	v, ok := decodeBase64(s)
+	if !ok {
+		return fmt.Errorf("invalid base64 string: %w", errBytesShape)
+	}
+	*b = v
+	return nil
 }
 
 // parseArray is a hand-written scanner for the integer array: it is the

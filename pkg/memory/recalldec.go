@@ -218,10 +218,22 @@ func (d *recallDecoder) block(b *ContentBlock) bool {
 }
 
 // bytes parses content data: an integer array in one pass, into a slice
-// sized as Bytes' own parser sizes it, anything else (base64, null)
-// through json.Unmarshal.
+// sized as Bytes' own parser sizes it, a base64 string without escapes
+// where it lies, anything else (null, escapes) through json.Unmarshal.
 func (d *recallDecoder) bytes(b *Bytes) bool {
-	if d.Peek() != '[' {
+	switch d.Peek() {
+	case '[':
+	case '"':
+		// No UTF-8 check: a byte that is not ASCII is not base64 either.
+		save := d.Pos
+		if tok, escaped, ok := d.StrToken(); ok && !escaped {
+			v, ok := decodeBase64(tok[1 : len(tok)-1])
+			*b = v
+			return ok
+		}
+		d.Pos = save
+		return d.delegate(b)
+	default:
 		return d.delegate(b)
 	}
 	n := bytes.IndexByte(d.Data[d.Pos:], ']')

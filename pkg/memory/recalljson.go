@@ -17,6 +17,7 @@ import (
 type jsonWriter struct {
 	b     []byte
 	err   error
+	form  BinaryForm     // of content data and embeddings
 	texts embeddingTexts // of the memory being written
 }
 
@@ -47,7 +48,7 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 	w.raw(`{"record":`)
 	w.texts.reset() // the rendered content repeats the record's embeddings
 	var at [2]int
-	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record, &w.texts); w.err != nil {
+	if w.b, at, w.err = appendRecordContentAt(w.b, &m.Record, &w.texts, w.form); w.err != nil {
 		return
 	}
 	w.raw(`,"relevance_score":`)
@@ -65,7 +66,7 @@ func (w *jsonWriter) memory(m *RecalledMemory) {
 		// Rendered as stored: the record's content once more.
 		w.b = append(w.b, w.b[at[0]:at[1]]...)
 	} else {
-		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent, &w.texts)
+		w.b, w.err = appendContentJSON(w.b, &m.RenderedContent, &w.texts, w.form)
 	}
 	w.raw(`}`)
 }
@@ -145,7 +146,13 @@ func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
 // AppendJSON appends what MarshalJSON writes to dst, so that a server can
 // reuse its answer buffers; on an error dst's contents are undefined.
 func (r *RecallQueryResponse) AppendJSON(dst []byte) ([]byte, error) {
-	w := &jsonWriter{b: dst}
+	return r.AppendJSONForm(dst, BinaryArrays)
+}
+
+// AppendJSONForm is AppendJSON with the memories' content data and
+// embeddings in form f.
+func (r *RecallQueryResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
+	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"activation_trace":`)
@@ -163,7 +170,13 @@ func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
 // AppendJSON appends what MarshalJSON writes to dst; on an error dst's
 // contents are undefined.
 func (r *RecallAssociateResponse) AppendJSON(dst []byte) ([]byte, error) {
-	w := &jsonWriter{b: dst}
+	return r.AppendJSONForm(dst, BinaryArrays)
+}
+
+// AppendJSONForm is AppendJSON with the memories' content data and
+// embeddings in form f.
+func (r *RecallAssociateResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
+	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"memories":`)
 	w.memories(r.Memories)
 	w.raw(`,"total_candidates":`)
@@ -191,7 +204,13 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 // AppendJSON appends what MarshalJSON writes to dst; on an error dst's
 // contents are undefined.
 func (r *RecallTimelineResponse) AppendJSON(dst []byte) ([]byte, error) {
-	w := &jsonWriter{b: dst}
+	return r.AppendJSONForm(dst, BinaryArrays)
+}
+
+// AppendJSONForm is AppendJSON with the memories' content data and
+// embeddings in form f.
+func (r *RecallTimelineResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
+	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"buckets":[`)
 	for i := range r.Buckets {
 		if i > 0 {

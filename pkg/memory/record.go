@@ -218,7 +218,14 @@ func (r *MemoryRecord) String() string {
 
 // MarshalJSON writes empty association and block lists as [].
 func (r MemoryRecord) MarshalJSON() ([]byte, error) {
-	return appendRecordJSON(make([]byte, 0, recordSizeHint(&r)), &r)
+	return appendRecordJSON(make([]byte, 0, recordSizeHint(&r)), &r, BinaryArrays)
+}
+
+// AppendJSONForm appends r as MarshalJSON writes it, with its content's
+// data and embeddings in form f, to dst; on an error dst's contents are
+// undefined.
+func (r *MemoryRecord) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
+	return appendRecordJSON(dst, r, f)
 }
 
 // MarshalJSON writes an empty derived-id list as [].

@@ -10,23 +10,25 @@ import "time"
 // them with encoding/json on random records). The meta-memory has its own
 // in metajson.go.
 
-// appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it.
-func appendRecordJSON(dst []byte, r *MemoryRecord) ([]byte, error) {
-	dst, _, err := appendRecordContentAt(dst, r, nil)
+// appendRecordJSON appends r as MemoryRecord.MarshalJSON writes it, with
+// its binary values in form f.
+func appendRecordJSON(dst []byte, r *MemoryRecord, f BinaryForm) ([]byte, error) {
+	dst, _, err := appendRecordContentAt(dst, r, nil, f)
 	return dst, err
 }
 
 // appendRecordContentAt is appendRecordJSON that also returns where r's
 // content is in the output, dst[at[0]:at[1]]; texts, when not nil, notes
-// where its embeddings were written (float32json.go).
-func appendRecordContentAt(dst []byte, r *MemoryRecord, texts *embeddingTexts) (_ []byte, at [2]int, err error) {
+// where its embeddings were written (float32json.go). Binary values are
+// written in form f.
+func appendRecordContentAt(dst []byte, r *MemoryRecord, texts *embeddingTexts, f BinaryForm) (_ []byte, at [2]int, err error) {
 	dst, err = appendRecordHead(dst, r)
 	if err != nil {
 		return dst, at, err
 	}
 	dst = append(dst, `,"content":`...)
 	at[0] = len(dst)
-	if dst, err = appendContentJSON(dst, &r.Content, texts); err != nil {
+	if dst, err = appendContentJSON(dst, &r.Content, texts, f); err != nil {
 		return dst, at, err
 	}
 	at[1] = len(dst)
@@ -98,9 +100,10 @@ func sameContent(a, b *MemoryContent) bool {
 	return len(a.Blocks) == len(b.Blocks) && (len(a.Blocks) == 0 || &a.Blocks[0] == &b.Blocks[0]) && a.Summary == b.Summary
 }
 
-// appendContentJSON appends c with a nil block list as []; texts, when
-// not nil, copies embeddings written before and notes new ones.
-func appendContentJSON(dst []byte, c *MemoryContent, texts *embeddingTexts) ([]byte, error) {
+// appendContentJSON appends c with a nil block list as [] and its data
+// and embeddings in form f; texts, when not nil, copies embeddings
+// written before and notes new ones.
+func appendContentJSON(dst []byte, c *MemoryContent, texts *embeddingTexts, f BinaryForm) ([]byte, error) {
 	var err error
 	dst = append(dst, `{"blocks":[`...)
 	for i := range c.Blocks {
@@ -115,9 +118,9 @@ func appendContentJSON(dst []byte, c *MemoryContent, texts *embeddingTexts) ([]b
 		dst = append(dst, `,"format":`...)
 		dst = appendJSONString(dst, b.Format)
 		dst = append(dst, `,"data":`...)
-		dst = appendJSONBytes(dst, b.Data)
+		dst = appendBinaryBytes(dst, b.Data, f)
 		dst = append(dst, `,"embedding":`...)
-		if dst, err = texts.appendEmbedding(dst, b.Embedding); err != nil {
+		if dst, err = texts.appendEmbedding(dst, b.Embedding, f); err != nil {
 			return dst, err
 		}
 		dst = append(dst, '}')

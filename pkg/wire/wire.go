@@ -52,6 +52,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,11 +136,26 @@ const (
 	// (memory.RecallBrief), "full" (or absent) for the full one.
 	QueryView = "view"
 
+	// QueryBinary, on every /v1 route that answers JSON (all but the
+	// streaming export), selects how the answer writes binary values
+	// (content data, archives) and embeddings. Absent, they are the CMP
+	// arrays (memory.BinaryArrays): integers 0-255 and
+	// numbers. BinaryBase64 asks for memory.BinaryBase64: each bytes value
+	// a standard padded base64 string, each embedding a standard padded
+	// base64 string of its little-endian IEEE-754 binary32 values. Any
+	// other value is refused (400 VALIDATION_ERROR). Routes whose answers
+	// hold no such values answer the same either way. Requests need no
+	// parameter: servers read both forms in every body.
+	QueryBinary = "binary"
+
 	// GET /v1/introspect/stats: "true" totals the statistics of every
 	// namespace, for an API key that may see them all; "false" (or
 	// absent) reports the namespace of the request.
 	QueryAllNamespaces = "all_namespaces"
 )
+
+// BinaryBase64 is the one value of QueryBinary.
+const BinaryBase64 = "base64"
 
 // Header and trailer names.
 const (
@@ -303,10 +319,37 @@ func Status(code memory.Code) int {
 }
 
 // ExportArchiveResponse is the answer of POST /v1/lifecycle/export: the
-// ExportResponse fields and the archive itself as an integer array.
+// ExportResponse fields and the archive itself as an integer array (or,
+// with QueryBinary, a base64 string).
 type ExportArchiveResponse struct {
 	memory.ExportResponse
 	ArchiveData memory.Bytes `json:"archive_data"`
+}
+
+// AppendJSONForm appends the answer to dst as json.Marshal writes it, with
+// the archive in form f.
+func (r *ExportArchiveResponse) AppendJSONForm(dst []byte, f memory.BinaryForm) ([]byte, error) {
+	var b []byte
+	var err error
+	if f == memory.BinaryBase64 {
+		// encoding/json writes []byte in standard padded base64.
+		b, err = json.Marshal(struct {
+			memory.ExportResponse
+			ArchiveData []byte `json:"archive_data"`
+		}{r.ExportResponse, orEmpty(r.ArchiveData)})
+	} else {
+		b, err = json.Marshal(r)
+	}
+	return append(dst, b...), err
+}
+
+// orEmpty returns b, or an empty slice for nil: the integer-array form
+// writes both as [], so the base64 form writes both as "".
+func orEmpty(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }
 
 // Health is the body of /health and /readiness.
