@@ -16,7 +16,8 @@ import (
 // by default, with reconsolidation ("reinforce") and without ("plain").
 // cpu-us/op is the process's CPU time per recall, the write-behind the
 // recalls caused included (the flusher, the audit appender): each run
-// ends by writing and logging what is pending. Compare the two rows.
+// ends by writing and logging what is pending. Compare the two rows; run
+// at most 10,000 iterations (-benchtime 3000x).
 func BenchmarkRecallEffects(b *testing.B) {
 	e := benchAuditedEngineWith(b, Options{SimilarLinks: -1})
 	ctx := context.Background()
@@ -31,7 +32,10 @@ func BenchmarkRecallEffects(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	queries := make([]string, 200)
+	// Distinct queries, as many as the longest run makes, so that no
+	// recall repeats an earlier one: the records two recalls share are
+	// only those their different queries both find.
+	queries := make([]string, 10_000)
 	for i := range queries {
 		queries[i] = docs.Query(1 + i%4)
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -332,4 +333,74 @@ func TestRecallEffectsDiskFull(t *testing.T) {
 	if n := strings.Count(logBuf.String(), "cannot write recall effects"); n != 1 {
 		t.Fatalf("%d error lines while the disk was full, want 1:\n%s", n, logBuf.String())
 	}
+}
+
+// TestRecallFlushGroups: a flush commits the pending effects in groups of
+// at most recallFlushGroup records, one audit entry each, and syncs once.
+func TestRecallFlushGroups(t *testing.T) {
+	h, path := auditHarness(t)
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	var syncs atomic.Int32
+	h.opts.beforeWALSync = func() { syncs.Add(1) }
+	h.reopen()
+	const n = recallFlushGroup + 44
+	reqs := make([]memory.EncodeStoreRequest, n)
+	for i := range reqs {
+		st := memory.StoreEpisodic
+		reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("grouped note %d", i)), Store: &st}
+	}
+	if _, err := h.e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.recallOne("grouped note", n)); got != n {
+		t.Fatalf("recalled %d records, want %d", got, n)
+	}
+	before := syncs.Load()
+	h.flushRecalls()
+	if got := syncs.Load() - before; got != 1 {
+		t.Fatalf("the flush synced %d times, want once", got)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	for _, l := range readAudit(t, path) {
+		if l.Operation != audit.OpRecallReconsolidate {
+			continue
+		}
+		var sum struct{ Records int }
+		if err := json.Unmarshal(l.Summary, &sum); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, sum.Records)
+	}
+	slices.Sort(sizes)
+	if !slices.Equal(sizes, []int{n - recallFlushGroup, recallFlushGroup}) {
+		t.Fatalf("recall audit entries of %v records, want one of %d and one of %d", sizes, recallFlushGroup, n-recallFlushGroup)
+	}
+}
+
+// TestRecallFlushWakesAtThreshold: before its interval is up, the flusher
+// writes once recallFlushAt records are pending, and not before.
+func TestRecallFlushWakesAtThreshold(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallFlushAt: 5})
+	var ids []memory.ID
+	for i := range 5 {
+		ids = append(ids, h.store(fmt.Sprintf("note %s of the threshold", crashWord(i)), memory.StoreEpisodic))
+	}
+	for i := range 4 {
+		h.recallOne(crashWord(i), 1)
+	}
+	if rec, err := h.onDisk(ids[0], memory.StoreEpisodic); err != nil || rec.AccessCount != 0 {
+		t.Fatalf("with 4 records pending the disk has access count %v (%v), want 0: below the threshold nothing is written", rec.AccessCount, err)
+	}
+	h.recallOne(crashWord(4), 1)
+	waitFor(t, "the flusher to write the 5 pending records", func() bool {
+		for _, id := range ids {
+			if rec, err := h.onDisk(id, memory.StoreEpisodic); err != nil || rec.AccessCount != 1 {
+				return false
+			}
+		}
+		return true
+	})
 }
