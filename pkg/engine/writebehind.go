@@ -317,7 +317,9 @@ func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) (bool, error) {
 	stores := make([]memory.StoreType, n)
 	recalls, reinforced := 0, 0
 	for i, p := range group {
-		t.b.PutEncodedRecord(ns.id, p.store, written[i], p.rec)
+		if p.store != memory.StoreWorking { // working records live in memory only
+			t.b.PutEncodedRecord(ns.id, p.store, written[i], p.rec)
+		}
 		stores[i] = p.store
 		recalls += p.recalls
 		reinforced += p.reinforced

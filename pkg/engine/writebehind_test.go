@@ -404,3 +404,26 @@ func TestRecallFlushWakesAtThreshold(t *testing.T) {
 		return true
 	})
 }
+
+// TestRecallFlushKeepsWorkingInMemory: a flush of the effects of a recall
+// of a working-store record writes nothing of it to the store, where
+// working records never go, and the record keeps its effects in memory.
+func TestRecallFlushKeepsWorkingInMemory(t *testing.T) {
+	h, _ := auditHarness(t)
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	h.reopen()
+	id := h.store("a working note about kites", memory.StoreWorking)
+	text := "kites"
+	resp, err := h.e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text},
+		Stores: []memory.StoreType{memory.StoreWorking}, Limit: 1, IncludeDecayed: true, Reconsolidate: true})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Record.ID != id {
+		t.Fatalf("recall of the working note: %+v, %v", resp, err)
+	}
+	h.flushRecalls()
+	if rec, err := h.onDisk(id, memory.StoreWorking); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after the flush the store holds the working record: %+v, %v", rec, err)
+	}
+	if got := h.record(id).AccessCount; got != 1 {
+		t.Fatalf("access count of the working record after the flush: %d, want 1", got)
+	}
+}
