@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"cmp"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -249,6 +251,11 @@ func (e *Engine) flushRecallsShared() error {
 // lazily (beginLazy), so that no group holds its records' locks through a
 // sync, which would keep every recall of those records waiting. It
 // reports whether it committed anything; the caller syncs it (syncWAL).
+//
+// The records of a namespace are grouped in the order of their lock
+// stripes, so that a group holds the locks of a few stripes rather than
+// of all of them, and a recall of records on other stripes goes on
+// meanwhile.
 func (e *Engine) writeRecalls() (bool, error) {
 	w := e.wb
 	w.mu.Lock()
@@ -259,6 +266,9 @@ func (e *Engine) writeRecalls() (bool, error) {
 	w.mu.Unlock()
 	wrote := false
 	for ns, ids := range byNS {
+		if len(ids) > recallFlushGroup {
+			e.sortByStripe(ids)
+		}
 		for len(ids) > 0 {
 			n := min(len(ids), recallFlushGroup)
 			ok, err := e.flushGroup(ns, ids[:n])
@@ -270,6 +280,22 @@ func (e *Engine) writeRecalls() (bool, error) {
 		}
 	}
 	return wrote, nil
+}
+
+// sortByStripe orders ids by their lock stripe.
+func (e *Engine) sortByStripe(ids []memory.ID) {
+	type striped struct {
+		stripe int
+		id     memory.ID
+	}
+	s := make([]striped, len(ids))
+	for i, id := range ids {
+		s[i] = striped{e.stripe(id), id}
+	}
+	slices.SortFunc(s, func(a, b striped) int { return cmp.Compare(a.stripe, b.stripe) })
+	for i := range s {
+		ids[i] = s[i].id
+	}
 }
 
 // flushGroup writes the pending effects on records ids of namespace ns in

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -364,6 +363,7 @@ func TestRecallFlushGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sizes []int
+	var stripes [][2]int // of each group: lowest and highest lock stripe
 	for _, l := range readAudit(t, path) {
 		if l.Operation != audit.OpRecallReconsolidate {
 			continue
@@ -373,10 +373,22 @@ func TestRecallFlushGroups(t *testing.T) {
 			t.Fatal(err)
 		}
 		sizes = append(sizes, sum.Records)
+		span := [2]int{len(h.e.locks), -1}
+		for _, s := range l.RecordIDs {
+			id, err := memory.ParseID(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			span[0], span[1] = min(span[0], h.e.stripe(id)), max(span[1], h.e.stripe(id))
+		}
+		stripes = append(stripes, span)
 	}
-	slices.Sort(sizes)
-	if !slices.Equal(sizes, []int{n - recallFlushGroup, recallFlushGroup}) {
+	if len(sizes) != 2 || sizes[0]+sizes[1] != n || max(sizes[0], sizes[1]) != recallFlushGroup {
 		t.Fatalf("recall audit entries of %v records, want one of %d and one of %d", sizes, recallFlushGroup, n-recallFlushGroup)
+	}
+	// Grouped in stripe order: the groups' stripes do not interleave.
+	if a, b := stripes[0], stripes[1]; a[1] > b[0] && b[1] > a[0] {
+		t.Fatalf("the groups hold stripes %v and %v: they overlap by more than a stripe", a, b)
 	}
 }
 
