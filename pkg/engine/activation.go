@@ -81,20 +81,20 @@ func spreadLocked(ns *nsState, source memory.ID, depth int, minWeight float64, t
 // lockRecords takes the striped locks of every id (in stripe order, so two
 // callers cannot deadlock) and returns their unlock.
 func (e *Engine) lockRecords(ids []memory.ID) func() {
-	var stripes []int
+	var take [len(e.locks)]bool
 	for _, id := range ids {
-		s := e.stripe(id)
-		if !slices.Contains(stripes, s) {
-			stripes = append(stripes, s)
+		take[e.stripe(id)] = true
+	}
+	for s, ok := range take {
+		if ok {
+			e.locks[s].Lock()
 		}
 	}
-	slices.Sort(stripes)
-	for _, s := range stripes {
-		e.locks[s].Lock()
-	}
 	return func() {
-		for _, s := range stripes {
-			e.locks[s].Unlock()
+		for s, ok := range take {
+			if ok {
+				e.locks[s].Unlock()
+			}
 		}
 	}
 }

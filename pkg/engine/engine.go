@@ -84,10 +84,12 @@ type Options struct {
 	// lockReport, when set, checks the lock order in any build and
 	// receives every lock taken out of order (tests of the checker).
 	lockReport func(error)
-	// recallFlushEvery and recallPendingMax, when set, replace the
-	// write-behind bounds of recall effects (writebehind.go; tests).
+	// recallFlushEvery, recallPendingMax and recallFlushAt, when set,
+	// replace the write-behind bounds of recall effects (writebehind.go;
+	// tests).
 	recallFlushEvery time.Duration
 	recallPendingMax int
+	recallFlushAt    int
 	// consolidationStepped, when set, is called after each committed
 	// step of a consolidation, still holding big (crash tests).
 	consolidationStepped func(step string)

@@ -514,12 +514,7 @@ func (e *Engine) finishRecall(ns *nsState, budget *memory.AnswerBudget, reconsol
 	if err := e.makeRoom(); err != nil {
 		return nil, err
 	}
-	recs, err := e.reconsolidate(ns, budget, modes, ids)
-	if err != nil {
-		return nil, err
-	}
-	e.recalled()
-	return recs, nil
+	return e.reconsolidate(ns, budget, modes, ids)
 }
 
 // reconsolidate reads and changes the records ids under their locks;
@@ -543,10 +538,11 @@ func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, modes *
 			together[id] = true
 		}
 	}
-	for _, rec := range recs {
+	reinforced := make([]bool, len(recs))
+	for i, rec := range recs {
 		rec.AccessCount++
 		rec.LastAccessedAt = now
-		reinforced := reinforce(ns, rec)
+		reinforced[i] = reinforce(ns, rec)
 		for j := range rec.Associations {
 			a := &rec.Associations[j]
 			if together[rec.ID] && together[a.TargetID] {
@@ -554,8 +550,8 @@ func (e *Engine) reconsolidate(ns *nsState, budget *memory.AnswerBudget, modes *
 			}
 		}
 		rec.UpdatedAt = now
-		e.holdRecall(ns, rec, reinforced)
 	}
+	e.holdRecalls(ns, recs, reinforced)
 	return recs, nil
 }
 

@@ -1,7 +1,8 @@
 package engine
 
 import (
-	"fmt"
+	"cmp"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -19,13 +20,16 @@ import (
 // answering. Now the changed records take effect in memory at once, in the
 // namespace's state (ranking, fidelity) and in a table of pending records
 // that every read of a record consults first (Engine.get), and a flusher
-// writes them behind: grouped, one sync and one audit entry per group and
-// namespace.
+// writes them behind: every recallFlushEvery, or sooner once
+// recallFlushAt records are pending, in groups of at most
+// recallFlushGroup records of one namespace with one audit entry each,
+// and one sync per flush. A record recalled several times between two
+// flushes is written once, as its last recall encoded it.
 //
 // What a crash can lose is bounded, and only ever these effects, never a
 // stored, updated or forgotten record:
-//   - the flusher runs every recallFlushEvery, so effects older than that
-//     are on disk unless the disk is failing;
+//   - the flusher runs at least every recallFlushEvery, so effects older
+//     than that are on disk unless the disk is failing;
 //   - a recall that finds recallPendingMax records pending flushes them
 //     itself before it changes anything (and fails if they cannot be
 //     written), so no more than that many records' effects are ever
@@ -46,8 +50,13 @@ import (
 const (
 	recallFlushEvery = 500 * time.Millisecond
 	recallPendingMax = 4096
+	// recallFlushAt is the number of records pending at which a recall
+	// wakes the flusher before its interval is up. Half the bound: the
+	// flusher writes well before a recall would have to, and a record
+	// recalled again meanwhile is written once for all its recalls.
+	recallFlushAt = recallPendingMax / 2
 	// recallFlushGroup bounds the records of one group commit, so the
-	// record locks it holds through its sync cover few records.
+	// record locks it holds through its commit cover few records.
 	recallFlushGroup = 256
 )
 
@@ -58,6 +67,7 @@ type writeBehind struct {
 
 	every time.Duration // flush interval
 	max   int           // records pending before a recall flushes itself
+	at    int           // records pending at which a recall wakes the flusher
 
 	tries atomic.Uint64 // flushes the flusher has tried (tests)
 
@@ -76,12 +86,15 @@ type pendingRecall struct {
 
 func (e *Engine) startWriteBehind() {
 	w := &writeBehind{pending: map[nsID]*pendingRecall{}, every: recallFlushEvery, max: recallPendingMax,
-		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		at: recallFlushAt, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if e.opts.recallFlushEvery > 0 {
 		w.every = e.opts.recallFlushEvery
 	}
 	if e.opts.recallPendingMax > 0 {
 		w.max = e.opts.recallPendingMax
+	}
+	if e.opts.recallFlushAt > 0 {
+		w.at = e.opts.recallFlushAt
 	}
 	w.mu.Init(e.order, "wb.mu", rankLeaf)
 	e.wb = w
@@ -124,26 +137,44 @@ func (e *Engine) stopWriteBehind() error {
 	return e.flushRecalls()
 }
 
-// holdRecall records the effects of a recall on rec, whose lock the caller
-// holds, and applies them to the namespace's state.
-func (e *Engine) holdRecall(ns *nsState, rec *memory.MemoryRecord, reinforced bool) {
-	enc := store.EncodeRecord(rec)
+// holdRecalls records the effects of a recall on recs, whose locks the
+// caller holds (reinforced[i] tells whether recs[i] was reinforced),
+// applies them to the namespace's state, and wakes the flusher once
+// enough records are pending. One recall takes the engine's state lock
+// and the table's once, whatever the number of its records.
+func (e *Engine) holdRecalls(ns *nsState, recs []*memory.MemoryRecord, reinforced []bool) {
+	encs := make([][]byte, len(recs))
+	for i, rec := range recs {
+		encs[i] = store.EncodeRecord(rec)
+	}
 	e.mu.Lock()
-	applyRecord(ns, rec)
+	for _, rec := range recs {
+		applyRecord(ns, rec)
+	}
 	e.mu.Unlock()
 	w := e.wb
 	w.mu.Lock()
-	p := w.pending[nsID{ns, rec.ID}]
-	if p == nil {
-		p = &pendingRecall{}
-		w.pending[nsID{ns, rec.ID}] = p
+	for i, rec := range recs {
+		k := nsID{ns, rec.ID}
+		p := w.pending[k]
+		if p == nil {
+			p = &pendingRecall{}
+			w.pending[k] = p
+		}
+		p.rec, p.store = encs[i], rec.Store
+		p.recalls++
+		if reinforced[i] {
+			p.reinforced++
+		}
 	}
-	p.rec, p.store = enc, rec.Store
-	p.recalls++
-	if reinforced {
-		p.reinforced++
-	}
+	n := len(w.pending)
 	w.mu.Unlock()
+	if n >= w.at {
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // pendingRecord is the record id of namespace ns as recalls left it, if
@@ -190,21 +221,6 @@ func (e *Engine) makeRoom() error {
 	return e.flushRecalls()
 }
 
-// recalled is called after a recall with reconsolidation: it wakes the
-// flusher once a group is ready.
-func (e *Engine) recalled() {
-	w := e.wb
-	w.mu.Lock()
-	n := len(w.pending)
-	w.mu.Unlock()
-	if n >= recallFlushGroup {
-		select {
-		case w.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
 // flushRecalls writes the pending effects, in groups of at most
 // recallFlushGroup records of one namespace, and syncs them. Callers hold
 // big, shared or exclusively. Effects that arrive while it runs may wait
@@ -235,6 +251,11 @@ func (e *Engine) flushRecallsShared() error {
 // lazily (beginLazy), so that no group holds its records' locks through a
 // sync, which would keep every recall of those records waiting. It
 // reports whether it committed anything; the caller syncs it (syncWAL).
+//
+// The records of a namespace are grouped in the order of their lock
+// stripes, so that a group holds the locks of a few stripes rather than
+// of all of them, and a recall of records on other stripes goes on
+// meanwhile.
 func (e *Engine) writeRecalls() (bool, error) {
 	w := e.wb
 	w.mu.Lock()
@@ -245,6 +266,9 @@ func (e *Engine) writeRecalls() (bool, error) {
 	w.mu.Unlock()
 	wrote := false
 	for ns, ids := range byNS {
+		if len(ids) > recallFlushGroup {
+			e.sortByStripe(ids)
+		}
 		for len(ids) > 0 {
 			n := min(len(ids), recallFlushGroup)
 			ok, err := e.flushGroup(ns, ids[:n])
@@ -258,50 +282,86 @@ func (e *Engine) writeRecalls() (bool, error) {
 	return wrote, nil
 }
 
+// sortByStripe orders ids by their lock stripe.
+func (e *Engine) sortByStripe(ids []memory.ID) {
+	type striped struct {
+		stripe int
+		id     memory.ID
+	}
+	s := make([]striped, len(ids))
+	for i, id := range ids {
+		s[i] = striped{e.stripe(id), id}
+	}
+	slices.SortFunc(s, func(a, b striped) int { return cmp.Compare(a.stripe, b.stripe) })
+	for i := range s {
+		ids[i] = s[i].id
+	}
+}
+
 // flushGroup writes the pending effects on records ids of namespace ns in
 // one lazy commit with one audit entry, and reports whether it committed.
+// The records go to the store as the recalls encoded them: they are
+// neither decoded nor encoded again, and the namespace's state already
+// holds them (holdRecalls).
 func (e *Engine) flushGroup(ns *nsState, ids []memory.ID) (bool, error) {
 	defer e.lockRecords(ids)()
 	w := e.wb
-	var recs []*memory.MemoryRecord
-	var written []memory.ID
-	recalls, reinforced := 0, 0
+	group := make([]*pendingRecall, 0, len(ids))
+	written := make([]memory.ID, 0, len(ids))
+	w.mu.Lock()
 	for _, id := range ids {
-		w.mu.Lock()
-		p := w.pending[nsID{ns, id}]
-		w.mu.Unlock()
-		if p == nil {
-			continue // written by someone else meanwhile
+		if p := w.pending[nsID{ns, id}]; p != nil { // else written by someone else meanwhile
+			group = append(group, p)
+			written = append(written, id)
 		}
-		rec, err := store.DecodeRecord(p.rec)
-		if err != nil {
-			return false, fmt.Errorf("pending recall effects of %s: %w", id, err)
-		}
-		e.mu.RLock()
+	}
+	w.mu.Unlock()
+	// A record that moved or went by a way that does not pass through
+	// the pending table took its effects with it.
+	var gone []memory.ID
+	n := 0
+	e.mu.RLock()
+	for i, id := range written {
 		ent, ok := ns.st.entries[id]
-		live := ok && ent.store == p.store && !ns.dropped
-		e.mu.RUnlock()
-		if !live {
-			// The record moved or went by a way that does not pass
-			// through the pending table; its effects went with it.
-			e.wrote(ns, id)
+		if !ok || ent.store != group[i].store || ns.dropped {
+			gone = append(gone, id)
 			continue
 		}
-		recs = append(recs, rec)
-		written = append(written, id)
-		recalls += p.recalls
-		reinforced += p.reinforced
+		group[n], written[n] = group[i], id
+		n++
 	}
-	if len(recs) == 0 {
+	e.mu.RUnlock()
+	group, written = group[:n], written[:n]
+	for _, id := range gone {
+		e.wrote(ns, id)
+	}
+	if n == 0 {
 		return false, nil
 	}
 	t := e.beginLazy(ns)
 	defer t.close()
-	for _, rec := range recs {
-		t.touchRecord(rec)
+	stores := make([]memory.StoreType, n)
+	recalls, reinforced := 0, 0
+	for i, p := range group {
+		if p.store != memory.StoreWorking { // working records live in memory only
+			t.b.PutEncodedRecord(ns.id, p.store, written[i], p.rec)
+		}
+		stores[i] = p.store
+		recalls += p.recalls
+		reinforced += p.reinforced
 	}
 	t.b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
-	t.audit(audit.OpRecallReconsolidate, written, storesOf(recs),
-		map[string]any{"records": len(recs), "recalls": recalls, "reinforced": reinforced})
-	return true, t.commit()
+	t.audit(audit.OpRecallReconsolidate, written, stores,
+		map[string]any{"records": n, "recalls": recalls, "reinforced": reinforced})
+	if err := t.commit(); err != nil {
+		return true, err
+	}
+	// The locks held since the table was read kept every entry as it
+	// was written.
+	w.mu.Lock()
+	for _, id := range written {
+		delete(w.pending, nsID{ns, id})
+	}
+	w.mu.Unlock()
+	return true, nil
 }

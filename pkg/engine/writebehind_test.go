@@ -323,3 +323,109 @@ func TestRecallEffectsDiskFull(t *testing.T) {
 		t.Fatalf("%d error lines while the disk was full, want 1:\n%s", n, logBuf.String())
 	}
 }
+
+// TestRecallFlushGroups: a flush commits the pending effects in groups of
+// at most recallFlushGroup records, one audit entry each, and syncs once.
+func TestRecallFlushGroups(t *testing.T) {
+	h, path := auditHarness(t)
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	var syncs atomic.Int32
+	h.opts.beforeWALSync = func() { syncs.Add(1) }
+	h.reopen()
+	const n = recallFlushGroup + 44
+	reqs := make([]memory.EncodeStoreRequest, n)
+	for i := range reqs {
+		st := memory.StoreEpisodic
+		reqs[i] = memory.EncodeStoreRequest{Content: memory.TextContent(fmt.Sprintf("grouped note %d", i)), Store: &st}
+	}
+	if _, err := h.e.EncodeBatch(context.Background(), &memory.EncodeBatchRequest{Records: reqs}); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.recallOne("grouped note", n)); got != n {
+		t.Fatalf("recalled %d records, want %d", got, n)
+	}
+	before := syncs.Load()
+	h.flushRecalls()
+	if got := syncs.Load() - before; got != 1 {
+		t.Fatalf("the flush synced %d times, want once", got)
+	}
+	if err := h.e.syncAudit(); err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	var stripes [][2]int // of each group: lowest and highest lock stripe
+	for _, l := range readAudit(t, path) {
+		if l.Operation != audit.OpRecallReconsolidate {
+			continue
+		}
+		var sum struct{ Records int }
+		if err := json.Unmarshal(l.Summary, &sum); err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, sum.Records)
+		span := [2]int{len(h.e.locks), -1}
+		for _, s := range l.RecordIDs {
+			id, err := memory.ParseID(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			span[0], span[1] = min(span[0], h.e.stripe(id)), max(span[1], h.e.stripe(id))
+		}
+		stripes = append(stripes, span)
+	}
+	if len(sizes) != 2 || sizes[0]+sizes[1] != n || max(sizes[0], sizes[1]) != recallFlushGroup {
+		t.Fatalf("recall audit entries of %v records, want one of %d and one of %d", sizes, recallFlushGroup, n-recallFlushGroup)
+	}
+	// Grouped in stripe order: the groups' stripes do not interleave.
+	if a, b := stripes[0], stripes[1]; a[1] > b[0] && b[1] > a[0] {
+		t.Fatalf("the groups hold stripes %v and %v: they overlap by more than a stripe", a, b)
+	}
+}
+
+// TestRecallFlushWakesAtThreshold: before its interval is up, the flusher
+// writes once recallFlushAt records are pending, and not before.
+func TestRecallFlushWakesAtThreshold(t *testing.T) {
+	h := newHarness(t, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallFlushAt: 5})
+	var ids []memory.ID
+	for i := range 5 {
+		ids = append(ids, h.store(fmt.Sprintf("note %s of the threshold", crashWord(i)), memory.StoreEpisodic))
+	}
+	for i := range 4 {
+		h.recallOne(crashWord(i), 1)
+	}
+	if rec, err := h.onDisk(ids[0], memory.StoreEpisodic); err != nil || rec.AccessCount != 0 {
+		t.Fatalf("with 4 records pending the disk has access count %v (%v), want 0: below the threshold nothing is written", rec.AccessCount, err)
+	}
+	h.recallOne(crashWord(4), 1)
+	waitFor(t, "the flusher to write the 5 pending records", func() bool {
+		for _, id := range ids {
+			if rec, err := h.onDisk(id, memory.StoreEpisodic); err != nil || rec.AccessCount != 1 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// TestRecallFlushKeepsWorkingInMemory: a flush of the effects of a recall
+// of a working-store record writes nothing of it to the store, where
+// working records never go, and the record keeps its effects in memory.
+func TestRecallFlushKeepsWorkingInMemory(t *testing.T) {
+	h, _ := auditHarness(t)
+	h.opts.recallFlushEvery = time.Hour // flushes only when the test says
+	h.reopen()
+	id := h.store("a working note about kites", memory.StoreWorking)
+	text := "kites"
+	resp, err := h.e.RecallQuery(context.Background(), &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text},
+		Stores: []memory.StoreType{memory.StoreWorking}, Limit: 1, IncludeDecayed: true, Reconsolidate: true})
+	if err != nil || len(resp.Memories) != 1 || resp.Memories[0].Record.ID != id {
+		t.Fatalf("recall of the working note: %+v, %v", resp, err)
+	}
+	h.flushRecalls()
+	if rec, err := h.onDisk(id, memory.StoreWorking); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("after the flush the store holds the working record: %+v, %v", rec, err)
+	}
+	if got := h.record(id).AccessCount; got != 1 {
+		t.Fatalf("access count of the working record after the flush: %d, want 1", got)
+	}
+}

@@ -829,6 +829,13 @@ func (b *Batch) PutRecord(ns NS, rec *memory.MemoryRecord) {
 	b.putValue(recordKey(ns, rec.Store, rec.ID), EncodeRecord(rec))
 }
 
+// PutEncodedRecord is PutRecord for record id of store st already encoded
+// by EncodeRecord (enc), for a writer that keeps records encoded: it
+// writes them without decoding and encoding them again.
+func (b *Batch) PutEncodedRecord(ns NS, st memory.StoreType, id memory.ID, enc []byte) {
+	b.putValue(recordKey(ns, st, id), enc)
+}
+
 // sealValue returns what to store under key for the plaintext encoding
 // plain.
 func (db *DB) sealValue(key, plain []byte) []byte {
