@@ -17,8 +17,9 @@ import (
 
 // TestClientBinaryForm: the client asks for base64 on every call whose
 // answer holds content or an archive, and on no other; it sends data and
-// embeddings in base64; and it reads answers in either form (a server
-// that ignores the parameter answers in arrays) as the same values.
+// embeddings in base64 once the server has said it reads them, in arrays
+// before; and it reads answers in either form (a server that ignores the
+// parameter answers in arrays) as the same values.
 func TestClientBinaryForm(t *testing.T) {
 	rec := memory.MemoryRecord{ID: memory.MustParseID("0196a9e2-5c1d-7f00-8a00-0000000000aa"), Store: memory.StoreSemantic,
 		Content: memory.MemoryContent{Blocks: []memory.ContentBlock{{Modality: memory.ModalityText, Format: "text/plain",
@@ -48,6 +49,7 @@ func TestClientBinaryForm(t *testing.T) {
 			out, _ := rec.AppendJSONForm(nil, memory.BinaryBase64)
 			_, _ = w.Write(out)
 		},
+		wire.PathHealth: answer(http.StatusOK, `{"status":"ok"}`, wire.HeaderBinary, wire.BinaryBase64),
 		wire.PathEncode: func(w http.ResponseWriter, r *http.Request) {
 			b, _ := io.ReadAll(r.Body)
 			mu.Lock()
@@ -62,6 +64,20 @@ func TestClientBinaryForm(t *testing.T) {
 	}
 	ctx := context.Background()
 	want := decodeJSON[memory.RecallQueryResponse](t, recall)
+
+	// Until the server says it reads base64 (wire.HeaderBinary, on the
+	// health answer here), requests carry the CMP arrays.
+	if _, err := c.EncodeStore(ctx, &memory.EncodeStoreRequest{Content: rec.Content}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	if !bytes.Contains([]byte(body), []byte(`"data":[104,105]`)) || !bytes.Contains([]byte(body), []byte(`"embedding":[1,-2,1e-45]`)) {
+		t.Errorf("store before the server said it reads base64 sent %s", body)
+	}
+	mu.Unlock()
+	if err := c.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
 
 	req := memory.DefaultRecallQueryRequest()
 	req.Cue.Embedding = []float32{1, -2}

@@ -28,9 +28,11 @@
 // Bytes and embeddings travel in base64 (memory.BinaryBase64): calls whose
 // answers carry content or an archive ask for it with ?binary=base64 (a
 // server that ignores the parameter answers in the CMP arrays, which
-// decode to the same values), and requests send content data, cues and
-// embeddings so. memsvc servers read base64 embeddings in requests since
-// the parameter exists; older ones read base64 bytes only.
+// decode to the same values). Requests send content data, cues and
+// embeddings in base64 once the server has said it reads them
+// (wire.HeaderBinary, on every answer of a memsvc server since the
+// parameter exists); before that, and to any other server, they carry
+// the CMP arrays.
 //
 // The package depends on the standard library, pkg/wire and pkg/memory
 // only; it never links the storage engine.
@@ -49,6 +51,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"memsvc.dev/memsvc/pkg/memory"
@@ -97,6 +100,10 @@ type Client struct {
 	maxRetryWait time.Duration
 	sleep        func(ctx context.Context, d time.Duration) error
 	answers      sync.Pool // *[]byte: read buffers of recall answers, see readAnswer
+	// binary is set once the server has said it reads base64 binary
+	// values in requests (wire.HeaderBinary); until then requests carry
+	// the CMP arrays, which every server reads.
+	binary atomic.Bool
 }
 
 var _ memory.Service = (*Client)(nil)
@@ -301,6 +308,9 @@ func (c *Client) send(parent context.Context, req *http.Request) (*http.Response
 	if err != nil {
 		return nil, c.transportError(parent, err)
 	}
+	if !c.binary.Load() && resp.Header.Get(wire.HeaderBinary) == wire.BinaryBase64 {
+		c.binary.Store(true)
+	}
 	return resp, nil
 }
 
@@ -342,9 +352,14 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, que
 	ct := ""
 	if in != nil {
 		var err error
-		// Binary values in base64, which memsvc servers read in every
-		// request: a quarter to a third the size of the arrays.
-		if b, err = json.Marshal(memory.Base64Request(in)); err != nil {
+		// Binary values in base64 to a server that reads them (a
+		// quarter to a third the size of the arrays), the CMP arrays
+		// otherwise.
+		body := in
+		if c.binary.Load() {
+			body = memory.Base64Request(in)
+		}
+		if b, err = json.Marshal(body); err != nil {
 			return invalidRequest(err)
 		}
 		ct = wire.ContentTypeJSON

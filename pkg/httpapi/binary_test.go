@@ -40,6 +40,13 @@ func TestBinaryInput(t *testing.T) {
 		}
 	}
 	checkRecord(stored.RecordID, "hello world")
+	// Every answer, an error's too, says the server reads base64: what
+	// lets a client send it (pkg/client).
+	for _, rq := range []request{get(wire.PathHealth), post(wire.PathEncode, `{}`)} {
+		if resp, _ := f.do(t, rq); resp.Header.Get(wire.HeaderBinary) != wire.BinaryBase64 {
+			t.Errorf("%s %s: %s %q, want %q", rq.method, rq.path, wire.HeaderBinary, resp.Header.Get(wire.HeaderBinary), wire.BinaryBase64)
+		}
+	}
 
 	resp, data = f.do(t, post(wire.PathEncodeBatch, `{"records":[{"content":`+content+`}]}`))
 	var batch memory.EncodeBatchResponse

@@ -392,6 +392,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = s.newID()
 	}
 	w.Header().Set(wire.HeaderRequestID, id)
+	w.Header().Set(wire.HeaderBinary, wire.BinaryBase64)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	rec := &recorder{ResponseWriter: w}
 	defer func() {

@@ -168,6 +168,13 @@ const (
 	// to. See Route.Namespace for the routes that do not read it.
 	HeaderNamespace = "X-Memsvc-Namespace"
 
+	// HeaderBinary, on every answer of a server that reads binary
+	// values and embeddings in base64 in every request body and writes
+	// them so on request (QueryBinary), holds BinaryBase64. Clients send
+	// base64 only to a server that said so: an older one reads base64
+	// bytes but not base64 embeddings, an upstream one neither.
+	HeaderBinary = "X-Memsvc-Binary"
+
 	// HeaderDecryptionKey carries the passphrase of an encrypted archive
 	// sent to the streaming import route.
 	HeaderDecryptionKey = "Memsvc-Decryption-Key"
