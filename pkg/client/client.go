@@ -353,8 +353,8 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, que
 	if in != nil {
 		var err error
 		// Binary values in base64 to a server that reads them (a
-		// quarter to a third the size of the arrays), the CMP arrays
-		// otherwise.
+		// third the size of integer arrays, half that of number
+		// arrays), the CMP arrays otherwise.
 		body := in
 		if c.binary.Load() {
 			body = memory.Base64Request(in)
