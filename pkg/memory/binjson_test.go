@@ -124,7 +124,7 @@ func checkBinaryShape(t *testing.T, text []byte) {
 	walk("", v)
 }
 
-// decodeBoth decodes text with json.Unmarshal into a new T and returns it.
+// decodeInto decodes text with json.Unmarshal into a new T and returns it.
 func decodeInto[T any](t *testing.T, text []byte) T {
 	t.Helper()
 	var v T

@@ -14,27 +14,19 @@ func Base64Request(req any) any {
 	case *EncodeStoreRequest:
 		return storeRequestBase64(r)
 	case *EncodeBatchRequest:
-		recs := make([]storeBase64, len(r.Records))
-		for i := range r.Records {
-			recs[i] = storeRequestBase64(&r.Records[i])
-		}
 		type plain EncodeBatchRequest
 		return struct {
 			*plain
 			Records []storeBase64 `json:"records"`
-		}{(*plain)(r), nilIfNil(recs, r.Records == nil)}
+		}{(*plain)(r), base64Each(r.Records, storeRequestBase64)}
 	case *EncodeStoreRawRequest:
 		return rawRequestBase64(r)
 	case *EncodeBatchStoreRawRequest:
-		recs := make([]rawBase64, len(r.Records))
-		for i := range r.Records {
-			recs[i] = rawRequestBase64(&r.Records[i])
-		}
 		type plain EncodeBatchStoreRawRequest
 		return struct {
 			*plain
 			Records []rawBase64 `json:"records"`
-		}{(*plain)(r), nilIfNil(recs, r.Records == nil)}
+		}{(*plain)(r), base64Each(r.Records, rawRequestBase64)}
 	case *EncodeUpdateRequest:
 		var c *contentForm
 		if r.Content != nil {
@@ -71,13 +63,17 @@ func Base64Request(req any) any {
 	return req
 }
 
-// nilIfNil returns nil for a list that was nil, so that it is written as
-// null as the original was.
-func nilIfNil[T any](s []T, wasNil bool) []T {
-	if wasNil {
+// base64Each returns form of each request of reqs, and nil for nil, so
+// that a missing list is written as null as the original is.
+func base64Each[T, U any](reqs []T, form func(*T) U) []U {
+	if reqs == nil {
 		return nil
 	}
-	return s
+	out := make([]U, len(reqs))
+	for i := range reqs {
+		out[i] = form(&reqs[i])
+	}
+	return out
 }
 
 type plainStore EncodeStoreRequest
