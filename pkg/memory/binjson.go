@@ -183,16 +183,7 @@ func (c *RecallCue) UnmarshalJSON(data []byte) error {
 	}
 	// The fields one by one, not an embedded twin of RecallCue: the
 	// twin's name would join the field paths of encoding/json's errors.
-	t := struct {
-		Text      *string         `json:"text"`
-		Image     Bytes           `json:"image"`
-		Audio     Bytes           `json:"audio"`
-		Emotion   *EmotionVector  `json:"emotion"`
-		Temporal  *TemporalRange  `json:"temporal"`
-		Spatial   json.RawMessage `json:"spatial"`
-		Semantic  json.RawMessage `json:"semantic"`
-		Embedding embeddingJSON   `json:"embedding"`
-	}{c.Text, c.Image, c.Audio, c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding}
+	t := cueJSON[Bytes, embeddingJSON]{c.Text, c.Image, c.Audio, c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding}
 	if err := json.Unmarshal(data, &t); err != nil {
 		return err
 	}
