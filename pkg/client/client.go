@@ -28,8 +28,9 @@
 // Bytes and embeddings travel in base64 (memory.BinaryBase64): calls whose
 // answers carry content or an archive ask for it with ?binary=base64 (a
 // server that ignores the parameter answers in the CMP arrays, which
-// decode to the same values). Requests send content data, cues and
-// embeddings in base64 once the server has said it reads them
+// decode to the same values); RecallQueryDecode, whose caller reads the
+// answer itself, leaves it in arrays. Requests send content data, cues
+// and embeddings in base64 once the server has said it reads them
 // (wire.HeaderBinary, on every answer of a memsvc server since the
 // parameter exists); before that, and to any other server, they carry
 // the CMP arrays.
