@@ -28,8 +28,9 @@
 // Bytes and embeddings travel in base64 (memory.BinaryBase64): calls whose
 // answers carry content or an archive ask for it with ?binary=base64 (a
 // server that ignores the parameter answers in the CMP arrays, which
-// decode to the same values). Requests send content data, cues and
-// embeddings in base64 once the server has said it reads them
+// decode to the same values); RecallQueryDecode, whose caller reads the
+// answer itself, leaves it in arrays. Requests send content data, cues
+// and embeddings in base64 once the server has said it reads them
 // (wire.HeaderBinary, on every answer of a memsvc server since the
 // parameter exists); before that, and to any other server, they carry
 // the CMP arrays.
@@ -353,8 +354,8 @@ func (c *Client) call(ctx context.Context, r retryable, method, path string, que
 	if in != nil {
 		var err error
 		// Binary values in base64 to a server that reads them (a
-		// quarter to a third the size of the arrays), the CMP arrays
-		// otherwise.
+		// third the size of integer arrays, half that of number
+		// arrays), the CMP arrays otherwise.
 		body := in
 		if c.binary.Load() {
 			body = memory.Base64Request(in)

@@ -25,8 +25,9 @@ func do[Resp any](ctx context.Context, c *Client, r retryable, method, path stri
 }
 
 // doBinary is do for the answers that hold binary values (content,
-// archives): it asks for them in base64 (wire.QueryBinary), a quarter to
-// a third the size of the integer and number arrays. A server that does
+// archives): it asks for them in base64 (wire.QueryBinary), about a third
+// the size of the integer arrays and half that of the number arrays (of
+// embeddings). A server that does
 // not know the parameter answers in arrays, which decode the same.
 func doBinary[Resp any](ctx context.Context, c *Client, r retryable, method, path string, in any) (*Resp, error) {
 	var out Resp

@@ -159,6 +159,14 @@ func TestAnswerLimit(t *testing.T) {
 			}
 		})
 	}
+	// The export's message names the form the archive would have had.
+	for form, want := range map[string]string{"": "as a JSON integer array", "?" + wire.QueryBinary + "=" + wire.BinaryBase64: "in base64"} {
+		resp, body := f.do(t, post(wire.PathExport+form, `{"include_raw_journal":true}`))
+		msg := jsonString(t, envelope(t, resp, body)["message"])
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(msg, want) {
+			t.Errorf("export%s: %d, message %q, want one saying %q", form, resp.StatusCode, msg, want)
+		}
+	}
 	if resp, body := f.do(t, post(wire.PathRecallRaw, `{"limit":5}`)); resp.StatusCode != 200 || len(body) > 1<<20 {
 		t.Errorf("a page of 5: %d, %d bytes", resp.StatusCode, len(body))
 	}

@@ -271,14 +271,14 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) (any, error) {
 	// The archive travels as an integer array, up to four bytes per
 	// archive byte, or in base64, four bytes per three: stop writing it
 	// once that would pass the answer limit.
-	buf := &cappedBuffer{max: s.maxResponse / 4}
-	if form, _ := binaryForm(r); form == memory.BinaryBase64 {
-		buf.max = s.maxResponse / 4 * 3
+	buf, as := &cappedBuffer{max: s.maxResponse / 4}, "as a JSON integer array"
+	if form, _ := binaryForm(r); form == memory.BinaryBase64 { // checked by api
+		buf.max, as = s.maxResponse/4*3, "in base64"
 	}
 	resp, err := s.svc.Export(r.Context(), &req, buf)
 	if buf.over {
-		return nil, memory.Errorf(memory.CodeContentTooLarge, "%s: the archive passes %d bytes, which as a JSON integer array exceeds the server's limit of %d bytes for one answer; use the streaming route %s (memsvc clients do by default)",
-			memory.AnswerTooLarge, buf.max, s.maxResponse, wire.PathExportStream)
+		return nil, memory.Errorf(memory.CodeContentTooLarge, "%s: the archive passes %d bytes, which %s exceeds the server's limit of %d bytes for one answer; use the streaming route %s (memsvc clients do by default)",
+			memory.AnswerTooLarge, buf.max, as, s.maxResponse, wire.PathExportStream)
 	}
 	if err != nil {
 		return nil, err
@@ -419,9 +419,8 @@ type formAppender interface {
 }
 
 // encode encodes an answer (not a nil pointer) with its binary values in
-// form f, in a buffer
-// of s.answers when it reports true: the buffer goes back with
-// s.answers.put once written.
+// form f, in a buffer of s.answers when it reports true: the buffer goes
+// back with s.answers.put once written.
 func (s *Server) encode(v any, f memory.BinaryForm) ([]byte, bool, error) {
 	if fa, ok := v.(formAppender); ok && f != memory.BinaryArrays {
 		b, err := fa.AppendJSONForm(s.answers.get(), f)

@@ -181,15 +181,13 @@ func (c *RecallCue) UnmarshalJSON(data []byte) error {
 		*c = out
 		return nil
 	}
-	type plain RecallCue
-	t := struct {
-		*plain
-		Embedding embeddingJSON `json:"embedding"`
-	}{(*plain)(c), embeddingJSON(c.Embedding)}
+	// The fields one by one, not an embedded twin of RecallCue: the
+	// twin's name would join the field paths of encoding/json's errors.
+	t := cueJSON[Bytes, embeddingJSON]{c.Text, c.Image, c.Audio, c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding}
 	if err := json.Unmarshal(data, &t); err != nil {
 		return err
 	}
-	c.Embedding = t.Embedding
+	*c = RecallCue{t.Text, t.Image, t.Audio, t.Emotion, t.Temporal, t.Spatial, t.Semantic, t.Embedding}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -123,7 +124,7 @@ func checkBinaryShape(t *testing.T, text []byte) {
 	walk("", v)
 }
 
-// decodeBoth decodes text with json.Unmarshal into a new T and returns it.
+// decodeInto decodes text with json.Unmarshal into a new T and returns it.
 func decodeInto[T any](t *testing.T, text []byte) T {
 	t.Helper()
 	var v T
@@ -500,6 +501,30 @@ func TestCueDecodeMatchesJSON(t *testing.T) {
 		d.Data = compact
 		if !d.cue(&RecallCue{}) || !d.End() {
 			t.Errorf("the one-pass decoder left %s to encoding/json", compact)
+		}
+	}
+}
+
+// TestTypeErrorFieldNames: a value of the wrong type in a cue or a block
+// that the one-pass decoders leave to encoding/json is reported under the
+// field's JSON path, as encoding/json reports it without the custom
+// decoders (which the server passes on to the client).
+func TestTypeErrorFieldNames(t *testing.T) {
+	for _, tc := range []struct {
+		text, field string
+		v           any
+	}{
+		{`{"cue":{"text":5}}`, "cue.text", &RecallQueryRequest{}},
+		{`{"cue":{"temporal":5}}`, "cue.temporal", &RecallQueryRequest{}},
+		{`{"cue":{"emotion":{"joy":"a"}}}`, "cue.emotion.joy", &RecallQueryRequest{}},
+		{`{"cue":{"embedding":[1,"a"]}}`, "cue.embedding", &RecallQueryRequest{}},
+		{`{"content":{"blocks":[{"format":5}]}}`, "content.blocks.format", &EncodeStoreRequest{}},
+		{`{"content":{"blocks":[{"embedding":[1,"a"]}]}}`, "content.blocks.embedding", &EncodeStoreRequest{}},
+	} {
+		err := json.Unmarshal([]byte(tc.text), tc.v)
+		te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+		if !ok || te.Field != tc.field {
+			t.Errorf("%s: error %v, want a type error of field %q", tc.text, err, tc.field)
 		}
 	}
 }

@@ -14,41 +14,25 @@ func Base64Request(req any) any {
 	case *EncodeStoreRequest:
 		return storeRequestBase64(r)
 	case *EncodeBatchRequest:
-		recs := make([]storeBase64, len(r.Records))
-		for i := range r.Records {
-			recs[i] = storeRequestBase64(&r.Records[i])
-		}
 		type plain EncodeBatchRequest
 		return struct {
 			*plain
 			Records []storeBase64 `json:"records"`
-		}{(*plain)(r), nilIfNil(recs, r.Records == nil)}
+		}{(*plain)(r), base64Each(r.Records, storeRequestBase64)}
 	case *EncodeStoreRawRequest:
 		return rawRequestBase64(r)
 	case *EncodeBatchStoreRawRequest:
-		recs := make([]rawBase64, len(r.Records))
-		for i := range r.Records {
-			recs[i] = rawRequestBase64(&r.Records[i])
-		}
 		type plain EncodeBatchStoreRawRequest
 		return struct {
 			*plain
 			Records []rawBase64 `json:"records"`
-		}{(*plain)(r), nilIfNil(recs, r.Records == nil)}
+		}{(*plain)(r), base64Each(r.Records, rawRequestBase64)}
 	case *EncodeUpdateRequest:
 		var c *contentForm
 		if r.Content != nil {
 			c = &contentForm{r.Content, BinaryBase64, true}
 		}
-		// As EncodeUpdateRequest.MarshalJSON: nil metadata is null.
-		return struct {
-			Header   *CMPHeader      `json:"header"`
-			RecordID ID              `json:"record_id"`
-			Content  *contentForm    `json:"content"`
-			Emotion  *EmotionVector  `json:"emotion"`
-			Metadata json.RawMessage `json:"metadata"`
-			Meta     *MetaMemory     `json:"meta"`
-		}{r.Header, r.RecordID, c, r.Emotion, json.RawMessage(r.Metadata), r.Meta}
+		return updateJSON[*contentForm]{r.Header, r.RecordID, c, r.Emotion, json.RawMessage(r.Metadata), r.Meta}
 	case *RecallQueryRequest:
 		type plain RecallQueryRequest
 		return struct {
@@ -56,28 +40,23 @@ func Base64Request(req any) any {
 			Cue cueBase64 `json:"cue"`
 		}{(*plain)(r), cueBase64{&r.Cue}}
 	case *ImportRequest:
-		// As ImportRequest.MarshalJSON, with encoding/json's base64 of
-		// []byte (nil is null).
-		return struct {
-			Header             *CMPHeader         `json:"header"`
-			ArchiveID          string             `json:"archive_id"`
-			Strategy           ImportStrategy     `json:"strategy"`
-			ConflictResolution ConflictResolution `json:"conflict_resolution"`
-			DecryptionKey      *string            `json:"decryption_key"`
-			ArchiveData        []byte             `json:"archive_data"`
-			PreserveNamespaces bool               `json:"preserve_namespaces,omitempty"`
-		}{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, r.ArchiveData, r.PreserveNamespaces}
+		// encoding/json writes []byte in base64 (nil is null).
+		return importJSON[[]byte]{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, r.ArchiveData, r.PreserveNamespaces}
 	}
 	return req
 }
 
-// nilIfNil returns nil for a list that was nil, so that it is written as
-// null as the original was.
-func nilIfNil[T any](s []T, wasNil bool) []T {
-	if wasNil {
+// base64Each returns form of each request of reqs, and nil for nil, so
+// that a missing list is written as null as the original is.
+func base64Each[T, U any](reqs []T, form func(*T) U) []U {
+	if reqs == nil {
 		return nil
 	}
-	return s
+	out := make([]U, len(reqs))
+	for i := range reqs {
+		out[i] = form(&reqs[i])
+	}
+	return out
 }
 
 type plainStore EncodeStoreRequest
@@ -112,16 +91,7 @@ type cueBase64 struct{ c *RecallCue }
 
 // MarshalJSON writes the cue.
 func (c cueBase64) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Text      *string         `json:"text"`
-		Image     []byte          `json:"image"`
-		Audio     []byte          `json:"audio"`
-		Emotion   *EmotionVector  `json:"emotion"`
-		Temporal  *TemporalRange  `json:"temporal"`
-		Spatial   json.RawMessage `json:"spatial"`
-		Semantic  json.RawMessage `json:"semantic"`
-		Embedding float32sBase64  `json:"embedding"`
-	}{c.c.Text, c.c.Image, c.c.Audio, c.c.Emotion, c.c.Temporal, c.c.Spatial, c.c.Semantic, float32sBase64(c.c.Embedding)})
+	return json.Marshal(cueJSON[[]byte, float32sBase64]{c.c.Text, c.c.Image, c.c.Audio, c.c.Emotion, c.c.Temporal, c.c.Spatial, c.c.Semantic, float32sBase64(c.c.Embedding)})
 }
 
 // float32sBase64 writes an embedding in BinaryBase64 (nil is null).
@@ -130,4 +100,43 @@ type float32sBase64 []float32
 // MarshalJSON writes the embedding.
 func (v float32sBase64) MarshalJSON() ([]byte, error) {
 	return appendBinaryFloat32s(nil, v, BinaryBase64)
+}
+
+// The shapes in which requests that hold binary values are written and
+// read, with B the type of their bytes and E of their embeddings in the
+// form at hand: one field list for MarshalJSON (the CMP arrays), for
+// Base64Request, and for the fallback of RecallCue.UnmarshalJSON.
+
+// updateJSON is an EncodeUpdateRequest with a nil metadata written as
+// null ("leave it unchanged"), its content C.
+type updateJSON[C any] struct {
+	Header   *CMPHeader      `json:"header"`
+	RecordID ID              `json:"record_id"`
+	Content  C               `json:"content"`
+	Emotion  *EmotionVector  `json:"emotion"`
+	Metadata json.RawMessage `json:"metadata"`
+	Meta     *MetaMemory     `json:"meta"`
+}
+
+// cueJSON is a RecallCue.
+type cueJSON[B, E any] struct {
+	Text      *string         `json:"text"`
+	Image     B               `json:"image"`
+	Audio     B               `json:"audio"`
+	Emotion   *EmotionVector  `json:"emotion"`
+	Temporal  *TemporalRange  `json:"temporal"`
+	Spatial   json.RawMessage `json:"spatial"`
+	Semantic  json.RawMessage `json:"semantic"`
+	Embedding E               `json:"embedding"`
+}
+
+// importJSON is an ImportRequest.
+type importJSON[B any] struct {
+	Header             *CMPHeader         `json:"header"`
+	ArchiveID          string             `json:"archive_id"`
+	Strategy           ImportStrategy     `json:"strategy"`
+	ConflictResolution ConflictResolution `json:"conflict_resolution"`
+	DecryptionKey      *string            `json:"decryption_key"`
+	ArchiveData        B                  `json:"archive_data"`
+	PreserveNamespaces bool               `json:"preserve_namespaces,omitempty"`
 }

@@ -701,41 +701,17 @@ func (b nullableBytes) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes a nil metadata as null ("leave it unchanged"), not {}
 // (which would replace the stored metadata).
 func (r EncodeUpdateRequest) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Header   *CMPHeader      `json:"header"`
-		RecordID ID              `json:"record_id"`
-		Content  *MemoryContent  `json:"content"`
-		Emotion  *EmotionVector  `json:"emotion"`
-		Metadata json.RawMessage `json:"metadata"`
-		Meta     *MetaMemory     `json:"meta"`
-	}{r.Header, r.RecordID, r.Content, r.Emotion, json.RawMessage(r.Metadata), r.Meta})
+	return json.Marshal(updateJSON[*MemoryContent]{r.Header, r.RecordID, r.Content, r.Emotion, json.RawMessage(r.Metadata), r.Meta})
 }
 
 // MarshalJSON writes absent image and audio cues as null.
 func (c RecallCue) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Text      *string         `json:"text"`
-		Image     nullableBytes   `json:"image"`
-		Audio     nullableBytes   `json:"audio"`
-		Emotion   *EmotionVector  `json:"emotion"`
-		Temporal  *TemporalRange  `json:"temporal"`
-		Spatial   json.RawMessage `json:"spatial"`
-		Semantic  json.RawMessage `json:"semantic"`
-		Embedding []float32       `json:"embedding"`
-	}{c.Text, nullableBytes(c.Image), nullableBytes(c.Audio), c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding})
+	return json.Marshal(cueJSON[nullableBytes, []float32]{c.Text, nullableBytes(c.Image), nullableBytes(c.Audio), c.Emotion, c.Temporal, c.Spatial, c.Semantic, c.Embedding})
 }
 
 // MarshalJSON writes absent archive data as null.
 func (r ImportRequest) MarshalJSON() ([]byte, error) {
-	return json.Marshal(struct {
-		Header             *CMPHeader         `json:"header"`
-		ArchiveID          string             `json:"archive_id"`
-		Strategy           ImportStrategy     `json:"strategy"`
-		ConflictResolution ConflictResolution `json:"conflict_resolution"`
-		DecryptionKey      *string            `json:"decryption_key"`
-		ArchiveData        nullableBytes      `json:"archive_data"`
-		PreserveNamespaces bool               `json:"preserve_namespaces,omitempty"`
-	}{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, nullableBytes(r.ArchiveData), r.PreserveNamespaces})
+	return json.Marshal(importJSON[nullableBytes]{r.Header, r.ArchiveID, r.Strategy, r.ConflictResolution, r.DecryptionKey, nullableBytes(r.ArchiveData), r.PreserveNamespaces})
 }
 
 // MarshalJSON writes an empty result list as [].

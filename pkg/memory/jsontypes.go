@@ -11,7 +11,7 @@ import (
 // Bytes is binary data. On the wire it is a JSON array of integers 0-255,
 // the upstream CMP encoding, unless the answer is asked for in
 // BinaryBase64; on input a base64 string is accepted as well, because it
-// is a quarter the size.
+// is about a third the size.
 type Bytes []byte
 
 // MarshalJSON writes the integer-array form. An empty or nil value is [].
