@@ -310,12 +310,9 @@ func (m *migration) chunkAt(lower, upper []byte, n int,
 	if err := db.space.check(b.Len()); err != nil {
 		return nil, nil, err
 	}
-	release := func() {}
-	if db.recs != nil {
-		// Rewritten values decode as before; keeping the record cache
-		// out of the way keeps that from mattering.
-		release = db.recs.hold(nil, true)
-	}
+	// Rewritten values decode as before; keeping the record cache out
+	// of the way keeps that from mattering.
+	release := db.recs.hold(nil, true)
 	err = b.Commit(pebble.Sync)
 	release()
 	if err != nil {

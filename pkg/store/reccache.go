@@ -133,8 +133,12 @@ func (c *recordCache) put(key []byte, gen uint64, rec *memory.MemoryRecord) {
 
 // hold drops the records under keys (every record when all is set) and
 // keeps them out of the cache until release is called: around a commit
-// that writes them.
+// that writes them. With the cache off (c nil) or nothing to hold it does
+// nothing.
 func (c *recordCache) hold(keys [][]byte, all bool) (release func()) {
+	if c == nil || (!all && len(keys) == 0) {
+		return func() {}
+	}
 	if all {
 		for i := range c.shards {
 			c.shards[i].enter(nil, true)
@@ -229,11 +233,7 @@ func (b *Batch) noteWrite(key []byte) {
 // holdCached keeps what the batch writes out of the record cache until
 // the returned release is called, after the commit.
 func (b *Batch) holdCached() (release func()) {
-	c := b.db.recs
-	if c == nil || (!b.rangeDeleted && len(b.recKeys) == 0) {
-		return func() {}
-	}
-	return c.hold(b.recKeys, b.rangeDeleted)
+	return b.db.recs.hold(b.recKeys, b.rangeDeleted)
 }
 
 // recordSize estimates the heap bytes of a decoded record.
