@@ -348,7 +348,7 @@ func (db *DB) migrateRecord(b *pebble.Batch, ns NS, st memory.StoreType, k, v []
 		return fmt.Errorf("%s record %x: %w", st, id, err)
 	}
 	if !sealed {
-		if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
+		if err := b.Set(k, db.keys.sealKept(k, v), nil); err != nil {
 			return err
 		}
 	}
@@ -377,7 +377,7 @@ func (db *DB) migrateRaw(b *pebble.Batch, ns NS, k, v []byte, c *chunkCounts) er
 	if err != nil {
 		return fmt.Errorf("raw record %x: %w", id, err)
 	}
-	if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
+	if err := b.Set(k, db.keys.sealKept(k, v), nil); err != nil {
 		return err
 	}
 	// The plaintext "s" entry goes with the whole namespace at the end;
