@@ -245,9 +245,7 @@ func (e *Engine) rebuildNSIndexes(ctx context.Context, ns *nsState, start time.T
 	if rawErr != nil {
 		return fmt.Errorf("raw text index: %w", rawErr)
 	}
-	ns.text, ns.rawText = text, raw
-	e.log.Debug("search indexes built", "namespace", ns.name, "records", text.Stats().Docs,
-		"raw_entries", raw.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
+	e.useBuilt(ns, text, raw, start)
 	return nil
 }
 
@@ -262,10 +260,16 @@ func (e *Engine) buildNSIndexes(ctx context.Context, ns *nsState, start time.Tim
 	if err != nil {
 		return fmt.Errorf("raw text index: %w", err)
 	}
+	e.useBuilt(ns, text, raw, start)
+	return nil
+}
+
+// useBuilt puts the namespace's freshly built text and raw indexes in
+// place; start is when opening them began.
+func (e *Engine) useBuilt(ns *nsState, text, raw *searchindex.Index, start time.Time) {
 	ns.text, ns.rawText = text, raw
 	e.log.Debug("search indexes built", "namespace", ns.name, "records", text.Stats().Docs,
 		"raw_entries", raw.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
-	return nil
 }
 
 func (e *Engine) fillCurated(ctx context.Context, ns *nsState, add searchindex.AddFunc) error {

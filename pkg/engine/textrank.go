@@ -72,24 +72,9 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 	if k <= 0 {
 		return nil, nil
 	}
-	var content []searchindex.QueryTerm
-	for _, t := range an.Analyze(ix.Analyze(text)) {
-		// Function words (weight 0) add nothing to any score: leave them
-		// out of the index's work (the analyser weighs them when the
-		// query has nothing else).
-		if t.Weight > 0 {
-			content = append(content, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
-		}
-	}
-	fields := r.fieldTerms(ix, text, content)
-	q := searchindex.Query{Limit: max(k, r.Candidates), Admit: admit}
-	q.Terms = append(slices.Clip(content), fields...)
-	hits, err := ix.Search(q)
-	if err != nil {
-		return nil, fmt.Errorf("text search: %w", err)
-	}
-	if len(hits) == 0 {
-		return nil, nil
+	q, content, fields, hits, err := r.firstStage(ix, an, text, k, admit)
+	if err != nil || len(hits) == 0 {
+		return nil, err
 	}
 	// The second stage sees the best Candidates hits; the rest keep their
 	// first-stage score, below the candidates', and follow them.
@@ -201,6 +186,28 @@ func (r textRanking) fieldScores(ix *searchindex.Index, fieldQ searchindex.Query
 		return nil, fmt.Errorf("score the time and speaker fields: %w", err)
 	}
 	return s, nil
+}
+
+// firstStage runs the first stage of a ranking of text: the query of its
+// content terms (those analysed with weight 0 left out) and field terms,
+// the index's best max(k, Candidates) admitted hits for it, and the
+// query's two parts, which the second stage scores apart.
+func (r textRanking) firstStage(ix *searchindex.Index, an *rank.Analyzer, text string, k int, admit func(searchindex.Candidate) bool) (q searchindex.Query, content, fields []searchindex.QueryTerm, hits []searchindex.Hit, err error) {
+	for _, t := range an.Analyze(ix.Analyze(text)) {
+		// Function words (weight 0) add nothing to any score: leave them
+		// out of the index's work (the analyser weighs them when the
+		// query has nothing else).
+		if t.Weight > 0 {
+			content = append(content, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
+		}
+	}
+	fields = r.fieldTerms(ix, text, content)
+	q = searchindex.Query{Limit: max(k, r.Candidates), Admit: admit}
+	q.Terms = append(slices.Clip(content), fields...)
+	if hits, err = ix.Search(q); err != nil {
+		return q, nil, nil, nil, fmt.Errorf("text search: %w", err)
+	}
+	return q, content, fields, hits, nil
 }
 
 // stagedScore is a document of the second stage's answer and its score;

@@ -12,6 +12,8 @@ import (
 // rankAdmittedReference is rankAdmitted as it was before the second
 // stage kept its documents in slices (the maps, rank.SmoothNeighbours and
 // the memo below): what TestSecondStageMatchesReference compares with.
+// The first stage (textRanking.firstStage) is shared, as it did not
+// change.
 // It was rank with admit, the same decision as eligible, as the
 // index's filter: one that may decide from the document's mark
 // (searchindex.Query.Admit, marks.go).
@@ -19,24 +21,9 @@ func (r textRanking) rankAdmittedReference(ix *searchindex.Index, an *rank.Analy
 	if k <= 0 {
 		return nil, nil
 	}
-	var content []searchindex.QueryTerm
-	for _, t := range an.Analyze(ix.Analyze(text)) {
-		// Function words (weight 0) add nothing to any score: leave them
-		// out of the index's work (the analyser weighs them when the
-		// query has nothing else).
-		if t.Weight > 0 {
-			content = append(content, searchindex.QueryTerm{Term: t.Term, Weight: t.Weight})
-		}
-	}
-	fields := r.fieldTerms(ix, text, content)
-	q := searchindex.Query{Limit: max(k, r.Candidates), Admit: admit}
-	q.Terms = append(slices.Clip(content), fields...)
-	hits, err := ix.Search(q)
-	if err != nil {
-		return nil, fmt.Errorf("text search: %w", err)
-	}
-	if len(hits) == 0 {
-		return nil, nil
+	q, content, fields, hits, err := r.firstStage(ix, an, text, k, admit)
+	if err != nil || len(hits) == 0 {
+		return nil, err
 	}
 	// The second stage sees the best Candidates hits; the rest keep their
 	// first-stage score, below the candidates', and follow them.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 
 	"memsvc.dev/memsvc/pkg/memory"
+	"memsvc.dev/memsvc/pkg/store"
 )
 
 // workingStore is the volatile store: a handful of records in memory only.
@@ -18,20 +19,21 @@ func newWorkingStore(capacity int) *workingStore {
 	return &workingStore{capacity: capacity, recs: make(map[memory.ID]*memory.MemoryRecord, capacity)}
 }
 
-// get returns a copy of the record so callers may change it freely.
+// get returns a deep copy of the record, so callers may change it freely
+// (a recall changes its edges in place) and a record handed out never
+// changes under its reader.
 func (w *workingStore) get(id memory.ID) *memory.MemoryRecord {
 	rec, ok := w.recs[id]
 	if !ok {
 		return nil
 	}
-	c := *rec
-	return &c
+	return store.CloneRecord(rec)
 }
 
-// set stores a copy of rec; the caller has made room (see planWorking).
+// set stores a deep copy of rec; the caller has made room (see
+// planWorking).
 func (w *workingStore) set(rec *memory.MemoryRecord) {
-	c := *rec
-	w.recs[rec.ID] = &c
+	w.recs[rec.ID] = store.CloneRecord(rec)
 }
 
 func (w *workingStore) delete(id memory.ID) { delete(w.recs, id) }
@@ -39,8 +41,7 @@ func (w *workingStore) delete(id memory.ID) { delete(w.recs, id) }
 func (w *workingStore) all() []*memory.MemoryRecord {
 	out := make([]*memory.MemoryRecord, 0, len(w.recs))
 	for _, r := range w.recs {
-		c := *r
-		out = append(out, &c)
+		out = append(out, store.CloneRecord(r))
 	}
 	return out
 }

@@ -429,3 +429,47 @@ func TestRecallFlushKeepsWorkingInMemory(t *testing.T) {
 		t.Fatalf("access count of the working record after the flush: %d, want 1", got)
 	}
 }
+
+// TestRecallEffectsSealedRetry: in an encrypted directory, a flush whose
+// commit fails (here: the disk is full) leaves the pending effects as
+// the recall encoded them, so reads still see them and the flush that
+// follows once space returns writes the record intact. Sealing a value
+// must not wipe the encoding the write-behind keeps.
+func TestRecallEffectsSealedRetry(t *testing.T) {
+	var free atomic.Uint64
+	free.Store(1 << 40)
+	db, err := store.Open(t.TempDir(), store.Options{Passphrase: []byte("correct horse battery staple"),
+		KDF: store.KDFParams{MemoryKiB: 64, Iterations: 1, Parallelism: 1}, MinFreeBytes: 1 << 20,
+		DiskFree: func(string) (uint64, error) { return free.Load(), nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	e, err := Open(context.Background(), db, Options{SimilarLinks: -1, recallFlushEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	h := &harness{t: t, db: db, e: e}
+	id := h.store("a sealed note about kites", memory.StoreEpisodic)
+	if got := h.recallOne("kites", 1); len(got) != 1 || got[0] != id {
+		t.Fatalf("recall of the note: %v", got)
+	}
+	free.Store(0)
+	e.big.RLock()
+	err = e.flushRecalls()
+	e.big.RUnlock()
+	if !errors.Is(err, store.ErrNoSpace) {
+		t.Fatalf("flush on a full disk: %v, want ErrNoSpace", err)
+	}
+	rec, err := e.Record(context.Background(), &memory.IntrospectRecordRequest{RecordID: id})
+	if err != nil || rec.AccessCount != 1 {
+		t.Fatalf("the recalled record after a failed flush: %+v, %v; want access count 1", rec, err)
+	}
+	free.Store(1 << 40)
+	h.flushRecalls()
+	rec, err = db.GetRecord(store.DefaultNS, memory.StoreEpisodic, id)
+	if err != nil || rec.AccessCount != 1 || rec.Content.Blocks[0].Data == nil {
+		t.Fatalf("the record on disk after the flush: %+v, %v; want it intact with access count 1", rec, err)
+	}
+}

@@ -6,11 +6,11 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// cloneRecord returns a deep copy of rec: it shares no memory that a
+// CloneRecord returns a deep copy of rec: it shares no memory that a
 // caller could change with rec (strings, which cannot change, are
 // shared). TestCloneRecordSharesNothing fills every field and checks, so
 // a field added to the record without a line here fails it.
-func cloneRecord(rec *memory.MemoryRecord) *memory.MemoryRecord {
+func CloneRecord(rec *memory.MemoryRecord) *memory.MemoryRecord {
 	out := *rec
 	out.Content.Summary = clonePtr(rec.Content.Summary)
 	if rec.Content.Blocks != nil {

@@ -284,12 +284,18 @@ func newKeyring(h *header, master []byte) (*keyring, error) {
 // seal encrypts the plaintext encoding plain stored under key and wipes
 // plain.
 func (k *keyring) seal(key, plain []byte) []byte {
+	out := k.sealKept(key, plain)
+	clear(plain)
+	return out
+}
+
+// sealKept is seal for a plaintext its owner keeps: plain is left as it
+// was.
+func (k *keyring) sealKept(key, plain []byte) []byte {
 	out := make([]byte, 1+nonceSize, len(plain)+sealOverhead)
 	out[0] = formatSealed
 	_, _ = rand.Read(out[1 : 1+nonceSize])
-	out = k.aead.Seal(out, out[1:1+nonceSize], plain, sealAAD(key))
-	clear(plain)
-	return out
+	return k.aead.Seal(out, out[1:1+nonceSize], plain, sealAAD(key))
 }
 
 // open decrypts a sealed value stored under key into a new buffer.

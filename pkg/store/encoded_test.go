@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"reflect"
 	"testing"
 
@@ -8,8 +9,10 @@ import (
 )
 
 // TestPutEncodedRecord: a record written from its encoding reads back as
-// PutRecord would have written it, and with a passphrase it is sealed
-// like any other record.
+// PutRecord would have written it, with a passphrase it is sealed like
+// any other record, and the encoding is left as it was: the writer keeps
+// it (the recall write-behind reads it until the commit and writes it
+// again when the commit fails).
 func TestPutEncodedRecord(t *testing.T) {
 	for _, passphrase := range []string{"", "correct horse"} {
 		db := openMem(t)
@@ -18,7 +21,12 @@ func TestPutEncodedRecord(t *testing.T) {
 		}
 		rec := realisticRecord(3, recID(3))
 		rec.Store = memory.StoreSemantic
-		commit(t, db, func(b *Batch) { b.PutEncodedRecord(DefaultNS, rec.Store, rec.ID, EncodeRecord(rec)) })
+		enc := EncodeRecord(rec)
+		kept := bytes.Clone(enc)
+		commit(t, db, func(b *Batch) { b.PutEncodedRecord(DefaultNS, rec.Store, rec.ID, enc) })
+		if !bytes.Equal(enc, kept) {
+			t.Errorf("passphrase %q: writing the encoding changed it", passphrase)
+		}
 		got, err := db.GetRecord(DefaultNS, rec.Store, rec.ID)
 		if err != nil {
 			t.Fatal(err)

@@ -310,12 +310,9 @@ func (m *migration) chunkAt(lower, upper []byte, n int,
 	if err := db.space.check(b.Len()); err != nil {
 		return nil, nil, err
 	}
-	release := func() {}
-	if db.recs != nil {
-		// Rewritten values decode as before; keeping the record cache
-		// out of the way keeps that from mattering.
-		release = db.recs.hold(nil, true)
-	}
+	// Rewritten values decode as before; keeping the record cache out
+	// of the way keeps that from mattering.
+	release := db.recs.hold(nil, true)
 	err = b.Commit(pebble.Sync)
 	release()
 	if err != nil {
@@ -351,7 +348,7 @@ func (db *DB) migrateRecord(b *pebble.Batch, ns NS, st memory.StoreType, k, v []
 		return fmt.Errorf("%s record %x: %w", st, id, err)
 	}
 	if !sealed {
-		if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
+		if err := b.Set(k, db.keys.sealKept(k, v), nil); err != nil {
 			return err
 		}
 	}
@@ -380,7 +377,7 @@ func (db *DB) migrateRaw(b *pebble.Batch, ns NS, k, v []byte, c *chunkCounts) er
 	if err != nil {
 		return fmt.Errorf("raw record %x: %w", id, err)
 	}
-	if err := b.Set(k, db.keys.seal(k, bytes.Clone(v)), nil); err != nil {
+	if err := b.Set(k, db.keys.sealKept(k, v), nil); err != nil {
 		return err
 	}
 	// The plaintext "s" entry goes with the whole namespace at the end;

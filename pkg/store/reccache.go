@@ -28,7 +28,7 @@ import (
 // moved: a value read before or during a commit is never cached, so once
 // one reader has seen a commit's value no reader gets an older one.
 //
-// GetRecord hands out copies (cloneRecord) the caller may change; the
+// GetRecord hands out copies (CloneRecord) the caller may change; the
 // cache's own copy is never seen outside it.
 
 // DefaultRecordCacheBytes is the default size of the decoded-record cache:
@@ -102,7 +102,7 @@ func (c *recordCache) get(key []byte) (*memory.MemoryRecord, uint64, bool) {
 	s.mu.Unlock()
 	// The cached copy never changes (put stores a private one and
 	// invalidation replaces it), so it may be copied outside the lock.
-	return cloneRecord(rec), 0, true
+	return CloneRecord(rec), 0, true
 }
 
 // put caches a private copy of rec under key, unless a commit dropped
@@ -113,7 +113,7 @@ func (c *recordCache) put(key []byte, gen uint64, rec *memory.MemoryRecord) {
 	if size > s.limit {
 		return
 	}
-	own := cloneRecord(rec)
+	own := CloneRecord(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gen != gen || s.busy > 0 {
@@ -133,8 +133,12 @@ func (c *recordCache) put(key []byte, gen uint64, rec *memory.MemoryRecord) {
 
 // hold drops the records under keys (every record when all is set) and
 // keeps them out of the cache until release is called: around a commit
-// that writes them.
+// that writes them. With the cache off (c nil) or nothing to hold it does
+// nothing.
 func (c *recordCache) hold(keys [][]byte, all bool) (release func()) {
+	if c == nil || (!all && len(keys) == 0) {
+		return func() {}
+	}
 	if all {
 		for i := range c.shards {
 			c.shards[i].enter(nil, true)
@@ -229,11 +233,7 @@ func (b *Batch) noteWrite(key []byte) {
 // holdCached keeps what the batch writes out of the record cache until
 // the returned release is called, after the commit.
 func (b *Batch) holdCached() (release func()) {
-	c := b.db.recs
-	if c == nil || (!b.rangeDeleted && len(b.recKeys) == 0) {
-		return func() {}
-	}
-	return c.hold(b.recKeys, b.rangeDeleted)
+	return b.db.recs.hold(b.recKeys, b.rangeDeleted)
 }
 
 // recordSize estimates the heap bytes of a decoded record.

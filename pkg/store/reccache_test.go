@@ -13,16 +13,16 @@ import (
 	"memsvc.dev/memsvc/pkg/memory"
 )
 
-// TestCloneRecordSharesNothing checks that cloneRecord copies everything a
+// TestCloneRecordSharesNothing checks that CloneRecord copies everything a
 // caller could change: every pointer and non-empty slice of the copy is
 // its own, and the copy equals the original. fullRecord must set every
 // pointer and slice field somewhere, so a field added to the record
-// without its line in cloneRecord fails here.
+// without its line in CloneRecord fails here.
 func TestCloneRecordSharesNothing(t *testing.T) {
 	orig := fullRecord()
 	ev := &orig.Meta.ContextEdges[0].Evidence[0]
 	ev.RecordID, ev.RawRecordID, ev.Excerpt, ev.URI = &idC, &idA, ptr("excerpt"), ptr("https://x/z")
-	c := cloneRecord(orig)
+	c := CloneRecord(orig)
 	if !reflect.DeepEqual(orig, c) {
 		t.Fatalf("clone differs:\n%+v\n%+v", orig, c)
 	}

@@ -726,13 +726,18 @@ func (b *Batch) commit(o *pebble.WriteOptions) error {
 	return nil
 }
 
-// putValue writes a record value, noting a quarantined key it replaces.
-func (b *Batch) putValue(key, plain []byte) {
+// putValue writes a record value, noting a quarantined key it replaces;
+// sealed, plain is wiped.
+func (b *Batch) putValue(key, plain []byte) { b.putStored(key, b.db.sealValue(key, plain)) }
+
+// putStored writes v, a record value as stored (sealed when the database
+// has a passphrase), noting a quarantined key it replaces.
+func (b *Batch) putStored(key, v []byte) {
 	if b.db.quarantine.has(key) {
 		b.healed = append(b.healed, key)
 	}
 	b.records = true
-	b.Set(key, b.db.sealValue(key, plain))
+	b.Set(key, v)
 }
 
 // Close releases the batch; it may be called after Commit.
@@ -831,9 +836,15 @@ func (b *Batch) PutRecord(ns NS, rec *memory.MemoryRecord) {
 
 // PutEncodedRecord is PutRecord for record id of store st already encoded
 // by EncodeRecord (enc), for a writer that keeps records encoded: it
-// writes them without decoding and encoding them again.
+// writes them without decoding and encoding them again, and leaves enc as
+// it was (PutRecord wipes the plaintext it seals; enc is the writer's).
 func (b *Batch) PutEncodedRecord(ns NS, st memory.StoreType, id memory.ID, enc []byte) {
-	b.putValue(recordKey(ns, st, id), enc)
+	key := recordKey(ns, st, id)
+	v := enc
+	if b.db.keys != nil {
+		v = b.db.keys.sealKept(key, enc)
+	}
+	b.putStored(key, v)
 }
 
 // sealValue returns what to store under key for the plaintext encoding
