@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -364,17 +365,23 @@ const (
 	lastDreamKey   = "last_dream_tick"
 )
 
+// unsavedRecalls is nsState.savedRecalls when the store's recall count is
+// unknown: no real count reaches it.
+const unsavedRecalls = math.MaxUint64
+
 // loadCounters reads the namespace's persisted operation counters.
 func (e *Engine) loadCounters(ns *nsState) error {
 	v, err := e.db.GetNSMeta(ns.id, recallCountKey)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
+		ns.savedRecalls.Store(0) // an absent count reads as 0
 	case err != nil:
 		return err
 	case len(v) != 8:
 		return fmt.Errorf("recall count: %w", store.ErrCorrupt)
 	default:
 		ns.recalls.Store(binary.LittleEndian.Uint64(v))
+		ns.savedRecalls.Store(ns.recalls.Load())
 	}
 	v, err = e.db.GetNSMeta(ns.id, lastDreamKey)
 	switch {
@@ -389,22 +396,50 @@ func (e *Engine) loadCounters(ns *nsState) error {
 	return nil
 }
 
+// changedRecalls is the namespaces whose recall count differs from the one
+// the store holds.
+func (e *Engine) changedRecalls() []*nsState {
+	var out []*nsState
+	for _, ns := range e.allSpaces() {
+		if ns.recalls.Load() != ns.savedRecalls.Load() {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
 func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
 
 // Close stops the engine and saves its counters. It does not close the
 // store.
+//
+// A count the store already holds is not written again: a write here
+// leaves a write-ahead log that the next open of the directory flushes
+// into a table of its own, and every second such table sets off a
+// compaction, which a one-shot command such as `memsvc stats` would pay
+// for its own unchanged counters.
 func (e *Engine) Close() error {
 	e.stopLinker()
 	wberr := e.stopWriteBehind()
 	e.stopAudit()
 	e.big.Lock()
 	defer e.big.Unlock()
-	b := e.db.NewBatch()
-	defer b.Close()
-	for _, ns := range e.allSpaces() {
-		b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(ns.recalls.Load()))
+	var err error
+	if changed := e.changedRecalls(); len(changed) > 0 {
+		b := e.db.NewBatch()
+		counts := make([]uint64, len(changed))
+		for i, ns := range changed {
+			counts[i] = ns.recalls.Load()
+			b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(counts[i]))
+		}
+		err = b.Commit()
+		b.Close()
+		if err == nil {
+			for i, ns := range changed {
+				ns.savedRecalls.Store(counts[i])
+			}
+		}
 	}
-	err := b.Commit()
 	if err == nil {
 		err = wberr
 	}

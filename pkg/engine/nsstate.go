@@ -64,7 +64,10 @@ type nsState struct {
 
 	offset  atomic.Uint64 // decay-clock offset in seconds, as float64 bits
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
-	evo     evolution
+	// savedRecalls is the recall count the store holds, or unsavedRecalls
+	// when that is unknown; Close skips a count the store already holds.
+	savedRecalls atomic.Uint64
+	evo          evolution
 }
 
 // newNS returns the empty state of namespace id; its indexes are opened
@@ -87,6 +90,7 @@ func (ns *nsState) resetSettings() {
 	ns.lastTick, ns.lastDream = time.Time{}, time.Time{}
 	ns.offset.Store(0)
 	ns.recalls.Store(0)
+	ns.savedRecalls.Store(unsavedRecalls)
 	ns.evo.reset()
 }
 
@@ -418,4 +422,5 @@ func (ns *nsState) resetLocked() {
 	ns.working = newWorkingStore(ns.working.capacity)
 	ns.vectors = vecindex.New(&ns.e.vecMu)
 	ns.raw = rawState{}
+	ns.savedRecalls.Store(unsavedRecalls)
 }
