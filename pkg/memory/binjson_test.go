@@ -72,28 +72,9 @@ func (c jsonCorpus) binaryContent() MemoryContent {
 	return m
 }
 
-// binaryAnswer is a random recall answer (randomAnswer's) with binary
+// binaryAnswer is a random recall answer (jsonCorpus.answer) with binary
 // edge cases in its content.
-func (c jsonCorpus) binaryAnswer() RecallQueryResponse {
-	var r RecallQueryResponse
-	if c.pick(5) > 0 {
-		r.Memories = []RecalledMemory{}
-	}
-	for range c.pick(4) {
-		rec := c.record()
-		rec.Content = c.binaryContent()
-		m := RecalledMemory{Record: rec, RelevanceScore: c.float(), RenderedContent: c.binaryContent()}
-		if c.pick(2) == 0 {
-			m.RenderedContent = m.Record.Content
-		}
-		r.Memories = append(r.Memories, m)
-	}
-	r.TotalCandidates = c.rng.Uint32()
-	if c.pick(2) == 0 {
-		r.ActivationTrace = &ActivationTrace{SourceID: c.id(), Activations: []Activation{}}
-	}
-	return r
-}
+func (c jsonCorpus) binaryAnswer() RecallQueryResponse { return c.answer(c.binaryContent) }
 
 // checkBinaryShape fails t unless every "data", "image", "audio" and
 // "archive_data" value of the JSON text is a string or null, and every
