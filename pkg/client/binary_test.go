@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -129,4 +130,52 @@ func decodeJSON[T any](t *testing.T, v T) T {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// TestClientBinaryGateOnErrors: an error answer that carries
+// wire.HeaderBinary opens the gate as a success does (a memsvc server
+// sets it on every answer), and error answers without it, as any other
+// server sends, leave requests in the CMP arrays.
+func TestClientBinaryGateOnErrors(t *testing.T) {
+	content := memory.MemoryContent{Blocks: []memory.ContentBlock{{Modality: memory.ModalityText, Data: memory.Bytes("hi"), Embedding: []float32{1, -2}}}}
+	refusal := `{"code":"VALIDATION_ERROR","message":"no","details":null,"retry_after":null}`
+	for _, says := range []bool{false, true} {
+		var mu sync.Mutex
+		var bodies []string
+		ts, _ := canned(t, map[string]http.HandlerFunc{
+			wire.PathEncode: func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				bodies = append(bodies, string(b))
+				mu.Unlock()
+				if says {
+					w.Header().Set(wire.HeaderBinary, wire.BinaryBase64)
+				}
+				w.Header().Set("Content-Type", wire.ContentTypeJSON)
+				w.WriteHeader(http.StatusBadRequest)
+				_, _ = io.WriteString(w, refusal)
+			},
+		})
+		c, err := client.New(ts.URL, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if _, err := c.EncodeStore(context.Background(), &memory.EncodeStoreRequest{Content: content}); err == nil {
+				t.Fatal("a 400 answer gave no error")
+			}
+		}
+		mu.Lock()
+		if len(bodies) != 2 || !strings.Contains(bodies[0], `"data":[104,105]`) {
+			t.Fatalf("header %v: first requests %q, want 2 in arrays", says, bodies)
+		}
+		wantSecond := `"data":[104,105],"embedding":[1,-2]`
+		if says {
+			wantSecond = `"data":"aGk=","embedding":"AACAPwAAAMA="`
+		}
+		if !strings.Contains(bodies[1], wantSecond) {
+			t.Errorf("header %v on the refusal: second request %s, want %s in it", says, bodies[1], wantSecond)
+		}
+		mu.Unlock()
+	}
 }

@@ -422,11 +422,7 @@ type formAppender interface {
 // form f, in a buffer of s.answers when it reports true: the buffer goes
 // back with s.answers.put once written.
 func (s *Server) encode(v any, f memory.BinaryForm) ([]byte, bool, error) {
-	if fa, ok := v.(formAppender); ok && f != memory.BinaryArrays {
-		b, err := fa.AppendJSONForm(s.answers.get(), f)
-		return b, true, err
-	}
-	app := appenderOf(v)
+	app := appenderOf(v, f)
 	if app == nil {
 		b, err := json.Marshal(v)
 		return b, false, err
@@ -437,34 +433,44 @@ func (s *Server) encode(v any, f memory.BinaryForm) ([]byte, bool, error) {
 
 // marshal encodes a response body in a new slice.
 func marshal(v any) ([]byte, error) {
-	if app := appenderOf(v); app != nil {
+	if app := appenderOf(v, memory.BinaryArrays); app != nil {
 		return app(nil)
 	}
 	return json.Marshal(v)
 }
 
-// appenderOf returns the AppendJSON of the answers that carry recalled
-// memories (recall, brief recall, associate, timeline), nil for anything else. Those
-// assemble their JSON compact and escaped, and json.Marshal would scan all
-// of it once more (for a recall answer, a third of its encoding time), so
-// it is called directly. Everything else goes through json.Marshal, which
-// checks and escapes what a Marshaler returns.
-func appenderOf(v any) func([]byte) ([]byte, error) {
+// appenderOf returns the appender of v in form f, or nil for json.Marshal.
+// The answers that carry recalled memories (recall, brief recall,
+// associate, timeline) assemble their JSON compact and escaped, and
+// json.Marshal would scan all of it once more (for a recall answer, a
+// third of its encoding time), so they are always written directly. In
+// BinaryBase64 every answer that holds binary values is written by its
+// AppendJSONForm. Everything else goes through json.Marshal, which checks
+// and escapes what a Marshaler returns.
+func appenderOf(v any, f memory.BinaryForm) func([]byte) ([]byte, error) {
+	var fa formAppender
 	switch a := v.(type) {
 	case *memory.RecallQueryResponse:
 		if a != nil {
-			return a.AppendJSON
+			fa = a
 		}
 	case *memory.RecallAssociateResponse:
 		if a != nil {
-			return a.AppendJSON
+			fa = a
 		}
 	case *memory.RecallTimelineResponse:
 		if a != nil {
-			return a.AppendJSON
+			fa = a
 		}
 	case memory.RecallBrief:
 		return a.AppendJSON
+	case formAppender:
+		if f != memory.BinaryArrays {
+			fa = a
+		}
 	}
-	return nil
+	if fa == nil {
+		return nil
+	}
+	return func(dst []byte) ([]byte, error) { return fa.AppendJSONForm(dst, f) }
 }

@@ -244,13 +244,7 @@ func (d *recallDecoder) cue(c *RecallCue) bool {
 	return d.Object(func(key []byte) bool {
 		switch string(key) {
 		case "text":
-			if d.Null() {
-				c.Text = nil
-				return true
-			}
-			var s string
-			c.Text = &s
-			return d.str(&s)
+			return d.optStr(&c.Text)
 		case "image":
 			return d.bytes(&c.Image)
 		case "audio":

@@ -72,28 +72,9 @@ func (c jsonCorpus) binaryContent() MemoryContent {
 	return m
 }
 
-// binaryAnswer is a random recall answer (randomAnswer's) with binary
+// binaryAnswer is a random recall answer (jsonCorpus.answer) with binary
 // edge cases in its content.
-func (c jsonCorpus) binaryAnswer() RecallQueryResponse {
-	var r RecallQueryResponse
-	if c.pick(5) > 0 {
-		r.Memories = []RecalledMemory{}
-	}
-	for range c.pick(4) {
-		rec := c.record()
-		rec.Content = c.binaryContent()
-		m := RecalledMemory{Record: rec, RelevanceScore: c.float(), RenderedContent: c.binaryContent()}
-		if c.pick(2) == 0 {
-			m.RenderedContent = m.Record.Content
-		}
-		r.Memories = append(r.Memories, m)
-	}
-	r.TotalCandidates = c.rng.Uint32()
-	if c.pick(2) == 0 {
-		r.ActivationTrace = &ActivationTrace{SourceID: c.id(), Activations: []Activation{}}
-	}
-	return r
-}
+func (c jsonCorpus) binaryAnswer() RecallQueryResponse { return c.answer(c.binaryContent) }
 
 // checkBinaryShape fails t unless every "data", "image", "audio" and
 // "archive_data" value of the JSON text is a string or null, and every
@@ -431,16 +412,9 @@ func TestBinaryFormExample(t *testing.T) {
 // to encoding/json (capitalised or unknown or repeated keys, white space,
 // nulls, escapes).
 func TestCueDecodeMatchesJSON(t *testing.T) {
-	type twin struct {
-		Text      *string         `json:"text"`
-		Image     Bytes           `json:"image"`
-		Audio     Bytes           `json:"audio"`
-		Emotion   *EmotionVector  `json:"emotion"`
-		Temporal  *TemporalRange  `json:"temporal"`
-		Spatial   json.RawMessage `json:"spatial"`
-		Semantic  json.RawMessage `json:"semantic"`
-		Embedding []float32       `json:"embedding"`
-	}
+	// RecallCue's fields and tags without its methods; not cueJSON, the
+	// field list of the decoder under test.
+	type twin RecallCue
 	c := jsonCorpus{rand.New(rand.NewPCG(21, 22))}
 	variants := []func(string) string{
 		func(s string) string { return s },

@@ -189,13 +189,7 @@ func (d *recallDecoder) parseContent(c *MemoryContent) bool {
 		case "blocks":
 			return sliceOf(d, &c.Blocks, d.block)
 		case "summary":
-			if d.Null() {
-				c.Summary = nil
-				return true
-			}
-			var s string
-			c.Summary = &s
-			return d.str(&s)
+			return d.optStr(&c.Summary)
 		}
 		return false
 	})

@@ -16,12 +16,25 @@ import (
 // server writes it, with a trace and query metadata or without.
 func randomAnswer(t *testing.T, c jsonCorpus) []byte {
 	t.Helper()
+	b, err := json.Marshal(c.answer(c.content))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// answer is a recall answer of random memories whose stored and rendered
+// contents come from content, with a trace and query metadata or
+// without.
+func (c jsonCorpus) answer(content func() MemoryContent) RecallQueryResponse {
 	var r RecallQueryResponse
 	if c.pick(5) > 0 {
 		r.Memories = []RecalledMemory{}
 	}
 	for range c.pick(4) {
-		m := RecalledMemory{Record: c.record(), RelevanceScore: c.float(), RenderedContent: c.content()}
+		rec := c.record()
+		rec.Content = content()
+		m := RecalledMemory{Record: rec, RelevanceScore: c.float(), RenderedContent: content()}
 		if c.pick(2) == 0 {
 			// As most answers have it: rendered as stored.
 			m.RenderedContent = m.Record.Content
@@ -38,11 +51,7 @@ func randomAnswer(t *testing.T, c jsonCorpus) []byte {
 	if c.pick(2) == 0 {
 		r.QueryMetadata = &QueryMetadata{TotalRecordsScanned: 7, StoresSearched: []StoreType{StoreSemantic}}
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return r
 }
 
 // sameAsUnmarshal checks that UnmarshalRecallQueryResponse gives data the

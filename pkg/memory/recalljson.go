@@ -140,17 +140,13 @@ func (m RecalledMemory) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes an empty memory list as [] and leaves query_metadata
 // out when it is absent.
 func (r RecallQueryResponse) MarshalJSON() ([]byte, error) {
-	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+	return r.AppendJSONForm(make([]byte, 0, jsonSizeHint(r.Memories)), BinaryArrays)
 }
 
-// AppendJSON appends what MarshalJSON writes to dst, so that a server can
-// reuse its answer buffers; on an error dst's contents are undefined.
-func (r *RecallQueryResponse) AppendJSON(dst []byte) ([]byte, error) {
-	return r.AppendJSONForm(dst, BinaryArrays)
-}
-
-// AppendJSONForm is AppendJSON with the memories' content data and
-// embeddings in form f.
+// AppendJSONForm appends what MarshalJSON writes to dst, with the
+// memories' content data and embeddings in form f (MarshalJSON's is
+// BinaryArrays), so that a server can reuse its answer buffers; on an
+// error dst's contents are undefined.
 func (r *RecallQueryResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
 	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"memories":`)
@@ -164,17 +160,12 @@ func (r *RecallQueryResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, 
 
 // MarshalJSON writes an empty memory list as [].
 func (r RecallAssociateResponse) MarshalJSON() ([]byte, error) {
-	return r.AppendJSON(make([]byte, 0, jsonSizeHint(r.Memories)))
+	return r.AppendJSONForm(make([]byte, 0, jsonSizeHint(r.Memories)), BinaryArrays)
 }
 
-// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// AppendJSONForm appends what MarshalJSON writes to dst, with the
+// memories' content data and embeddings in form f; on an error dst's
 // contents are undefined.
-func (r *RecallAssociateResponse) AppendJSON(dst []byte) ([]byte, error) {
-	return r.AppendJSONForm(dst, BinaryArrays)
-}
-
-// AppendJSONForm is AppendJSON with the memories' content data and
-// embeddings in form f.
 func (r *RecallAssociateResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
 	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"memories":`)
@@ -198,17 +189,12 @@ func (r RecallTimelineResponse) MarshalJSON() ([]byte, error) {
 	for _, t := range r.Buckets {
 		n += 128 + jsonSizeHint(t.Memories)
 	}
-	return r.AppendJSON(make([]byte, 0, n))
+	return r.AppendJSONForm(make([]byte, 0, n), BinaryArrays)
 }
 
-// AppendJSON appends what MarshalJSON writes to dst; on an error dst's
+// AppendJSONForm appends what MarshalJSON writes to dst, with the
+// memories' content data and embeddings in form f; on an error dst's
 // contents are undefined.
-func (r *RecallTimelineResponse) AppendJSON(dst []byte) ([]byte, error) {
-	return r.AppendJSONForm(dst, BinaryArrays)
-}
-
-// AppendJSONForm is AppendJSON with the memories' content data and
-// embeddings in form f.
 func (r *RecallTimelineResponse) AppendJSONForm(dst []byte, f BinaryForm) ([]byte, error) {
 	w := &jsonWriter{b: dst, form: f}
 	w.raw(`{"buckets":[`)
