@@ -10,9 +10,10 @@ var haveFMA = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 // boundsI8 can use boundsI8VNNI. Fixed for the life of the process.
 var haveVNNI = haveFMA && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 
-// dot is the inner product of a and b[:len(a)], the hot loop of every
-// vector scan. The scalar loop reads about 4 GB/s per core; with AVX2 the
-// scan is bound by memory bandwidth instead.
+// dot is the inner product of a and b[:len(a)]: the exact score of the
+// rows a search's bounds leave (about k of them), of Rank's candidates
+// and of Dot. The scalar loop reads about 4 GB/s per core; with AVX2 it
+// is bound by memory bandwidth instead.
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
 	if haveFMA {

@@ -65,6 +65,88 @@ done:
 	MOVSS X0, ret+48(FP)
 	RET
 
+// The two bound kernels below share their register plan: R10 the query,
+// R11 the stride (codes per row), R12 three strides, SI row 0 and DI row 4
+// of the group of eight rows; Y8 (and, for VNNI, Y10) the query codes of
+// a step; Y0-Y7 one int32 accumulator per row of the group; R8 the out
+// pointer, R13, R14 and BX the scale, err and norm columns.
+
+// ZERO_ROWS clears Y0-Y7, the accumulators of the eight rows.
+#define ZERO_ROWS \
+	VPXOR Y0, Y0, Y0; \
+	VPXOR Y1, Y1, Y1; \
+	VPXOR Y2, Y2, Y2; \
+	VPXOR Y3, Y3, Y3; \
+	VPXOR Y4, Y4, Y4; \
+	VPXOR Y5, Y5, Y5; \
+	VPXOR Y6, Y6, Y6; \
+	VPXOR Y7, Y7, Y7
+
+// WIDEN_DOT adds to the int32 lanes of acc the products of the sixteen
+// codes at codes, widened to int16 in t, with the query's in Y8, summed
+// pairwise (VPMADDWD).
+#define WIDEN_DOT(codes, t, acc) \
+	VPMOVSXBW codes, t; \
+	VPMADDWD  Y8, t, t; \
+	VPADDD    t, acc, acc
+
+// DP_ROW loads the codes of a row at codes into c (Y9 or Y11, or their
+// lower halves X9 or X11) and adds their products with the query's low
+// bytes (Y8) to lo and with its high bytes (Y10) to hi (VPDPBUSD).
+#define DP_ROW(codes, c, y, lo, hi) \
+	VMOVDQU  codes, c; \
+	VPDPBUSD y, Y8, lo; \
+	VPDPBUSD y, Y10, hi
+
+// VNNI_STEP adds the products of one step of codes of the eight rows with
+// the query's low bytes to Y0-Y7 and with its high bytes to Y16-Y23.
+// q8, q10, c9 and c11 are the registers the query bytes and the codes are
+// loaded into: Y8, Y10, Y9, Y11 for 32 codes; X8, X10, X9, X11 for 16 (a
+// 16-byte load clears the upper half of the register, which then adds
+// nothing).
+#define VNNI_STEP(q8, q10, c9, c11) \
+	VMOVDQU (AX), q8; \
+	VMOVDQU (AX)(R11*1), q10; \
+	DP_ROW((SI), c9, Y9, Y0, Y16); \
+	DP_ROW((SI)(R11*1), c11, Y11, Y1, Y17); \
+	DP_ROW((SI)(R11*2), c9, Y9, Y2, Y18); \
+	DP_ROW((SI)(R12*1), c11, Y11, Y3, Y19); \
+	DP_ROW((DI), c9, Y9, Y4, Y20); \
+	DP_ROW((DI)(R11*1), c11, Y11, Y5, Y21); \
+	DP_ROW((DI)(R11*2), c9, Y9, Y6, Y22); \
+	DP_ROW((DI)(R12*1), c11, Y11, Y7, Y23)
+
+// ADD_HIGH adds 256 times the high sums in hi to the low sums in lo.
+#define ADD_HIGH(hi, lo) \
+	VPSLLD $8, hi, hi; \
+	VPADDD hi, lo, lo
+
+// FOLD8 leaves in Y0 the eight dot products of the group, in row order,
+// from the accumulators Y0-Y7: pairwise sums within 128-bit lanes leave
+// each lane holding the partial sums of rows 0-3 (Y0) and 4-7 (Y4);
+// adding the lanes gives the eight. It overwrites Y1-Y7.
+#define FOLD8 \
+	VPHADDD    Y1, Y0, Y0; \
+	VPHADDD    Y3, Y2, Y2; \
+	VPHADDD    Y2, Y0, Y0; \
+	VPHADDD    Y5, Y4, Y4; \
+	VPHADDD    Y7, Y6, Y6; \
+	VPHADDD    Y6, Y4, Y4; \
+	VPERM2I128 $0x20, Y4, Y0, Y1; \
+	VPERM2I128 $0x31, Y4, Y0, Y2; \
+	VPADDD     Y2, Y1, Y0
+
+// NEXT_GROUP moves the out and column pointers on by eight rows, and SI
+// and DI to rows 0 and 4 of the next group (DI is at row 5 after the
+// steps).
+#define NEXT_GROUP \
+	ADDQ $32, R8; \
+	ADDQ $32, R13; \
+	ADDQ $32, R14; \
+	ADDQ $32, BX; \
+	LEAQ (DI)(R12*1), SI; \
+	LEAQ (SI)(R11*4), DI
+
 // func boundsI8AVX2(q []int16, codes []int8, scale, err, norm []float32, p *boundParams, out []float32)
 //
 // For each group of eight rows of codes (len(q) codes each, len(q) a
@@ -92,59 +174,25 @@ group:
 	TESTQ R9, R9
 	JE    done
 	MOVQ  R10, AX
-	VPXOR Y0, Y0, Y0
-	VPXOR Y1, Y1, Y1
-	VPXOR Y2, Y2, Y2
-	VPXOR Y3, Y3, Y3
-	VPXOR Y4, Y4, Y4
-	VPXOR Y5, Y5, Y5
-	VPXOR Y6, Y6, Y6
-	VPXOR Y7, Y7, Y7
+	ZERO_ROWS
 
 step:
 	VMOVDQU   (AX), Y8
-	VPMOVSXBW (SI), Y9
-	VPMADDWD  Y8, Y9, Y9
-	VPADDD    Y9, Y0, Y0
-	VPMOVSXBW (SI)(R11*1), Y10
-	VPMADDWD  Y8, Y10, Y10
-	VPADDD    Y10, Y1, Y1
-	VPMOVSXBW (SI)(R11*2), Y9
-	VPMADDWD  Y8, Y9, Y9
-	VPADDD    Y9, Y2, Y2
-	VPMOVSXBW (SI)(R12*1), Y10
-	VPMADDWD  Y8, Y10, Y10
-	VPADDD    Y10, Y3, Y3
-	VPMOVSXBW (DI), Y9
-	VPMADDWD  Y8, Y9, Y9
-	VPADDD    Y9, Y4, Y4
-	VPMOVSXBW (DI)(R11*1), Y10
-	VPMADDWD  Y8, Y10, Y10
-	VPADDD    Y10, Y5, Y5
-	VPMOVSXBW (DI)(R11*2), Y9
-	VPMADDWD  Y8, Y9, Y9
-	VPADDD    Y9, Y6, Y6
-	VPMOVSXBW (DI)(R12*1), Y10
-	VPMADDWD  Y8, Y10, Y10
-	VPADDD    Y10, Y7, Y7
+	WIDEN_DOT((SI), Y9, Y0)
+	WIDEN_DOT((SI)(R11*1), Y10, Y1)
+	WIDEN_DOT((SI)(R11*2), Y9, Y2)
+	WIDEN_DOT((SI)(R12*1), Y10, Y3)
+	WIDEN_DOT((DI), Y9, Y4)
+	WIDEN_DOT((DI)(R11*1), Y10, Y5)
+	WIDEN_DOT((DI)(R11*2), Y9, Y6)
+	WIDEN_DOT((DI)(R12*1), Y10, Y7)
 	ADDQ      $16, SI
 	ADDQ      $16, DI
 	ADDQ      $32, AX
 	CMPQ      AX, DX
 	JB        step
 
-	// Fold: pairwise sums within 128-bit lanes leave each lane holding
-	// the partial sums of rows 0-3 (Y0) and 4-7 (Y4); adding the lanes
-	// gives the eight dot products in row order.
-	VPHADDD    Y1, Y0, Y0
-	VPHADDD    Y3, Y2, Y2
-	VPHADDD    Y2, Y0, Y0
-	VPHADDD    Y5, Y4, Y4
-	VPHADDD    Y7, Y6, Y6
-	VPHADDD    Y6, Y4, Y4
-	VPERM2I128 $0x20, Y4, Y0, Y1
-	VPERM2I128 $0x31, Y4, Y0, Y2
-	VPADDD     Y2, Y1, Y0
+	FOLD8
 
 	// The bounds: a = d·scale·qScale, s = err·errWeight + norm·normWeight,
 	// a + s + (|a| + s)·relSlack + absSlack.
@@ -168,12 +216,7 @@ step:
 	VADDPS       Y1, Y0, Y0
 	VMOVUPS      Y0, (R8)
 
-	ADDQ $32, R8
-	ADDQ $32, R13
-	ADDQ $32, R14
-	ADDQ $32, BX
-	LEAQ (DI)(R12*1), SI // row 8: DI is at row 5
-	LEAQ (SI)(R11*4), DI
+	NEXT_GROUP
 	DECQ R9
 	JMP  group
 
@@ -219,14 +262,7 @@ vgroup:
 	TESTQ R9, R9
 	JE    vdone
 	MOVQ  R10, AX
-	VPXORD Y0, Y0, Y0
-	VPXORD Y1, Y1, Y1
-	VPXORD Y2, Y2, Y2
-	VPXORD Y3, Y3, Y3
-	VPXORD Y4, Y4, Y4
-	VPXORD Y5, Y5, Y5
-	VPXORD Y6, Y6, Y6
-	VPXORD Y7, Y7, Y7
+	ZERO_ROWS
 	VPXORD Y16, Y16, Y16
 	VPXORD Y17, Y17, Y17
 	VPXORD Y18, Y18, Y18
@@ -237,106 +273,40 @@ vgroup:
 	VPXORD Y23, Y23, Y23
 
 vstep:
-	CMPQ     AX, DX
-	JAE      vtail
-	VMOVDQU  (AX), Y8
-	VMOVDQU  (AX)(R11*1), Y10
-	VMOVDQU  (SI), Y9
-	VPDPBUSD Y9, Y8, Y0
-	VPDPBUSD Y9, Y10, Y16
-	VMOVDQU  (SI)(R11*1), Y11
-	VPDPBUSD Y11, Y8, Y1
-	VPDPBUSD Y11, Y10, Y17
-	VMOVDQU  (SI)(R11*2), Y9
-	VPDPBUSD Y9, Y8, Y2
-	VPDPBUSD Y9, Y10, Y18
-	VMOVDQU  (SI)(R12*1), Y11
-	VPDPBUSD Y11, Y8, Y3
-	VPDPBUSD Y11, Y10, Y19
-	VMOVDQU  (DI), Y9
-	VPDPBUSD Y9, Y8, Y4
-	VPDPBUSD Y9, Y10, Y20
-	VMOVDQU  (DI)(R11*1), Y11
-	VPDPBUSD Y11, Y8, Y5
-	VPDPBUSD Y11, Y10, Y21
-	VMOVDQU  (DI)(R11*2), Y9
-	VPDPBUSD Y9, Y8, Y6
-	VPDPBUSD Y9, Y10, Y22
-	VMOVDQU  (DI)(R12*1), Y11
-	VPDPBUSD Y11, Y8, Y7
-	VPDPBUSD Y11, Y10, Y23
-	ADDQ     $32, SI
-	ADDQ     $32, DI
-	ADDQ     $32, AX
-	JMP      vstep
+	CMPQ AX, DX
+	JAE  vtail
+	VNNI_STEP(Y8, Y10, Y9, Y11)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	ADDQ $32, AX
+	JMP  vstep
 
-// A last 16 codes, when the stride is an odd multiple of 16: the 16-byte
-// loads clear the upper halves of the vectors, which then add nothing.
+// A last 16 codes, when the stride is an odd multiple of 16.
 vtail:
-	TESTQ    $16, R11
-	JE       vfold
-	VMOVDQU  (AX), X8
-	VMOVDQU  (AX)(R11*1), X10
-	VMOVDQU  (SI), X9
-	VPDPBUSD Y9, Y8, Y0
-	VPDPBUSD Y9, Y10, Y16
-	VMOVDQU  (SI)(R11*1), X11
-	VPDPBUSD Y11, Y8, Y1
-	VPDPBUSD Y11, Y10, Y17
-	VMOVDQU  (SI)(R11*2), X9
-	VPDPBUSD Y9, Y8, Y2
-	VPDPBUSD Y9, Y10, Y18
-	VMOVDQU  (SI)(R12*1), X11
-	VPDPBUSD Y11, Y8, Y3
-	VPDPBUSD Y11, Y10, Y19
-	VMOVDQU  (DI), X9
-	VPDPBUSD Y9, Y8, Y4
-	VPDPBUSD Y9, Y10, Y20
-	VMOVDQU  (DI)(R11*1), X11
-	VPDPBUSD Y11, Y8, Y5
-	VPDPBUSD Y11, Y10, Y21
-	VMOVDQU  (DI)(R11*2), X9
-	VPDPBUSD Y9, Y8, Y6
-	VPDPBUSD Y9, Y10, Y22
-	VMOVDQU  (DI)(R12*1), X11
-	VPDPBUSD Y11, Y8, Y7
-	VPDPBUSD Y11, Y10, Y23
-	ADDQ     $16, SI
-	ADDQ     $16, DI
+	TESTQ $16, R11
+	JE    vfold
+	VNNI_STEP(X8, X10, X9, X11)
+	ADDQ  $16, SI
+	ADDQ  $16, DI
 
 // Each row's lanes: 256·high + low; then fold as boundsI8AVX2 does, and
 // take 32768 times the sum of each row's codes off.
 vfold:
-	VPSLLD     $8, Y16, Y16
-	VPADDD     Y16, Y0, Y0
-	VPSLLD     $8, Y17, Y17
-	VPADDD     Y17, Y1, Y1
-	VPSLLD     $8, Y18, Y18
-	VPADDD     Y18, Y2, Y2
-	VPSLLD     $8, Y19, Y19
-	VPADDD     Y19, Y3, Y3
-	VPSLLD     $8, Y20, Y20
-	VPADDD     Y20, Y4, Y4
-	VPSLLD     $8, Y21, Y21
-	VPADDD     Y21, Y5, Y5
-	VPSLLD     $8, Y22, Y22
-	VPADDD     Y22, Y6, Y6
-	VPSLLD     $8, Y23, Y23
-	VPADDD     Y23, Y7, Y7
-	VPHADDD    Y1, Y0, Y0
-	VPHADDD    Y3, Y2, Y2
-	VPHADDD    Y2, Y0, Y0
-	VPHADDD    Y5, Y4, Y4
-	VPHADDD    Y7, Y6, Y6
-	VPHADDD    Y6, Y4, Y4
-	VPERM2I128 $0x20, Y4, Y0, Y1
-	VPERM2I128 $0x31, Y4, Y0, Y2
-	VPADDD     Y2, Y1, Y0
-	VMOVDQU    (CX), Y1
-	VPSLLD     $15, Y1, Y1
-	VPSUBD     Y1, Y0, Y0
+	ADD_HIGH(Y16, Y0)
+	ADD_HIGH(Y17, Y1)
+	ADD_HIGH(Y18, Y2)
+	ADD_HIGH(Y19, Y3)
+	ADD_HIGH(Y20, Y4)
+	ADD_HIGH(Y21, Y5)
+	ADD_HIGH(Y22, Y6)
+	ADD_HIGH(Y23, Y7)
+	FOLD8
+	VMOVDQU (CX), Y1
+	VPSLLD  $15, Y1, Y1
+	VPSUBD  Y1, Y0, Y0
 
-	// The bounds, as in boundsI8AVX2, with the parameters in Y24-Y29.
+	// The bounds, as in boundsI8AVX2, with the parameters in Y24-Y29
+	// (AVX2 has too few registers to keep them).
 	VCVTDQ2PS Y0, Y0
 	VMULPS    (R13), Y0, Y0
 	VMULPS    Y24, Y0, Y0
@@ -351,13 +321,8 @@ vfold:
 	VADDPS    Y29, Y0, Y0
 	VMOVUPS   Y0, (R8)
 
-	ADDQ $32, R8
-	ADDQ $32, R13
-	ADDQ $32, R14
-	ADDQ $32, BX
 	ADDQ $32, CX
-	LEAQ (DI)(R12*1), SI // row 8: DI is at row 5
-	LEAQ (SI)(R11*4), DI
+	NEXT_GROUP
 	DECQ R9
 	JMP  vgroup
 

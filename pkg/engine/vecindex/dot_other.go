@@ -2,8 +2,8 @@
 
 package vecindex
 
-// dot is the inner product of a and b[:len(a)], the hot loop of every
-// vector scan.
+// dot is the inner product of a and b[:len(a)]: the exact score of the
+// rows a search's bounds leave, of Rank's candidates and of Dot.
 func dot(a, b []float32) float32 { return dotGeneric(a, b) }
 
 // prepareQuery readies q for boundsI8: nothing to do without the VNNI

@@ -260,8 +260,9 @@ func TestVectorPushKeepsOneHitPerRecord(t *testing.T) {
 	}
 }
 
-// BenchmarkVectorDot measures the scan's inner loop on one core over
-// 100,000 rows of 384 dimensions (154 MB, far more than the caches hold).
+// BenchmarkVectorDot measures the exact inner product (dot) on one core
+// over 100,000 rows of 384 dimensions (154 MB, far more than the caches
+// hold): the loop of Rank and of the exact pass of a search.
 func BenchmarkVectorDot(b *testing.B) {
 	benchDot(b, dot)
 }
