@@ -12,7 +12,8 @@ import (
 // A session that changes nothing writes nothing at Close: a write there
 // leaves a log that the next open flushes into a table of its own, which
 // costs every one-shot command (memsvc stats) a flush and every second one
-// a compaction. A session that recalls still saves its count.
+// a compaction. A session that recalls still saves its count, also when
+// its recalls changed no record.
 func TestCloseWritesOnlyChangedCounters(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -32,13 +33,15 @@ func TestCloseWritesOnlyChangedCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recall := func(e *Engine) {
+	recallWith := func(e *Engine, reconsolidate bool) {
 		req := memory.DefaultRecallQueryRequest()
 		req.Cue.Text = ptr("kiwi orchard")
+		req.Reconsolidate = reconsolidate
 		if _, err := e.RecallQuery(ctx, &req); err != nil {
 			t.Fatal(err)
 		}
 	}
+	recall := func(e *Engine) { recallWith(e, true) }
 	count := func(e *Engine) uint64 {
 		s, err := e.Stats(ctx)
 		if err != nil {
@@ -72,6 +75,14 @@ func TestCloseWritesOnlyChangedCounters(t *testing.T) {
 	session(func(e *Engine) {
 		if n := count(e); n != 2 {
 			t.Errorf("total_recall_count %d after two recalls in two sessions, want 2", n)
+		}
+	})
+	// A recall without reconsolidation leaves the write-behind nothing to
+	// write, and with it the count: Close saves it.
+	session(func(e *Engine) { recallWith(e, false) })
+	session(func(e *Engine) {
+		if n := count(e); n != 3 {
+			t.Errorf("total_recall_count %d after a third recall, one that changed no record, want 3", n)
 		}
 	})
 }

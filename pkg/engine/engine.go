@@ -396,18 +396,6 @@ func (e *Engine) loadCounters(ns *nsState) error {
 	return nil
 }
 
-// changedRecalls is the namespaces whose recall count differs from the one
-// the store holds.
-func (e *Engine) changedRecalls() []*nsState {
-	var out []*nsState
-	for _, ns := range e.allSpaces() {
-		if ns.recalls.Load() != ns.savedRecalls.Load() {
-			out = append(out, ns)
-		}
-	}
-	return out
-}
-
 func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
 
 // Close stops the engine and saves its counters. It does not close the
@@ -424,21 +412,16 @@ func (e *Engine) Close() error {
 	e.stopAudit()
 	e.big.Lock()
 	defer e.big.Unlock()
+	b := e.db.NewBatch()
+	defer b.Close()
+	for _, ns := range e.allSpaces() {
+		if n := ns.recalls.Load(); n != ns.savedRecalls.Load() {
+			b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(n))
+		}
+	}
 	var err error
-	if changed := e.changedRecalls(); len(changed) > 0 {
-		b := e.db.NewBatch()
-		counts := make([]uint64, len(changed))
-		for i, ns := range changed {
-			counts[i] = ns.recalls.Load()
-			b.PutNSMeta(ns.id, recallCountKey, uint64Bytes(counts[i]))
-		}
+	if !b.Empty() {
 		err = b.Commit()
-		b.Close()
-		if err == nil {
-			for i, ns := range changed {
-				ns.savedRecalls.Store(counts[i])
-			}
-		}
 	}
 	if err == nil {
 		err = wberr

@@ -217,7 +217,7 @@ func (e *Engine) openNSIndexes(ctx context.Context, ns *nsState) error {
 			"raw_entries", ns.rawText.Stats().Docs, "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	return e.buildNSIndexes(ctx, ns, start, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
+	return e.buildNSIndexes(ctx, ns, start)
 }
 
 // rebuildNSIndexes loads the records of one namespace and builds its
@@ -249,10 +249,11 @@ func (e *Engine) rebuildNSIndexes(ctx context.Context, ns *nsState, start time.T
 	return nil
 }
 
-// buildNSIndexes builds the namespace's text index from the documents
-// fill gives and its raw index from the journal, and puts them in place.
-func (e *Engine) buildNSIndexes(ctx context.Context, ns *nsState, start time.Time, fill func(searchindex.AddFunc) error) error {
-	text, err := searchindex.Build(ns.indexConfig, fill)
+// buildNSIndexes builds the namespace's text index from its stored
+// records and its raw index from the journal, and puts them in place: for
+// a snapshot that turned out unusable once the records were loaded.
+func (e *Engine) buildNSIndexes(ctx context.Context, ns *nsState, start time.Time) error {
+	text, err := searchindex.Build(ns.indexConfig, func(add searchindex.AddFunc) error { return e.fillCurated(ctx, ns, add) })
 	if err != nil {
 		return fmt.Errorf("text index: %w", err)
 	}

@@ -64,8 +64,9 @@ type nsState struct {
 
 	offset  atomic.Uint64 // decay-clock offset in seconds, as float64 bits
 	recalls atomic.Uint64 // recall operations, persisted as total_recall_count
-	// savedRecalls is the recall count the store holds, or unsavedRecalls
-	// when that is unknown; Close skips a count the store already holds.
+	// savedRecalls is the recall count the store held when the namespace
+	// was loaded, or unsavedRecalls once a reset made that unknown; Close
+	// writes the count only when it differs.
 	savedRecalls atomic.Uint64
 	evo          evolution
 }

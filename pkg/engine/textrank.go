@@ -76,12 +76,7 @@ func (r textRanking) rankAdmitted(ix *searchindex.Index, an *rank.Analyzer, seq 
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
-	// The second stage sees the best Candidates hits; the rest keep their
-	// first-stage score, below the candidates', and follow them.
-	top, rest := hits, []searchindex.Hit(nil)
-	if r.Candidates > 0 && len(hits) > r.Candidates {
-		top, rest = hits[:r.Candidates], hits[r.Candidates:]
-	}
+	top, rest := r.split(hits)
 	st := newStage(len(top))
 	for _, h := range top {
 		st.add(h.ID, seqPlace{})
@@ -208,6 +203,16 @@ func (r textRanking) firstStage(ix *searchindex.Index, an *rank.Analyzer, text s
 		return q, nil, nil, nil, fmt.Errorf("text search: %w", err)
 	}
 	return q, content, fields, hits, nil
+}
+
+// split divides the first stage's hits into the best Candidates, which
+// the second stage sees, and the rest, which keep their first-stage
+// score, below the candidates', and follow them.
+func (r textRanking) split(hits []searchindex.Hit) (top, rest []searchindex.Hit) {
+	if r.Candidates > 0 && len(hits) > r.Candidates {
+		return hits[:r.Candidates], hits[r.Candidates:]
+	}
+	return hits, nil
 }
 
 // stagedScore is a document of the second stage's answer and its score;

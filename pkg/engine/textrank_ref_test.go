@@ -12,11 +12,9 @@ import (
 // rankAdmittedReference is rankAdmitted as it was before the second
 // stage kept its documents in slices (the maps, rank.SmoothNeighbours and
 // the memo below): what TestSecondStageMatchesReference compares with.
-// The first stage (textRanking.firstStage) is shared, as it did not
-// change.
-// It was rank with admit, the same decision as eligible, as the
-// index's filter: one that may decide from the document's mark
-// (searchindex.Query.Admit, marks.go).
+// The first stage (textRanking.firstStage) and the choice of the
+// candidates among its hits (textRanking.split) are shared, as they did
+// not change.
 func (r textRanking) rankAdmittedReference(ix *searchindex.Index, an *rank.Analyzer, seq rank.Sequence[memory.ID], text string, k int, eligible func(memory.ID) bool, admit func(searchindex.Candidate) bool) ([]rank.Scored[memory.ID], error) {
 	if k <= 0 {
 		return nil, nil
@@ -25,12 +23,7 @@ func (r textRanking) rankAdmittedReference(ix *searchindex.Index, an *rank.Analy
 	if err != nil || len(hits) == 0 {
 		return nil, err
 	}
-	// The second stage sees the best Candidates hits; the rest keep their
-	// first-stage score, below the candidates', and follow them.
-	top, rest := hits, []searchindex.Hit(nil)
-	if r.Candidates > 0 && len(hits) > r.Candidates {
-		top, rest = hits[:r.Candidates], hits[r.Candidates:]
-	}
+	top, rest := r.split(hits)
 	// The candidates, then their neighbours that are not candidates:
 	// the index scores them all in one call per kind of evidence.
 	docs := make([]memory.ID, len(top), 3*len(top))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -383,20 +384,31 @@ func TestRecallFlushGroups(t *testing.T) {
 }
 
 // TestRecallFlushWakesAtThreshold: before its interval is up, the flusher
-// writes once recallFlushAt records are pending, and not before.
+// writes once recallFlushAt records are pending, and not before. The
+// flusher is paused while the recalls run, so a wake-up sent too early
+// is still in its channel when the test looks, however fast the flusher
+// would have taken it.
 func TestRecallFlushWakesAtThreshold(t *testing.T) {
 	h := newHarness(t, Options{SimilarLinks: -1, recallFlushEvery: time.Hour, recallFlushAt: 5})
 	var ids []memory.ID
 	for i := range 5 {
 		ids = append(ids, h.store(fmt.Sprintf("note %s of the threshold", crashWord(i)), memory.StoreEpisodic))
 	}
+	resume := h.pauseFlusher()
 	for i := range 4 {
 		h.recallOne(crashWord(i), 1)
+	}
+	if len(h.e.wb.wake) != 0 {
+		t.Fatal("a recall woke the flusher with 4 records pending, below the threshold of 5")
 	}
 	if rec, err := h.onDisk(ids[0], memory.StoreEpisodic); err != nil || rec.AccessCount != 0 {
 		t.Fatalf("with 4 records pending the disk has access count %v (%v), want 0: below the threshold nothing is written", rec.AccessCount, err)
 	}
 	h.recallOne(crashWord(4), 1)
+	if len(h.e.wb.wake) != 1 {
+		t.Fatal("the recall that left 5 records pending did not wake the flusher")
+	}
+	resume()
 	waitFor(t, "the flusher to write the 5 pending records", func() bool {
 		for _, id := range ids {
 			if rec, err := h.onDisk(id, memory.StoreEpisodic); err != nil || rec.AccessCount != 1 {
@@ -405,6 +417,21 @@ func TestRecallFlushWakesAtThreshold(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// pauseFlusher stops the write-behind's flusher, leaving the pending
+// effects and any wake-up where they are; resume starts it again, and
+// runs at cleanup if the test ends first, so that Close finds it running.
+func (h *harness) pauseFlusher() (resume func()) {
+	h.t.Helper()
+	w := h.e.wb
+	close(w.stop)
+	<-w.done
+	w.stop, w.done = make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	resume = func() { once.Do(func() { go h.e.runFlusher() }) }
+	h.t.Cleanup(resume)
+	return resume
 }
 
 // TestRecallFlushKeepsWorkingInMemory: a flush of the effects of a recall

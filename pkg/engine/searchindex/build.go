@@ -218,14 +218,6 @@ func (a *Analyser) Batch() *Batch {
 	return bt
 }
 
-// Len returns the number of documents in the current batch.
-func (a *Analyser) Len() int {
-	if a.cur == nil {
-		return 0
-	}
-	return len(a.cur.docs)
-}
-
 // Add numbers the documents of bt after those added before. A document id
 // added twice fails with ErrDuplicate.
 func (b *Builder) Add(bt *Batch) error {
