@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"memsvc.dev/memsvc/pkg/engine/idtable"
 	"memsvc.dev/memsvc/pkg/engine/vecindex"
 	"memsvc.dev/memsvc/pkg/memory"
 )
@@ -282,19 +283,19 @@ func (p *recallPlan) weights() (text, vector float64) {
 type relevance struct {
 	order []memory.ID
 	score []float64
-	at    docSet // indexes of order
+	at    idtable.Table // indexes of order
 }
 
 func (r *relevance) add(id memory.ID, s float64) {
-	if r.at.slots == nil {
-		r.at.init(64)
+	if r.order == nil {
+		r.at = idtable.New(64)
 	}
-	i := r.at.find(r.order, id)
-	if i < 0 {
+	i, ok := r.at.Find(r.order, id)
+	if !ok {
 		i = len(r.order)
 		r.order = append(r.order, id)
 		r.score = append(r.score, 0)
-		r.at.insert(r.order, i)
+		r.at.Insert(r.order, i)
 	}
 	r.score[i] += s
 }
@@ -425,15 +426,14 @@ func recentLocked(ns *nsState, p *recallPlan, k int) []memory.ID {
 func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 	seeds := bestSeeds(cands)
 	ids := make([]memory.ID, len(cands), len(cands)+16)
-	var idx docSet // indexes of ids, which are those of cands
-	idx.init(cap(ids))
+	idx := idtable.New(cap(ids)) // indexes of ids, which are those of cands
 	for i, c := range cands {
 		ids[i] = c.id
-		idx.insert(ids, i)
+		idx.Insert(ids, i)
 	}
 	for _, src := range seeds {
 		for _, a := range spreadLocked(ns, src.id, p.depth, recallMinWeight, nil) {
-			if i := idx.find(ids, a.id); i >= 0 {
+			if i, ok := idx.Find(ids, a.id); ok {
 				cands[i].score += activationBoost * a.level * src.score
 				if cands[i].path == nil {
 					cands[i].path = a.path
@@ -445,7 +445,7 @@ func activateLocked(ns *nsState, p *recallPlan, cands []candidate) []candidate {
 				continue
 			}
 			ids = append(ids, a.id)
-			idx.insert(ids, len(cands))
+			idx.Insert(ids, len(cands))
 			cands = append(cands, candidate{id: a.id, store: ent.store, score: activationOnly * a.level * src.score, path: a.path})
 		}
 	}

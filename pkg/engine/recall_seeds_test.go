@@ -30,8 +30,8 @@ func TestBestSeedsIsStableSortHead(t *testing.T) {
 }
 
 // TestRelevanceAddsUp compares relevance, which keeps scores in a slice
-// indexed by a docSet, with a map that adds up the same scores, on random
-// ids that repeat.
+// indexed by an idtable.Table, with a map that adds up the same scores,
+// on random ids that repeat.
 func TestRelevanceAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	for round := range 200 {

@@ -1,10 +1,10 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
+	"memsvc.dev/memsvc/pkg/engine/idtable"
 	"memsvc.dev/memsvc/pkg/engine/rank"
 	"memsvc.dev/memsvc/pkg/engine/searchindex"
 	"memsvc.dev/memsvc/pkg/memory"
@@ -234,7 +234,7 @@ type stage struct {
 	ids        []memory.ID
 	at         []seqPlace
 	prev, next []int32 // index in ids of the neighbour, -1: none among them
-	set        docSet
+	set        idtable.Table
 	n          int
 }
 
@@ -243,7 +243,7 @@ func newStage(n int) *stage {
 	c := 3 * n
 	st.ids = make([]memory.ID, 0, c)
 	st.at = make([]seqPlace, 0, c)
-	st.set.init(c)
+	st.set = idtable.New(c)
 	return st
 }
 
@@ -252,12 +252,12 @@ func (st *stage) add(id memory.ID, at seqPlace) int {
 	i := len(st.ids)
 	st.ids = append(st.ids, id)
 	st.at = append(st.at, at)
-	st.set.insert(st.ids, i)
+	st.set.Insert(st.ids, i)
 	return i
 }
 
 // has reports whether id is one of the documents.
-func (st *stage) has(id memory.ID) bool { return st.set.find(st.ids, id) >= 0 }
+func (st *stage) has(id memory.ID) bool { _, ok := st.set.Find(st.ids, id); return ok }
 
 // neighbours appends the neighbours of the candidates in seq that are not
 // candidates, and links every document to those of its neighbours that
@@ -269,11 +269,13 @@ func (st *stage) neighbours(seq placedSequence) {
 		if !nb.ok {
 			return -1
 		}
-		j := st.set.find(st.ids, nb.id)
+		j, found := st.set.Find(st.ids, nb.id)
 		switch {
-		case j < 0 && grow:
+		case !found && !grow:
+			return -1
+		case !found:
 			j = st.add(nb.id, at)
-		case j >= 0 && !st.at[j].ok:
+		case !st.at[j].ok:
 			st.at[j] = at // spares the search when it is looked up
 		}
 		return int32(j)
@@ -344,63 +346,4 @@ func (p placeless) neighboursAt(id memory.ID, _ seqPlace) (prev, next neighbourO
 type neighbourOf struct {
 	id memory.ID
 	ok bool
-}
-
-// docSet finds a document's index in a stage's ids: an open-addressing
-// table of indexes plus one (0: empty), hashed by the id's last eight
-// bytes (random in memsvc's ids; colliding ids only make probes longer).
-type docSet struct {
-	slots []int32
-}
-
-// init sizes the set for about n documents; it grows as needed.
-func (s *docSet) init(n int) {
-	size := 16
-	for size < 2*n {
-		size *= 2
-	}
-	s.slots = make([]int32, size)
-}
-
-func (s *docSet) home(id memory.ID) int {
-	h := binary.LittleEndian.Uint64(id[8:]) * 0x9e3779b97f4a7c15
-	return int(h >> 32 & uint64(len(s.slots)-1))
-}
-
-// find returns the index in ids of id, or -1.
-func (s *docSet) find(ids []memory.ID, id memory.ID) int {
-	mask := len(s.slots) - 1
-	for i := s.home(id); ; i = (i + 1) & mask {
-		v := s.slots[i]
-		if v == 0 {
-			return -1
-		}
-		if ids[v-1] == id {
-			return int(v - 1)
-		}
-	}
-}
-
-// insert adds ids[i], which is not in the set.
-func (s *docSet) insert(ids []memory.ID, i int) {
-	if 2*(i+1) > len(s.slots) {
-		// Keep the table at most half full.
-		old := s.slots
-		s.slots = make([]int32, 2*len(old))
-		for _, v := range old {
-			if v != 0 {
-				s.place(ids[v-1], v)
-			}
-		}
-	}
-	s.place(ids[i], int32(i+1))
-}
-
-func (s *docSet) place(id memory.ID, v int32) {
-	mask := len(s.slots) - 1
-	i := s.home(id)
-	for s.slots[i] != 0 {
-		i = (i + 1) & mask
-	}
-	s.slots[i] = v
 }

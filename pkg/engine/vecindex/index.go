@@ -24,6 +24,7 @@ import (
 	"bytes"
 	"cmp"
 	"math"
+	"memsvc.dev/memsvc/pkg/engine/idtable"
 	"runtime"
 	"slices"
 	"sync"
@@ -50,10 +51,10 @@ type Index struct {
 
 type matrix struct {
 	dim  int
-	data []float32   // len(ids) rows of dim values
-	ids  []memory.ID // NilID marks a removed row
-	rows rowTable    // the row of each live id
-	dead int         // removed rows
+	data []float32     // len(ids) rows of dim values
+	ids  []memory.ID   // NilID marks a removed row
+	rows idtable.Table // the row of each live id
+	dead int           // removed rows
 	// The rows quantised (quant.go): codeStride(dim) codes per row and
 	// what the error bound needs of each.
 	codes []int8
@@ -63,13 +64,13 @@ type matrix struct {
 // newMatrix returns an empty matrix of dimension dim with room for n rows.
 func newMatrix(dim, n int) *matrix {
 	return &matrix{dim: dim, data: make([]float32, 0, n*dim), ids: make([]memory.ID, 0, n),
-		rows: newRowTable(n), codes: make([]int8, 0, n*codeStride(dim)), quant: makeQuantCols(0, n)}
+		rows: idtable.New(n), codes: make([]int8, 0, n*codeStride(dim)), quant: makeQuantCols(0, n)}
 }
 
 // appendRow adds the normalised row v of id.
 func (m *matrix) appendRow(id memory.ID, v []float32) {
 	m.ids = append(m.ids, id)
-	m.rows.insert(m.ids, len(m.ids)-1)
+	m.rows.Insert(m.ids, len(m.ids)-1)
 	m.data = append(m.data, v...)
 	stride := codeStride(m.dim)
 	n := len(m.codes)
@@ -154,7 +155,7 @@ func (x *Index) Put(id memory.ID, v []float32) {
 // dimension. The caller holds the lock.
 func (x *Index) findLocked(id memory.ID) (*matrix, int, bool) {
 	for _, m := range x.byDim {
-		if r, ok := m.rows.find(m.ids, id); ok {
+		if r, ok := m.rows.Find(m.ids, id); ok {
 			return m, r, true
 		}
 	}
@@ -172,7 +173,7 @@ func (x *Index) Remove(id memory.ID) {
 // enough rows are.
 func (x *Index) removeLocked(id memory.ID) {
 	for dim, m := range x.byDim {
-		r, ok := m.rows.remove(m.ids, id)
+		r, ok := m.rows.Remove(m.ids, id)
 		if !ok {
 			continue
 		}
@@ -194,7 +195,7 @@ func (m *matrix) compacted() *matrix {
 			continue
 		}
 		c.ids = append(c.ids, id)
-		c.rows.insert(c.ids, len(c.ids)-1)
+		c.rows.Insert(c.ids, len(c.ids)-1)
 		c.data = append(c.data, m.data[r*m.dim:(r+1)*m.dim]...)
 		c.codes = append(c.codes, m.codes[r*stride:(r+1)*stride]...)
 		c.quant.append(m.quant.at(r))
@@ -672,7 +673,7 @@ func (x *Index) Rank(q Query, ids []memory.ID) []Hit {
 	x.mu.RLock()
 	if m := x.byDim[len(v)]; m != nil {
 		for _, id := range ids {
-			r, ok := m.rows.find(m.ids, id)
+			r, ok := m.rows.Find(m.ids, id)
 			if !ok {
 				continue
 			}
@@ -785,19 +786,19 @@ func (x *Index) AdoptRows(dim int, ids []memory.ID, rows []float32) {
 		x.putRowsLocked(dim, ids, rows)
 		return
 	}
-	m := &matrix{dim: dim, data: rows, ids: ids, rows: newRowTable(len(ids)),
+	m := &matrix{dim: dim, data: rows, ids: ids, rows: idtable.New(len(ids)),
 		codes: make([]int8, len(ids)*codeStride(dim)), quant: makeQuantCols(len(ids), 0)}
 	stride := codeStride(dim)
 	for i := range ids {
 		m.quant.set(i, quantizeRow(m.codes[i*stride:(i+1)*stride], rows[i*dim:(i+1)*dim]))
 	}
 	for i, id := range ids {
-		if r, dup := m.rows.remove(ids, id); dup {
+		if r, dup := m.rows.Remove(ids, id); dup {
 			// An id given twice keeps its last row, as PutRows would.
 			ids[r] = memory.ID{}
 			m.dead++
 		}
-		m.rows.insert(ids, i)
+		m.rows.Insert(ids, i)
 	}
 	x.byDim[dim] = m
 }

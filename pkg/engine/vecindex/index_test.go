@@ -127,7 +127,7 @@ func TestVectorRemoveAndCompact(t *testing.T) {
 		x.Remove(testID(i))
 		delete(vecs, testID(i))
 	}
-	if m := x.byDim[8]; len(m.ids) >= 6000 || len(m.ids)-m.dead != len(vecs) || m.rows.live != len(vecs) {
+	if m := x.byDim[8]; len(m.ids) >= 6000 || len(m.ids)-m.dead != len(vecs) || m.rows.Len() != len(vecs) {
 		t.Fatalf("no compaction: dead %d, rows %d, live %d", m.dead, len(m.ids), len(vecs))
 	}
 	deadBefore := x.byDim[8].dead
