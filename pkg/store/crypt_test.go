@@ -755,8 +755,8 @@ func TestNewDirectoryGetsDefaultKDF(t *testing.T) {
 }
 
 // TestKDFOptionHonoured: Options.KDF sets a new directory's parameters;
-// a later Open with other parameters (or none) keeps the header's, and the
-// passphrase still opens it.
+// a later Open with other parameters (or none, or ones Check refuses)
+// keeps the header's, and the passphrase still opens it.
 func TestKDFOptionHonoured(t *testing.T) {
 	dir := t.TempDir()
 	chosen := KDFParams{MemoryKiB: 256, Iterations: 3, Parallelism: 2}
@@ -770,7 +770,7 @@ func TestKDFOptionHonoured(t *testing.T) {
 	if got := headerKDF(t, dir); got != chosen {
 		t.Fatalf("header says %v, want the chosen %v", got, chosen)
 	}
-	for _, o := range []KDFParams{{}, fastKDF()} {
+	for _, o := range []KDFParams{{}, fastKDF(), {MemoryKiB: 8, Iterations: 1, Parallelism: 2}} {
 		db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: o})
 		if err != nil {
 			t.Fatalf("reopen with KDF %v: %v", o, err)
