@@ -724,6 +724,21 @@ func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
 	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(DefaultNS, memory.StoreEpisodic, idA) })
 }
 
+// encryptWith starts encryption in dir with passphrase "pw" and the
+// parameters p, writes a sample and closes the database; the sample checks
+// what a later Open reads.
+func encryptWith(t *testing.T, dir string, p KDFParams) sample {
+	t.Helper()
+	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := newSample()
+	commit(t, db, smp.put)
+	closeDB(t, db)
+	return smp
+}
+
 // headerKDF reads the key derivation parameters stored in dir's header.
 func headerKDF(t *testing.T, dir string) KDFParams {
 	t.Helper()
@@ -760,13 +775,7 @@ func TestNewDirectoryGetsDefaultKDF(t *testing.T) {
 func TestKDFOptionHonoured(t *testing.T) {
 	dir := t.TempDir()
 	chosen := KDFParams{MemoryKiB: 256, Iterations: 3, Parallelism: 2}
-	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: chosen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smp := newSample()
-	commit(t, db, smp.put)
-	closeDB(t, db)
+	smp := encryptWith(t, dir, chosen)
 	if got := headerKDF(t, dir); got != chosen {
 		t.Fatalf("header says %v, want the chosen %v", got, chosen)
 	}
@@ -792,14 +801,8 @@ func TestKDFOptionHonoured(t *testing.T) {
 func TestOldDefaultKDFStillOpens(t *testing.T) {
 	dir := t.TempDir()
 	old := KDFParams{MemoryKiB: 64 << 10, Iterations: 3, Parallelism: 4}
-	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: old})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smp := newSample()
-	commit(t, db, smp.put)
-	closeDB(t, db)
-	db, err = Open(dir, Options{Passphrase: []byte("pw")})
+	smp := encryptWith(t, dir, old)
+	db, err := Open(dir, Options{Passphrase: []byte("pw")})
 	if err != nil {
 		t.Fatalf("Open of a directory with the old parameters: %v", err)
 	}
