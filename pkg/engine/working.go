@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"memsvc.dev/memsvc/pkg/memory"
-	"memsvc.dev/memsvc/pkg/store"
 )
 
 // workingStore is the volatile store: a handful of records in memory only.
@@ -27,13 +26,13 @@ func (w *workingStore) get(id memory.ID) *memory.MemoryRecord {
 	if !ok {
 		return nil
 	}
-	return store.CloneRecord(rec)
+	return memory.CloneRecord(rec)
 }
 
 // set stores a deep copy of rec; the caller has made room (see
 // planWorking).
 func (w *workingStore) set(rec *memory.MemoryRecord) {
-	w.recs[rec.ID] = store.CloneRecord(rec)
+	w.recs[rec.ID] = memory.CloneRecord(rec)
 }
 
 func (w *workingStore) delete(id memory.ID) { delete(w.recs, id) }
@@ -41,7 +40,7 @@ func (w *workingStore) delete(id memory.ID) { delete(w.recs, id) }
 func (w *workingStore) all() []*memory.MemoryRecord {
 	out := make([]*memory.MemoryRecord, 0, len(w.recs))
 	for _, r := range w.recs {
-		out = append(out, store.CloneRecord(r))
+		out = append(out, memory.CloneRecord(r))
 	}
 	return out
 }

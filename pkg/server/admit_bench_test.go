@@ -7,17 +7,9 @@ import (
 	"testing"
 
 	"memsvc.dev/memsvc/internal/cputime"
+	"memsvc.dev/memsvc/internal/testkit"
 	"memsvc.dev/memsvc/pkg/memory"
 )
-
-// answerRecalls is a memory.Service whose recalls answer at once.
-type answerRecalls struct {
-	memory.Service // nil: only RecallQuery is called
-}
-
-func (answerRecalls) RecallQuery(context.Context, *memory.RecallQueryRequest) (*memory.RecallQueryResponse, error) {
-	return &memory.RecallQueryResponse{}, nil
-}
 
 // BenchmarkRecallQueue measures the recall queue's own cost per recall
 // (two slots, a service that answers at once): from one goroutine, when
@@ -29,7 +21,7 @@ func BenchmarkRecallQueue(b *testing.B) {
 	req := &memory.RecallQueryRequest{Cue: memory.RecallCue{Text: &text}}
 	for _, clients := range []int{1, 48} {
 		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			q := queueRecalls(answerRecalls{}, 2)
+			q := queueRecalls(testkit.CannedRecall{Answer: &memory.RecallQueryResponse{}}, 2)
 			ctx := context.Background()
 			per := b.N/clients + 1
 			var wg sync.WaitGroup

@@ -140,8 +140,9 @@ func (p KDFParams) String() string {
 	return fmt.Sprintf("argon2id m=%dKiB t=%d p=%d", p.MemoryKiB, p.Iterations, p.Parallelism)
 }
 
-// Check reports parameters Open would refuse: every lane needs at least 8
-// KiB, and memory, passes and lanes are bounded (1 GiB, 64, 64).
+// Check reports parameters Open refuses in Options.KDF when it writes a
+// new header, and in a header it reads: every lane needs at least 8 KiB,
+// and memory, passes and lanes are bounded (1 GiB, 64, 64).
 func (p KDFParams) Check() error {
 	if p.Iterations < 1 || p.Iterations > maxKDFIterations ||
 		p.Parallelism < 1 || p.Parallelism > maxKDFLanes ||

@@ -724,6 +724,21 @@ func TestLockedDirectoryRefusesPlaintextRecords(t *testing.T) {
 	commit(t, db, func(b *Batch) { b.PutMeta("k", []byte("v")); b.DeleteRecord(DefaultNS, memory.StoreEpisodic, idA) })
 }
 
+// encryptWith starts encryption in dir with passphrase "pw" and the
+// parameters p, writes a sample and closes the database; the sample checks
+// what a later Open reads.
+func encryptWith(t *testing.T, dir string, p KDFParams) sample {
+	t.Helper()
+	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := newSample()
+	commit(t, db, smp.put)
+	closeDB(t, db)
+	return smp
+}
+
 // headerKDF reads the key derivation parameters stored in dir's header.
 func headerKDF(t *testing.T, dir string) KDFParams {
 	t.Helper()
@@ -755,22 +770,16 @@ func TestNewDirectoryGetsDefaultKDF(t *testing.T) {
 }
 
 // TestKDFOptionHonoured: Options.KDF sets a new directory's parameters;
-// a later Open with other parameters (or none) keeps the header's, and the
-// passphrase still opens it.
+// a later Open with other parameters (or none, or ones Check refuses)
+// keeps the header's, and the passphrase still opens it.
 func TestKDFOptionHonoured(t *testing.T) {
 	dir := t.TempDir()
 	chosen := KDFParams{MemoryKiB: 256, Iterations: 3, Parallelism: 2}
-	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: chosen})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smp := newSample()
-	commit(t, db, smp.put)
-	closeDB(t, db)
+	smp := encryptWith(t, dir, chosen)
 	if got := headerKDF(t, dir); got != chosen {
 		t.Fatalf("header says %v, want the chosen %v", got, chosen)
 	}
-	for _, o := range []KDFParams{{}, fastKDF()} {
+	for _, o := range []KDFParams{{}, fastKDF(), {MemoryKiB: 8, Iterations: 1, Parallelism: 2}} {
 		db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: o})
 		if err != nil {
 			t.Fatalf("reopen with KDF %v: %v", o, err)
@@ -792,14 +801,8 @@ func TestKDFOptionHonoured(t *testing.T) {
 func TestOldDefaultKDFStillOpens(t *testing.T) {
 	dir := t.TempDir()
 	old := KDFParams{MemoryKiB: 64 << 10, Iterations: 3, Parallelism: 4}
-	db, err := Open(dir, Options{Passphrase: []byte("pw"), KDF: old})
-	if err != nil {
-		t.Fatal(err)
-	}
-	smp := newSample()
-	commit(t, db, smp.put)
-	closeDB(t, db)
-	db, err = Open(dir, Options{Passphrase: []byte("pw")})
+	smp := encryptWith(t, dir, old)
+	db, err := Open(dir, Options{Passphrase: []byte("pw")})
 	if err != nil {
 		t.Fatalf("Open of a directory with the old parameters: %v", err)
 	}

@@ -15,8 +15,10 @@ import (
 // again when the commit fails).
 func TestPutEncodedRecord(t *testing.T) {
 	for _, passphrase := range []string{"", "correct horse"} {
-		db := openMem(t)
-		if passphrase != "" {
+		var db *DB
+		if passphrase == "" {
+			db = openMem(t)
+		} else {
 			db = openEnc(t, t.TempDir(), passphrase)
 		}
 		rec := realisticRecord(3, recID(3))

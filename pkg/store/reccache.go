@@ -28,7 +28,7 @@ import (
 // moved: a value read before or during a commit is never cached, so once
 // one reader has seen a commit's value no reader gets an older one.
 //
-// GetRecord hands out copies (CloneRecord) the caller may change; the
+// GetRecord hands out copies (memory.CloneRecord) the caller may change; the
 // cache's own copy is never seen outside it.
 
 // DefaultRecordCacheBytes is the default size of the decoded-record cache:
@@ -102,7 +102,7 @@ func (c *recordCache) get(key []byte) (*memory.MemoryRecord, uint64, bool) {
 	s.mu.Unlock()
 	// The cached copy never changes (put stores a private one and
 	// invalidation replaces it), so it may be copied outside the lock.
-	return CloneRecord(rec), 0, true
+	return memory.CloneRecord(rec), 0, true
 }
 
 // put caches a private copy of rec under key, unless a commit dropped
@@ -113,7 +113,7 @@ func (c *recordCache) put(key []byte, gen uint64, rec *memory.MemoryRecord) {
 	if size > s.limit {
 		return
 	}
-	own := CloneRecord(rec)
+	own := memory.CloneRecord(rec)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.gen != gen || s.busy > 0 {

@@ -328,9 +328,9 @@ type Options struct {
 	Fatal func(msg string)
 	// KDF sets the Argon2id parameters of the encryption header Open
 	// writes when it starts encrypting a directory; the zero value selects
-	// DefaultKDF. A directory that has a header keeps the parameters
-	// written in it, whatever KDF says. Open refuses parameters Check
-	// refuses.
+	// DefaultKDF. Open then refuses parameters Check refuses. A directory
+	// that has a header keeps the parameters written in it, and Open
+	// ignores KDF there, whatever it says.
 	KDF KDFParams
 }
 

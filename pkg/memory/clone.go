@@ -1,26 +1,14 @@
-package store
+package memory
 
-import (
-	"slices"
-
-	"memsvc.dev/memsvc/pkg/memory"
-)
+import "slices"
 
 // CloneRecord returns a deep copy of rec: it shares no memory that a
 // caller could change with rec (strings, which cannot change, are
 // shared). TestCloneRecordSharesNothing fills every field and checks, so
 // a field added to the record without a line here fails it.
-func CloneRecord(rec *memory.MemoryRecord) *memory.MemoryRecord {
+func CloneRecord(rec *MemoryRecord) *MemoryRecord {
 	out := *rec
-	out.Content.Summary = clonePtr(rec.Content.Summary)
-	if rec.Content.Blocks != nil {
-		out.Content.Blocks = make([]memory.ContentBlock, len(rec.Content.Blocks))
-		for i, b := range rec.Content.Blocks {
-			b.Data = slices.Clone(b.Data)
-			b.Embedding = slices.Clone(b.Embedding)
-			out.Content.Blocks[i] = b
-		}
-	}
+	out.Content = cloneContent(&rec.Content)
 	out.Associations = slices.Clone(rec.Associations)
 	out.Metadata = slices.Clone(rec.Metadata)
 	cloneMeta(&out.Meta)
@@ -28,7 +16,7 @@ func CloneRecord(rec *memory.MemoryRecord) *memory.MemoryRecord {
 }
 
 // cloneMeta replaces everything m points at with copies.
-func cloneMeta(m *memory.MetaMemory) {
+func cloneMeta(m *MetaMemory) {
 	m.Intent = clonePtr(m.Intent)
 	m.Rationale = clonePtr(m.Rationale)
 	m.Trigger = clonePtr(m.Trigger)
@@ -60,7 +48,7 @@ func cloneMeta(m *memory.MetaMemory) {
 	m.CapturedAt = clonePtr(m.CapturedAt)
 }
 
-func cloneEvidence(ev []memory.MetaEvidenceRef) []memory.MetaEvidenceRef {
+func cloneEvidence(ev []MetaEvidenceRef) []MetaEvidenceRef {
 	if ev == nil {
 		return nil
 	}
