@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -134,9 +135,54 @@ func (p *process) rss() (int64, error) {
 	return 0, errors.New("no VmRSS in process status")
 }
 
-// cpuTime is the CPU time the process has used (user and system), from
-// /proc/<pid>/stat, assuming the usual 100 clock ticks per second.
+// cpuTime is the CPU time the process has used. It sums the run time
+// of its threads from /proc/<pid>/task/*/schedstat, in nanoseconds:
+// /proc/<pid>/stat counts user and system time in clock ticks (10 ms),
+// which a short start can fall under. Threads that have exited are not
+// in that sum; a Go program's threads live as long as it does. Where
+// schedstat cannot be read it falls back to the ticks of stat.
 func (p *process) cpuTime() (time.Duration, error) {
+	if d, err := p.threadRunTime(); err == nil {
+		return d, nil
+	}
+	return p.statCPUTime()
+}
+
+// threadRunTime sums the first field (time on a CPU, ns) of the
+// schedstat of every thread of the process.
+func (p *process) threadRunTime() (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", p.pid())
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var sum time.Duration
+	read := 0
+	for _, t := range tasks {
+		data, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue // the thread has exited since the listing
+		}
+		f := strings.Fields(string(data))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("parse %s/schedstat %q", t.Name(), data)
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse %s/schedstat: %w", t.Name(), err)
+		}
+		sum += time.Duration(ns)
+		read++
+	}
+	if read == 0 {
+		return 0, errors.New("no thread schedstat readable")
+	}
+	return sum, nil
+}
+
+// statCPUTime is the CPU time the process has used (user and system),
+// from /proc/<pid>/stat, assuming the usual 100 clock ticks per second.
+func (p *process) statCPUTime() (time.Duration, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid()))
 	if err != nil {
 		return 0, fmt.Errorf("read process stat: %w", err)
