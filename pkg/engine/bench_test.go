@@ -325,7 +325,7 @@ func BenchmarkLinkRecord(b *testing.B) {
 		}
 		i++
 	}
-	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-us/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 }
 
 // BenchmarkLinkedStores measures what a server spends on synced stores
@@ -381,6 +381,6 @@ func BenchmarkLinkedStores(b *testing.B) {
 		wall += time.Since(t0)
 	}
 	n := float64(b.N * clients * each)
-	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-us/store")
+	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/store")
 	b.ReportMetric(n/wall.Seconds(), "stores/s")
 }

@@ -371,29 +371,35 @@ const unsavedRecalls = math.MaxUint64
 
 // loadCounters reads the namespace's persisted operation counters.
 func (e *Engine) loadCounters(ns *nsState) error {
-	v, err := e.db.GetNSMeta(ns.id, recallCountKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		ns.savedRecalls.Store(0) // an absent count reads as 0
-	case err != nil:
-		return err
-	case len(v) != 8:
-		return fmt.Errorf("recall count: %w", store.ErrCorrupt)
-	default:
-		ns.recalls.Store(binary.LittleEndian.Uint64(v))
-		ns.savedRecalls.Store(ns.recalls.Load())
+	n, ok, err := storedUint64(e.db.GetNSMeta(ns.id, recallCountKey))
+	if err != nil {
+		return fmt.Errorf("recall count: %w", err)
 	}
-	v, err = e.db.GetNSMeta(ns.id, lastDreamKey)
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil
-	case err != nil:
-		return err
-	case len(v) != 8:
-		return fmt.Errorf("last dream tick: %w", store.ErrCorrupt)
+	if ok {
+		ns.recalls.Store(n)
 	}
-	ns.lastDream = time.Unix(0, int64(binary.LittleEndian.Uint64(v))).UTC()
+	ns.savedRecalls.Store(n) // an absent count reads as 0
+	t, ok, err := storedUint64(e.db.GetNSMeta(ns.id, lastDreamKey))
+	if err != nil {
+		return fmt.Errorf("last dream tick: %w", err)
+	}
+	if ok {
+		ns.lastDream = time.Unix(0, int64(t)).UTC()
+	}
 	return nil
+}
+
+// storedUint64 reads a setting of eight little-endian bytes, as setting
+// reads any setting.
+func storedUint64(v []byte, err error) (_ uint64, ok bool, _ error) {
+	v, ok, err = setting(v, err)
+	switch {
+	case !ok:
+		return 0, false, err
+	case len(v) != 8:
+		return 0, false, store.ErrCorrupt
+	}
+	return binary.LittleEndian.Uint64(v), true, nil
 }
 
 func uint64Bytes(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }

@@ -14,7 +14,7 @@ import (
 // in a server that answers recalls back to back: text recalls over
 // 10,000 generated text records with the audit log on, as a server runs
 // by default, with reconsolidation ("reinforce") and without ("plain").
-// cpu-us/op is the process's CPU time per recall, the write-behind the
+// cpu-µs/op is the process's CPU time per recall, the write-behind the
 // recalls caused included (the flusher, the audit appender): each run
 // ends by writing and logging what is pending. Compare the two rows; run
 // at most 10,000 iterations (-benchtime 3000x).
@@ -72,7 +72,7 @@ func BenchmarkRecallEffects(b *testing.B) {
 			}
 			settle(b)
 			b.StopTimer()
-			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-us/op")
+			b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 			reportPercentiles(b, d)
 		})
 	}
